@@ -1,0 +1,152 @@
+//! `GET /v1/events`: the event log as Server-Sent Events.
+//!
+//! Each event's SSE `id` is its row id, so a client that reconnects with `Last-Event-ID` (or
+//! `?since=`) gets exactly what it missed. The stream replays from the log, then follows live;
+//! a slow client never holds up emitters (it falls back to the log). It ends when vyred stops or
+//! when the device it belongs to is revoked.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use serde::Deserialize;
+
+use super::auth::Authed;
+use super::error::ApiError;
+use crate::events::{Filter, Follower};
+use crate::kernel::Kernel;
+use crate::tools::Caller;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    since: Option<String>,
+    types: Option<String>,
+    thread: Option<String>,
+    /// `false` ends the stream once the log is replayed.
+    follow: Option<String>,
+}
+
+/// Comments keep idle connections open through proxies; once a minute keeps idle cheap.
+const KEEP_ALIVE: Duration = Duration::from_secs(60);
+
+pub async fn events(
+    State(kernel): State<Kernel>,
+    Authed(caller): Authed,
+    headers: HeaderMap,
+    query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request("invalid_query", e.body_text()))?;
+    let parse_id = |what: &str, v: &str| {
+        v.trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|id| *id >= 0)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid_query",
+                    format!("{what} must be an event id (a whole number of 0 or more), not {v:?}"),
+                )
+            })
+    };
+    let last_event_id = headers
+        .get("last-event-id")
+        .map(|v| parse_id("Last-Event-ID", v.to_str().unwrap_or("?")))
+        .transpose()?;
+    let since = match (last_event_id, query.since.as_deref()) {
+        (Some(id), _) => id,
+        (None, Some(s)) => parse_id("since", s)?,
+        (None, None) => kernel.bus().latest_id(),
+    };
+    let types: Vec<String> = query
+        .types
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(String::from)
+        .collect();
+    for t in &types {
+        let bare = t.strip_suffix(".*").unwrap_or(t);
+        if !crate::events::valid_type(t) && !crate::modules::valid_module_name(bare) {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                format!("types: {t:?} is not an event type or a prefix such as thread.*"),
+            ));
+        }
+    }
+    let follow = !matches!(query.follow.as_deref(), Some("false" | "0" | "no"));
+    let filter = Filter {
+        types,
+        thread: query.thread,
+    };
+    let device = match &caller {
+        Caller::Device { id, .. } => Some(id.clone()),
+        _ => None,
+    };
+
+    let mut follower = Follower::new(kernel.store().clone(), kernel.bus(), since, filter);
+    if !follow {
+        follower = follower.until_now(kernel.bus());
+    }
+    let state = StreamState {
+        follower,
+        stop: kernel.shutdown_token().clone(),
+        revoked: kernel.devices().revocations(),
+        device,
+        kernel,
+    };
+    let stream = futures_util::stream::unfold(state, |mut s| async move {
+        let event = s.next().await?;
+        let sse = SseEvent::default()
+            .id(event.id.to_string())
+            .event(event.kind.as_str())
+            .data(event.json());
+        Some((Ok(sse), s))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+struct StreamState {
+    follower: Follower,
+    stop: tokio_util::sync::CancellationToken,
+    revoked: tokio::sync::broadcast::Receiver<String>,
+    device: Option<String>,
+    kernel: Kernel,
+}
+
+impl StreamState {
+    async fn next(&mut self) -> Option<std::sync::Arc<crate::events::Event>> {
+        if let Some(device) = &self.device
+            && !self.kernel.devices().is_active(device)
+        {
+            return None;
+        }
+        loop {
+            tokio::select! {
+                _ = self.stop.cancelled() => return None,
+                revoked = self.revoked.recv(), if self.device.is_some() => {
+                    match revoked {
+                        Ok(id) if Some(&id) == self.device.as_ref() => return None,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                        _ => continue,
+                    }
+                }
+                next = self.follower.next() => {
+                    return match next {
+                        Some(Ok(event)) => Some(event),
+                        Some(Err(e)) => {
+                            tracing::warn!(error = %e, "event stream ends: cannot read the log");
+                            None
+                        }
+                        None => None,
+                    };
+                }
+            }
+        }
+    }
+}

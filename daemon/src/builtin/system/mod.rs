@@ -1,0 +1,166 @@
+//! `system`: what vyred is running, and its recent events. The module that proves the contract
+//! end to end.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::events::Filter;
+use crate::kernel::KernelStatus;
+use crate::modules::{Ctx, Module, ModuleStatus, StartFuture, ToolDef};
+use crate::tools::ToolError;
+
+pub struct System;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventsInput {
+    /// How many events, newest last (1 to 1000, default 20).
+    #[serde(default)]
+    limit: Option<u32>,
+    /// Only these types; `thread.*` matches a prefix.
+    #[serde(default)]
+    types: Vec<String>,
+    /// Only events of this thread.
+    #[serde(default)]
+    thread: Option<String>,
+}
+
+/// An event as tools return it.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EventOut {
+    id: i64,
+    at: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    source: String,
+    project: Option<String>,
+    thread: Option<String>,
+    payload: Value,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Stopping {
+    stopping: bool,
+}
+
+impl Module for System {
+    fn name(&self) -> &str {
+        "system"
+    }
+
+    fn manifest(&self) -> &str {
+        include_str!("module.json")
+    }
+
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        Box::pin(async move {
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "system.status",
+                    "What vyred runs: version, role, uptime, each module (started, or disabled and why), the store and the listeners.",
+                ),
+                move |_: NoInput, _| {
+                    let c = c.clone();
+                    async move { c.kernel_status().await.map_err(ToolError::from) }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "system.modules",
+                    "Every module, with its state and why it is not running.",
+                ),
+                move |_: NoInput, _| {
+                    let c = c.clone();
+                    async move {
+                        let status: KernelStatus = c.kernel_status().await?;
+                        Ok::<Vec<ModuleStatus>, ToolError>(status.modules)
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "system.events",
+                    "The most recent events, newest last, optionally filtered by type and thread.",
+                ),
+                move |input: EventsInput, _| {
+                    let c = c.clone();
+                    async move { recent_events(&c, input).await }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "system.stop",
+                    "Stop vyred gracefully: calls in flight finish, then it exits.",
+                )
+                .person_only(),
+                move |_: NoInput, cx| {
+                    let c = c.clone();
+                    async move {
+                        tracing::info!(caller = %cx.caller.label(), "stop requested");
+                        c.kernel().request_shutdown();
+                        Ok::<_, ToolError>(Stopping { stopping: true })
+                    }
+                },
+            )?;
+            Ok(())
+        })
+    }
+}
+
+async fn recent_events(ctx: &Ctx, input: EventsInput) -> Result<Vec<EventOut>, ToolError> {
+    let limit = input.limit.unwrap_or(20);
+    if !(1..=1000).contains(&limit) {
+        return Err(ToolError::invalid("limit must be from 1 to 1000"));
+    }
+    let filter = Filter {
+        types: input.types,
+        thread: input.thread,
+    };
+    let limit = limit as usize;
+    let events = ctx
+        .store()
+        .read(move |conn| {
+            // Walk back through the log in pages until enough events match.
+            let mut out = Vec::new();
+            let mut before = i64::MAX;
+            loop {
+                let mut stmt = conn.prepare_cached(
+                    "SELECT id, at, type, source, project, thread, payload FROM events WHERE id < ?1 ORDER BY id DESC LIMIT 500",
+                )?;
+                let rows: Vec<EventOut> = stmt
+                    .query_map([before], |r| {
+                        let payload: String = r.get(6)?;
+                        Ok(EventOut {
+                            id: r.get(0)?,
+                            at: r.get(1)?,
+                            kind: r.get(2)?,
+                            source: r.get(3)?,
+                            project: r.get(4)?,
+                            thread: r.get(5)?,
+                            payload: serde_json::from_str(&payload).unwrap_or(Value::Null),
+                        })
+                    })?
+                    .collect::<Result<_, _>>()?;
+                let Some(last) = rows.last() else { break };
+                before = last.id;
+                out.extend(rows.into_iter().filter(|e| filter.matches_parts(&e.kind, e.thread.as_deref())));
+                if out.len() >= limit {
+                    out.truncate(limit);
+                    break;
+                }
+            }
+            out.reverse();
+            Ok(out)
+        })
+        .await?;
+    Ok(events)
+}

@@ -1,0 +1,221 @@
+//! `vyre daemon`, `vyre up` and `vyre down`.
+
+use std::os::unix::process::CommandExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::fail;
+use crate::client::{Client, ClientError};
+use crate::config::Role;
+use crate::daemon::{Daemon, DaemonOptions};
+use crate::paths::VyreHome;
+
+/// Run vyred in the foreground until SIGTERM or SIGINT.
+pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
+    let home = match VyreHome::from_env() {
+        Ok(home) => home,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if let Err(e) = home.ensure() {
+        return fail(&format!("cannot prepare {}: {e}", home.root().display()));
+    }
+    // Read the config once here for the log filter; the daemon reads it again and reports it.
+    let log_filter = match crate::config::load(&home.config_file()) {
+        Ok(c) => c.config.log,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let _guard = match crate::logging::init(&home, log_filter.as_deref()) {
+        Ok(g) => g,
+        Err(e) => return fail(&e),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("vyred")
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let mut options = DaemonOptions::new(home);
+        options.role = role;
+        options.port = port;
+        let daemon = match Daemon::bind(options).await {
+            Ok(d) => d,
+            Err(e) => return fail(&e.to_string()),
+        };
+        eprintln!(
+            "vyred {} listening on {} and http://{}",
+            crate::kernel::VERSION,
+            daemon.socket_path().display(),
+            daemon.http_addr()
+        );
+        let kernel = daemon.kernel().clone();
+        tokio::spawn(async move {
+            wait_for_signal().await;
+            kernel.request_shutdown();
+        });
+        match daemon.serve().await {
+            Ok(()) => 0,
+            Err(e) => {
+                tracing::error!("{e}");
+                1
+            }
+        }
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for signals; stop vyred with `vyre down`");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+}
+
+/// How long `vyre up` waits for a new vyred to answer.
+const START_WAIT: Duration = Duration::from_secs(20);
+
+pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Option<u16>) -> i32 {
+    if let Ok(health) = client.get("/v1/health").await {
+        println!("vyred is already running ({}).", describe(&health));
+        print_where(home);
+        return 0;
+    }
+    if let Err(e) = home.ensure() {
+        return fail(&format!("cannot prepare {}: {e}", home.root().display()));
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return fail(&format!("cannot find the vyre binary: {e}")),
+    };
+    let out_path = home.logs().join("vyred.out");
+    let out = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&out_path)
+    {
+        Ok(f) => f,
+        Err(e) => return fail(&format!("cannot open {}: {e}", out_path.display())),
+    };
+    let start_of_run = out.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("daemon").env("VYRE_HOME", home.root());
+    if let Some(role) = role {
+        cmd.args(["--role", role.as_str()]);
+    }
+    if let Some(port) = port {
+        cmd.args(["--port", &port.to_string()]);
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(match out.try_clone() {
+            Ok(f) => Stdio::from(f),
+            Err(_) => Stdio::null(),
+        });
+    // SAFETY: setsid is async-signal-safe and touches no memory of the parent; it detaches the
+    // daemon from this terminal's session so closing the terminal does not stop it.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return fail(&format!("cannot start vyred: {e}")),
+    };
+    let deadline = Instant::now() + START_WAIT;
+    loop {
+        if let Ok(health) = client.get("/v1/health").await {
+            println!("Vyre is running ({}).", describe(&health));
+            print_where(home);
+            return 0;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let text = std::fs::read(&out_path).unwrap_or_default();
+            let tail = String::from_utf8_lossy(&text[(start_of_run as usize).min(text.len())..])
+                .into_owned();
+            let reason = tail
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("vyre: "))
+                .unwrap_or("see the logs")
+                .to_string();
+            return fail(&format!(
+                "vyred exited ({status}) before it was ready: {reason}"
+            ));
+        }
+        if Instant::now() > deadline {
+            return fail(&format!(
+                "vyred did not answer within {}s; see {}",
+                START_WAIT.as_secs(),
+                home.logs().display()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn down(home: &VyreHome, client: &Client) -> i32 {
+    match client.call("system.stop", &json!({})).await {
+        Ok(_) => {}
+        Err(ClientError::NotRunning(_)) => {
+            println!("vyred is not running.");
+            return 0;
+        }
+        Err(e) => return fail(&e.to_string()),
+    }
+    // Stopped once the lock is free: calls in flight have finished and the store is closed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if lock_is_free(home) {
+            println!("vyred stopped.");
+            return 0;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    fail("vyred was asked to stop but is still running after 30s")
+}
+
+fn lock_is_free(home: &VyreHome) -> bool {
+    match std::fs::File::open(home.lock_file()) {
+        Ok(f) => match f.try_lock_shared() {
+            Ok(()) => true,
+            Err(std::fs::TryLockError::WouldBlock) => false,
+            Err(_) => true,
+        },
+        Err(_) => true,
+    }
+}
+
+fn describe(health: &Value) -> String {
+    format!(
+        "vyred {}, role {}, up {}s",
+        health["version"].as_str().unwrap_or("?"),
+        health["role"].as_str().unwrap_or("?"),
+        health["uptime_s"].as_u64().unwrap_or(0)
+    )
+}
+
+fn print_where(home: &VyreHome) {
+    let addr = std::fs::read_to_string(home.addr_file()).unwrap_or_default();
+    let addr = addr.trim();
+    if !addr.is_empty() {
+        println!("  http    http://{addr}/");
+    }
+    println!("  socket  {}", home.socket().display());
+    println!("  logs    {}", home.logs().display());
+    println!("  home    {}", home.root().display());
+}

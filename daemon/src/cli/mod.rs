@@ -1,0 +1,132 @@
+//! The `vyre` command. `vyre daemon` runs vyred; every other command is a client of a running
+//! vyred over its socket. Module tools listed under `shows.cli` are commands too:
+//! `vyre <module> <tool> [--flag value ...]`, with flags from the tool's input schema.
+
+mod daemon_cmds;
+mod events_cmd;
+mod status_cmd;
+mod tool_cmd;
+
+use clap::{Parser, Subcommand};
+
+use crate::client::Client;
+use crate::config::Role;
+use crate::paths::VyreHome;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vyre",
+    version,
+    about = "Vyre: Claude Code on machines you own",
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run vyred in the foreground (what Docker, systemd and tests run).
+    Daemon {
+        /// Which machine this is: box (a server) or local (the Mac).
+        #[arg(long)]
+        role: Option<Role>,
+        /// The loopback HTTP port; 0 for any free port.
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Start vyred in the background if none runs, and say where it is.
+    Up {
+        #[arg(long)]
+        role: Option<Role>,
+        #[arg(long)]
+        port: Option<u16>,
+    },
+    /// Stop vyred gracefully.
+    Down,
+    /// What runs: version, role, uptime, modules, store, listeners.
+    Status {
+        /// Print the raw JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the installation and say what is wrong and how to fix it.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print events from the log; with --follow, keep printing new ones.
+    Events {
+        /// Start after this event id (default: the last 20 events, or only new ones with --follow).
+        #[arg(long)]
+        since: Option<i64>,
+        /// Only these types, comma-separated; `thread.*` matches a prefix.
+        #[arg(long)]
+        types: Option<String>,
+        /// Only events of this thread.
+        #[arg(long)]
+        thread: Option<String>,
+        #[arg(long, short)]
+        follow: bool,
+        /// Print each event as one line of JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List every tool vyred offers, with the command that runs it.
+    Tools {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A module's tool: `vyre <module> <tool> [--flag value ...]` or `--json '{...}'`.
+    #[command(external_subcommand)]
+    Module(Vec<String>),
+}
+
+/// Run the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Daemon { role, port } => daemon_cmds::daemon(role, port),
+        command => {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => return fail(&format!("cannot start: {e}")),
+            };
+            runtime.block_on(run_client(command))
+        }
+    }
+}
+
+async fn run_client(command: Command) -> i32 {
+    let home = match VyreHome::from_env() {
+        Ok(home) => home,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let client = Client::socket(home.socket());
+    match command {
+        Command::Daemon { .. } => unreachable!("handled before"),
+        Command::Up { role, port } => daemon_cmds::up(&home, &client, role, port).await,
+        Command::Down => daemon_cmds::down(&home, &client).await,
+        Command::Status { json } => status_cmd::status(&client, json).await,
+        Command::Doctor { json } => status_cmd::doctor(&home, &client, json).await,
+        Command::Events {
+            since,
+            types,
+            thread,
+            follow,
+            json,
+        } => events_cmd::events(&client, since, types, thread, follow, json).await,
+        Command::Tools { json } => tool_cmd::list(&client, json).await,
+        Command::Module(args) => tool_cmd::run(&client, &args).await,
+    }
+}
+
+/// Print an error for a person and return the failure exit code.
+pub(crate) fn fail(message: &str) -> i32 {
+    eprintln!("vyre: {message}");
+    1
+}

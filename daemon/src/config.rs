@@ -1,0 +1,276 @@
+//! `VYRE_HOME/config.json` (spec section 4) and the environment overrides.
+//!
+//! Every key is optional. An unknown key is a warning, never fatal; invalid JSON is an error that
+//! names the file, line and column. `VYRE_PORT` and `VYRE_ROLE` override the file (`VYRE_HOME`
+//! itself is resolved in [`crate::paths`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which machine this vyred runs on; decides which modules start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The server, usually in Docker.
+    Box,
+    /// The Mac (or any desktop), embedded in the app.
+    Local,
+}
+
+impl Role {
+    /// The default when neither config nor environment says: `local` on a Mac, `box` elsewhere.
+    pub fn platform_default() -> Self {
+        if cfg!(target_os = "macos") {
+            Role::Local
+        } else {
+            Role::Box
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Box => "box",
+            Role::Local => "local",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "box" => Ok(Role::Box),
+            "local" => Ok(Role::Local),
+            other => Err(format!("role must be \"box\" or \"local\", not {other:?}")),
+        }
+    }
+}
+
+impl clap::ValueEnum for Role {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Role::Box, Role::Local]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ModulesConfig {
+    /// Optional modules to start in addition to the role's defaults.
+    pub enable: Vec<String>,
+    /// Modules never to start.
+    pub disable: Vec<String>,
+}
+
+/// The settings file as written by the user. Sections owned by later modules (`sessions`,
+/// `network`, `me`) are kept as JSON for those modules to read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Config {
+    pub name: Option<String>,
+    pub role: Option<Role>,
+    pub port: Option<u16>,
+    pub projects_dir: Option<String>,
+    pub roots: Vec<String>,
+    pub me: Option<Value>,
+    pub transcripts: Option<Vec<String>>,
+    pub modules: ModulesConfig,
+    pub network: Option<Value>,
+    pub sessions: Option<Value>,
+    /// The log filter, e.g. "info" or "vyre=debug" (`RUST_LOG` wins).
+    pub log: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{var}: {message}")]
+    Env { var: &'static str, message: String },
+}
+
+/// The configuration in force, with what was odd about it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The file it came from, when one exists.
+    pub file: Option<PathBuf>,
+    /// Unknown keys and similar, to log and show in `vyre doctor`.
+    pub warnings: Vec<String>,
+}
+
+impl LoadedConfig {
+    /// The role in force: config, then `VYRE_ROLE` (already applied), then the platform default.
+    pub fn role(&self) -> Role {
+        self.config.role.unwrap_or_else(Role::platform_default)
+    }
+    /// The HTTP port in force; 0 asks for any free port.
+    pub fn port(&self) -> u16 {
+        self.config.port.unwrap_or(DEFAULT_PORT)
+    }
+}
+
+/// The loopback HTTP port when nothing says otherwise.
+pub const DEFAULT_PORT: u16 = 4477;
+
+/// Load `path` (a missing file is an empty config) and apply `VYRE_PORT` and `VYRE_ROLE`.
+pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    load_with_env(path, env)
+}
+
+/// [`load`] with the environment given as a function, for tests.
+pub fn load_with_env(
+    path: &Path,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<LoadedConfig, ConfigError> {
+    let (mut loaded, file) = match std::fs::read_to_string(path) {
+        Ok(text) => (parse(path, &text)?, Some(path.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ((Config::default(), vec![]), None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if let Some(port) = env("VYRE_PORT") {
+        loaded.0.port = Some(port.parse().map_err(|_| ConfigError::Env {
+            var: "VYRE_PORT",
+            message: format!("must be a port number from 0 to 65535, not {port:?}"),
+        })?);
+    }
+    if let Some(role) = env("VYRE_ROLE") {
+        loaded.0.role = Some(role.parse().map_err(|message| ConfigError::Env {
+            var: "VYRE_ROLE",
+            message,
+        })?);
+    }
+    Ok(LoadedConfig {
+        config: loaded.0,
+        file,
+        warnings: loaded.1,
+    })
+}
+
+/// Parse the text of a config file: the config and one warning per unknown key.
+pub fn parse(path: &Path, text: &str) -> Result<(Config, Vec<String>), ConfigError> {
+    let mut unknown = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let config: Config = serde_ignored::deserialize(&mut de, |key| unknown.push(key.to_string()))
+        .and_then(|c| de.end().map(|()| c))
+        .map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })?;
+    let warnings = unknown
+        .into_iter()
+        .map(|key| format!("{}: unknown key {key:?} is ignored", path.display()))
+        .collect();
+    Ok((config, warnings))
+}
+
+/// serde_json appends " at line L column C"; the error already carries both.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn a_missing_file_is_the_defaults() {
+        let loaded = load_with_env(Path::new("/nonexistent/vyre/config.json"), no_env).unwrap();
+        assert!(loaded.file.is_none());
+        assert_eq!(loaded.port(), DEFAULT_PORT);
+        assert_eq!(loaded.role(), Role::platform_default());
+        assert!(loaded.warnings.is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_warn_and_known_keys_load() {
+        let (config, warnings) = parse(
+            Path::new("config.json"),
+            r#"{"name":"sam","role":"local","port":0,"colour":"red","modules":{"disable":["x"],"extra":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.role, Some(Role::Local));
+        assert_eq!(config.port, Some(0));
+        assert_eq!(config.modules.disable, vec!["x"]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("\"colour\""));
+        assert!(warnings[1].contains("\"modules.extra\""));
+    }
+
+    #[test]
+    fn invalid_json_names_file_line_and_column() {
+        let err = parse(Path::new("/h/config.json"), "{\n  \"port\": 1,\n  oops\n}").unwrap_err();
+        match &err {
+            ConfigError::Parse { line, column, .. } => assert_eq!((*line, *column), (3, 3)),
+            other => panic!("unexpected {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.starts_with("/h/config.json:3:3: "), "{text}");
+    }
+
+    #[test]
+    fn wrong_types_are_errors_with_a_position() {
+        let err = parse(Path::new("c.json"), r#"{"port": "high"}"#).unwrap_err();
+        assert!(err.to_string().starts_with("c.json:1:"), "{err}");
+        let err = parse(Path::new("c.json"), r#"{"role": "desk"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown variant"), "{err}");
+        let err = parse(Path::new("c.json"), r#"{} {}"#).unwrap_err();
+        assert!(err.to_string().contains("trailing"), "{err}");
+    }
+
+    #[test]
+    fn env_overrides_the_file() {
+        let dir = std::env::temp_dir().join(format!("vyre-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        std::fs::write(&path, r#"{"port": 5000, "role": "box"}"#).unwrap();
+        let env = |k: &str| match k {
+            "VYRE_PORT" => Some("0".to_string()),
+            "VYRE_ROLE" => Some("local".to_string()),
+            _ => None,
+        };
+        let loaded = load_with_env(&path, env).unwrap();
+        assert_eq!(loaded.port(), 0);
+        assert_eq!(loaded.role(), Role::Local);
+        let bad = |k: &str| (k == "VYRE_PORT").then(|| "eighty".to_string());
+        let err = load_with_env(&path, bad).unwrap_err();
+        assert!(err.to_string().starts_with("VYRE_PORT: "), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,280 @@
+//! vyred's lifecycle: lock the home, open the kernel, bind both listeners, start the modules,
+//! serve until asked to stop, then shut down gracefully.
+//!
+//! Binding and serving are separate steps, so the binary, the tests and the Tauri shell start the
+//! daemon the same way and can read the bound address before the first request.
+
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{TcpListener, UnixListener};
+
+use crate::api::{self, Peer};
+use crate::config::{self, ConfigError, Role};
+use crate::events::NewEvent;
+use crate::kernel::{Kernel, ListenerInfo};
+use crate::lock::{HomeLock, LockError};
+use crate::modules::Module;
+use crate::paths::VyreHome;
+use crate::store::StoreError;
+
+/// How long calls in flight and module tasks get to finish at shutdown.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("cannot prepare VYRE_HOME at {path}: {source}")]
+    Home {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("cannot open the store: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {what} {addr}: {source}")]
+    Bind {
+        what: &'static str,
+        addr: String,
+        source: std::io::Error,
+    },
+}
+
+/// How to start a vyred.
+pub struct DaemonOptions {
+    pub home: VyreHome,
+    /// Overrides config and `VYRE_ROLE` (the `--role` flag).
+    pub role: Option<Role>,
+    /// Overrides config and `VYRE_PORT`.
+    pub port: Option<u16>,
+    /// Modules to run besides the built-in ones (tests, the Tauri shell's local modules).
+    pub extra_modules: Vec<Arc<dyn Module>>,
+}
+
+impl DaemonOptions {
+    pub fn new(home: VyreHome) -> Self {
+        DaemonOptions {
+            home,
+            role: None,
+            port: None,
+            extra_modules: Vec::new(),
+        }
+    }
+}
+
+/// A vyred that has bound its listeners and not yet started serving.
+pub struct Daemon {
+    kernel: Kernel,
+    unix: UnixListener,
+    tcp: TcpListener,
+    http_addr: SocketAddr,
+    modules: Vec<Arc<dyn Module>>,
+    _lock: HomeLock,
+}
+
+impl Daemon {
+    /// Prepare the home, take the lock, open the store and bind both listeners.
+    pub async fn bind(options: DaemonOptions) -> Result<Daemon, DaemonError> {
+        let home = options.home;
+        home.ensure().map_err(|source| DaemonError::Home {
+            path: home.root().display().to_string(),
+            source,
+        })?;
+        let config = config::load(&home.config_file())?;
+        for warning in &config.warnings {
+            tracing::warn!("{warning}");
+        }
+        let lock = HomeLock::acquire(&home.lock_file(), home.root())?;
+        let role = options.role.unwrap_or_else(|| config.role());
+        let port = options.port.unwrap_or_else(|| config.port());
+        let explicit_port = options.port.is_some() || config.config.port.is_some();
+        let kernel = Kernel::open(home.clone(), config, role).await?;
+
+        // We hold the lock, so a socket file left here is from a vyred that died.
+        let socket = home.socket();
+        let _ = std::fs::remove_file(&socket);
+        let unix = UnixListener::bind(&socket).map_err(|source| DaemonError::Bind {
+            what: "socket",
+            addr: socket.display().to_string(),
+            source,
+        })?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(
+            |source| DaemonError::Bind {
+                what: "socket",
+                addr: socket.display().to_string(),
+                source,
+            },
+        )?;
+        let tcp = bind_http(port, explicit_port).await?;
+        let http_addr = tcp.local_addr().map_err(|source| DaemonError::Bind {
+            what: "http",
+            addr: format!("127.0.0.1:{port}"),
+            source,
+        })?;
+        write_private(&home.addr_file(), &format!("{http_addr}\n")).map_err(|source| {
+            DaemonError::Home {
+                path: home.addr_file().display().to_string(),
+                source,
+            }
+        })?;
+        kernel.set_listeners(vec![
+            ListenerInfo {
+                kind: "socket".into(),
+                address: socket.display().to_string(),
+            },
+            ListenerInfo {
+                kind: "http".into(),
+                address: http_addr.to_string(),
+            },
+        ]);
+        let mut modules = crate::builtin::modules(&kernel);
+        modules.extend(options.extra_modules);
+        Ok(Daemon {
+            kernel,
+            unix,
+            tcp,
+            http_addr,
+            modules,
+            _lock: lock,
+        })
+    }
+
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        self.kernel.home().socket()
+    }
+
+    /// Start the modules and serve until [`Kernel::request_shutdown`]; then let calls in flight
+    /// finish, stop the modules, flush the store and remove the socket and address files.
+    pub async fn serve(self) -> Result<(), DaemonError> {
+        let Daemon {
+            kernel,
+            unix,
+            tcp,
+            modules,
+            _lock,
+            ..
+        } = self;
+        crate::modules::load_all(&kernel, modules).await;
+        let started = NewEvent::new(
+            "daemon.started",
+            serde_json::json!({
+                "version": crate::kernel::VERSION,
+                "role": kernel.role(),
+                "pid": std::process::id(),
+            }),
+        );
+        if let Err(e) = kernel.store().write(move |tx| tx.emit(started)).await {
+            tracing::warn!(error = %e, "cannot record daemon.started");
+        }
+        tracing::info!(
+            home = %kernel.home().root().display(),
+            role = %kernel.role(),
+            "vyred is serving"
+        );
+
+        let app = api::router(kernel.clone());
+        let stop = kernel.shutdown_token().clone();
+        let on_socket = axum::serve(
+            unix,
+            app.clone().into_make_service_with_connect_info::<Peer>(),
+        )
+        .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let on_http = axum::serve(tcp, app.into_make_service_with_connect_info::<Peer>())
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        let serving = async {
+            let (a, b) = tokio::join!(on_socket.into_future(), on_http.into_future());
+            for result in [a, b] {
+                if let Err(e) = result {
+                    tracing::error!(error = %e, "a listener failed");
+                }
+            }
+        };
+        tokio::pin!(serving);
+        // Serve until asked to stop; then give open connections a bounded time to finish.
+        tokio::select! {
+            _ = &mut serving => {}
+            _ = async { stop.cancelled().await; tokio::time::sleep(DRAIN_TIMEOUT).await } => {
+                tracing::warn!("connections still open after {}s; closing them", DRAIN_TIMEOUT.as_secs());
+            }
+        }
+        stop.cancel();
+        shutdown(&kernel).await;
+        Ok(())
+    }
+}
+
+async fn shutdown(kernel: &Kernel) {
+    tracing::info!("vyred is stopping");
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        kernel.registry().drain().await;
+        kernel.tasks().close();
+        kernel.tasks().wait().await;
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!("some calls or module tasks did not finish in time");
+    }
+    let stopped = NewEvent::new(
+        "daemon.stopped",
+        serde_json::json!({ "pid": std::process::id() }),
+    );
+    if let Err(e) = kernel.store().write(move |tx| tx.emit(stopped)).await {
+        tracing::warn!(error = %e, "cannot record daemon.stopped");
+    }
+    kernel.store().close().await;
+    let _ = std::fs::remove_file(kernel.home().socket());
+    let _ = std::fs::remove_file(kernel.home().addr_file());
+    tracing::info!("vyred stopped");
+}
+
+async fn bind_http(port: u16, explicit: bool) -> Result<TcpListener, DaemonError> {
+    let bind = |port: u16| TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)));
+    match bind(port).await {
+        Ok(l) => Ok(l),
+        Err(e) if !explicit && e.kind() == std::io::ErrorKind::AddrInUse => {
+            tracing::warn!(
+                port,
+                "the default port is taken; listening on a free one instead"
+            );
+            bind(0).await.map_err(|source| DaemonError::Bind {
+                what: "http",
+                addr: "127.0.0.1:0".into(),
+                source,
+            })
+        }
+        Err(source) => Err(DaemonError::Bind {
+            what: "http",
+            addr: format!("127.0.0.1:{port}"),
+            source,
+        }),
+    }
+}
+
+/// Write a file readable only by vyred's user, replacing it atomically.
+fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(tmp, path)
+}

@@ -1,0 +1,262 @@
+//! Devices: every HTTP caller is a device with a credential (spec 7.10, the API contract).
+//!
+//! A device token is shown once when it is issued and stored only as its SHA-256. Verification
+//! is a lookup in an in-memory table kept in step with the store, so it costs no I/O per
+//! request; revoking removes the entry at once and tells open event streams to close.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
+
+use crate::events::NewEvent;
+use crate::store::{Store, StoreError};
+use crate::tools::ToolError;
+
+/// A device as lists show it. Never carries the token.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DeviceRecord {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub created_at: i64,
+    pub last_seen_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+/// A verified device behind a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// How often a device's last-seen time is written at most.
+const SEEN_EVERY: Duration = Duration::from_secs(60);
+
+#[derive(Clone)]
+pub struct Devices {
+    store: Store,
+    // std locks: held for a map lookup or insert, never across an await.
+    active: Arc<RwLock<HashMap<[u8; 32], DeviceRef>>>,
+    seen: Arc<Mutex<HashMap<String, Instant>>>,
+    revoked: broadcast::Sender<String>,
+}
+
+pub fn hash_token(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn random_hex(bytes: usize) -> Result<String, ToolError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRecord> {
+    Ok(DeviceRecord {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        kind: row.get(2)?,
+        created_at: row.get(3)?,
+        last_seen_at: row.get(4)?,
+        revoked_at: row.get(5)?,
+    })
+}
+
+const COLUMNS: &str = "id, name, kind, created_at, last_seen_at, revoked_at";
+
+impl Devices {
+    /// Load the active devices from the store.
+    pub async fn load(store: Store) -> Result<Devices, StoreError> {
+        let rows = store
+            .read(|conn| {
+                let mut stmt = conn
+                    .prepare("SELECT token_hash, id, name FROM devices WHERE revoked_at IS NULL")?;
+                let rows = stmt.query_map([], |r| {
+                    Ok((
+                        r.get::<_, Vec<u8>>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await?;
+        let active = rows
+            .into_iter()
+            .filter_map(|(hash, id, name)| {
+                Some((<[u8; 32]>::try_from(hash).ok()?, DeviceRef { id, name }))
+            })
+            .collect();
+        let (revoked, _) = broadcast::channel(64);
+        Ok(Devices {
+            store,
+            active: Arc::new(RwLock::new(active)),
+            seen: Arc::new(Mutex::new(HashMap::new())),
+            revoked,
+        })
+    }
+
+    /// Issue a device credential. The token is returned once and never stored.
+    pub async fn add(&self, name: &str, kind: &str) -> Result<(DeviceRecord, String), ToolError> {
+        let name = name.trim().to_string();
+        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+            return Err(ToolError::invalid(
+                "a device name must be 1 to 64 characters with no control characters",
+            ));
+        }
+        let id = format!("d{}", random_hex(6)?);
+        let token = format!("vyre_dev_{}", random_hex(32)?);
+        let hash = hash_token(&token);
+        let at = crate::now_ms();
+        let rec = DeviceRecord {
+            id: id.clone(),
+            name: name.clone(),
+            kind: kind.to_string(),
+            created_at: at,
+            last_seen_at: None,
+            revoked_at: None,
+        };
+        let kind = kind.to_string();
+        self.store
+            .write_as("devices", move |tx| {
+                tx.conn().execute(
+                    "INSERT INTO devices (id, name, kind, token_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![id, name, kind, hash.to_vec(), at],
+                )?;
+                tx.emit(NewEvent::new(
+                    "device.added",
+                    serde_json::json!({ "device": id, "name": name, "kind": kind }),
+                ))?;
+                Ok(())
+            })
+            .await?;
+        self.active.write().expect("devices").insert(
+            hash,
+            DeviceRef {
+                id: rec.id.clone(),
+                name: rec.name.clone(),
+            },
+        );
+        Ok((rec, token))
+    }
+
+    pub async fn list(&self) -> Result<Vec<DeviceRecord>, ToolError> {
+        Ok(self
+            .store
+            .read(|conn| {
+                let mut stmt = conn.prepare(&format!(
+                    "SELECT {COLUMNS} FROM devices ORDER BY created_at, id"
+                ))?;
+                let rows = stmt.query_map([], record)?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await?)
+    }
+
+    /// Revoke a device: its token is refused from now on and its event streams close.
+    pub async fn revoke(&self, id: &str) -> Result<DeviceRecord, ToolError> {
+        let id = id.to_string();
+        let at = crate::now_ms();
+        let rec = self
+            .store
+            .write_as("devices", move |tx| {
+                let found = tx
+                    .conn()
+                    .query_row(
+                        &format!("SELECT {COLUMNS} FROM devices WHERE id = ?1"),
+                        [&id],
+                        record,
+                    )
+                    .optional()?;
+                let Some(mut rec) = found else {
+                    return Ok(None);
+                };
+                if rec.revoked_at.is_none() {
+                    tx.conn().execute(
+                        "UPDATE devices SET revoked_at = ?1 WHERE id = ?2",
+                        params![at, id],
+                    )?;
+                    tx.emit(NewEvent::new(
+                        "device.revoked",
+                        serde_json::json!({ "device": id, "name": rec.name }),
+                    ))?;
+                    rec.revoked_at = Some(at);
+                }
+                Ok(Some(rec))
+            })
+            .await?;
+        let Some(rec) = rec else {
+            return Err(ToolError::not_found(
+                "unknown_device",
+                "there is no device with that id",
+            ));
+        };
+        self.active
+            .write()
+            .expect("devices")
+            .retain(|_, d| d.id != rec.id);
+        let _ = self.revoked.send(rec.id.clone());
+        Ok(rec)
+    }
+
+    /// The device a token belongs to, if it is valid and not revoked.
+    pub fn verify(&self, token: &str) -> Option<DeviceRef> {
+        let device = self
+            .active
+            .read()
+            .expect("devices")
+            .get(&hash_token(token))
+            .cloned()?;
+        self.touch(&device.id);
+        Some(device)
+    }
+
+    /// Whether the device is still active (for long-lived streams).
+    pub fn is_active(&self, id: &str) -> bool {
+        self.active
+            .read()
+            .expect("devices")
+            .values()
+            .any(|d| d.id == id)
+    }
+
+    /// Ids of devices as they are revoked.
+    pub fn revocations(&self) -> broadcast::Receiver<String> {
+        self.revoked.subscribe()
+    }
+
+    /// Record that a device was seen, at most once a minute per device.
+    fn touch(&self, id: &str) {
+        let now = Instant::now();
+        {
+            let mut seen = self.seen.lock().expect("devices seen");
+            if seen
+                .get(id)
+                .is_some_and(|t| now.duration_since(*t) < SEEN_EVERY)
+            {
+                return;
+            }
+            seen.insert(id.to_string(), now);
+        }
+        let store = self.store.clone();
+        let id = id.to_string();
+        tokio::spawn(async move {
+            let at = crate::now_ms();
+            let _ = store
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "UPDATE devices SET last_seen_at = ?1 WHERE id = ?2",
+                        params![at, id],
+                    )?;
+                    Ok(())
+                })
+                .await;
+        });
+    }
+}

@@ -1,0 +1,208 @@
+//! The kernel handle: what every part of vyred shares (config, store, bus, tools, modules,
+//! devices), behind one cloneable `Arc`.
+
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::{LoadedConfig, Role};
+use crate::devices::Devices;
+use crate::events::Bus;
+use crate::modules::{ModuleStatus, ModuleTable};
+use crate::paths::VyreHome;
+use crate::store::{Store, StoreError};
+use crate::tools::Registry;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A listener vyred serves on.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ListenerInfo {
+    /// `socket` or `http`.
+    pub kind: String,
+    /// The socket path, or `127.0.0.1:<port>`.
+    pub address: String,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct StoreStatus {
+    pub path: String,
+    pub size_bytes: u64,
+    pub wal_bytes: u64,
+    pub events: i64,
+    pub latest_event: i64,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ConfigStatus {
+    pub file: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+/// What runs: the answer of `system.status` and `vyre status`.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct KernelStatus {
+    pub version: String,
+    pub role: Role,
+    pub pid: u32,
+    pub uptime_s: u64,
+    pub started_at: i64,
+    pub home: String,
+    pub modules: Vec<ModuleStatus>,
+    pub store: StoreStatus,
+    pub listeners: Vec<ListenerInfo>,
+    pub config: ConfigStatus,
+    /// Open event streams and module listeners.
+    pub event_subscribers: usize,
+}
+
+struct Inner {
+    home: VyreHome,
+    config: LoadedConfig,
+    role: Role,
+    store: Store,
+    bus: Bus,
+    registry: Registry,
+    modules: ModuleTable,
+    devices: Devices,
+    started: Instant,
+    started_at: i64,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+    // std RwLock: written once after binding, read by status.
+    listeners: RwLock<Vec<ListenerInfo>>,
+}
+
+/// The shared state of one vyred. Cheap to clone.
+#[derive(Clone)]
+pub struct Kernel {
+    inner: Arc<Inner>,
+}
+
+impl Kernel {
+    /// Open the store (running the kernel's migrations) and load the devices.
+    pub async fn open(
+        home: VyreHome,
+        config: LoadedConfig,
+        role: Role,
+    ) -> Result<Kernel, StoreError> {
+        let bus = Bus::new();
+        let path = home.database();
+        let store = {
+            let bus = bus.clone();
+            tokio::task::spawn_blocking(move || Store::open(&path, bus))
+                .await
+                .map_err(|e| StoreError::Task(e.to_string()))??
+        };
+        let latest = store.read(crate::events::log::latest_id).await?;
+        bus.set_latest(latest);
+        let devices = Devices::load(store.clone()).await?;
+        Ok(Kernel {
+            inner: Arc::new(Inner {
+                home,
+                config,
+                role,
+                store,
+                bus,
+                registry: Registry::new(),
+                modules: ModuleTable::default(),
+                devices,
+                started: Instant::now(),
+                started_at: crate::now_ms(),
+                shutdown: CancellationToken::new(),
+                tasks: TaskTracker::new(),
+                listeners: RwLock::new(Vec::new()),
+            }),
+        })
+    }
+
+    pub fn home(&self) -> &VyreHome {
+        &self.inner.home
+    }
+    pub fn config(&self) -> &LoadedConfig {
+        &self.inner.config
+    }
+    pub fn role(&self) -> Role {
+        self.inner.role
+    }
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+    pub fn bus(&self) -> &Bus {
+        &self.inner.bus
+    }
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+    pub fn modules(&self) -> &ModuleTable {
+        &self.inner.modules
+    }
+    pub fn devices(&self) -> &Devices {
+        &self.inner.devices
+    }
+    /// Background tasks of modules, waited for at shutdown.
+    pub fn tasks(&self) -> &TaskTracker {
+        &self.inner.tasks
+    }
+    pub fn shutdown_token(&self) -> &CancellationToken {
+        &self.inner.shutdown
+    }
+    /// Ask vyred to stop gracefully.
+    pub fn request_shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+    pub fn uptime_s(&self) -> u64 {
+        self.inner.started.elapsed().as_secs()
+    }
+
+    pub(crate) fn set_listeners(&self, listeners: Vec<ListenerInfo>) {
+        *self.inner.listeners.write().expect("listeners") = listeners;
+    }
+
+    pub async fn status(&self) -> Result<KernelStatus, StoreError> {
+        let path = self.inner.store.path().to_path_buf();
+        let (events, latest) = self
+            .inner
+            .store
+            .read(|conn| {
+                Ok((
+                    crate::events::log::count(conn)?,
+                    crate::events::log::latest_id(conn)?,
+                ))
+            })
+            .await?;
+        let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut wal = path.clone().into_os_string();
+        wal.push("-wal");
+        Ok(KernelStatus {
+            version: VERSION.to_string(),
+            role: self.inner.role,
+            pid: std::process::id(),
+            uptime_s: self.uptime_s(),
+            started_at: self.inner.started_at,
+            home: self.inner.home.root().display().to_string(),
+            modules: self.inner.modules.snapshot(),
+            store: StoreStatus {
+                path: path.display().to_string(),
+                size_bytes: size(&path),
+                wal_bytes: size(std::path::Path::new(&wal)),
+                events,
+                latest_event: latest,
+            },
+            listeners: self.inner.listeners.read().expect("listeners").clone(),
+            config: ConfigStatus {
+                file: self
+                    .inner
+                    .config
+                    .file
+                    .as_ref()
+                    .map(|f| f.display().to_string()),
+                warnings: self.inner.config.warnings.clone(),
+            },
+            event_subscribers: self.inner.bus.subscribers(),
+        })
+    }
+}

@@ -1,0 +1,31 @@
+//! The kernel's own tables: the event log and devices. Module tables are each module's own.
+
+use crate::store::Migration;
+
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            at INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            source TEXT NOT NULL,
+            project TEXT,
+            thread TEXT,
+            payload TEXT NOT NULL
+        );
+        CREATE INDEX events_thread ON events(thread, id) WHERE thread IS NOT NULL;",
+    },
+    Migration {
+        version: 2,
+        sql: "CREATE TABLE devices (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'token',
+            token_hash BLOB NOT NULL UNIQUE,
+            created_at INTEGER NOT NULL,
+            last_seen_at INTEGER,
+            revoked_at INTEGER
+        );",
+    },
+];

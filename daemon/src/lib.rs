@@ -1,0 +1,42 @@
+//! Vyre's daemon (vyred) and the `vyre` command, as a library so the binary, the tests and the
+//! Tauri shell all start the same daemon.
+//!
+//! Map of the crate (see `docs/architecture.md` for the why):
+//! - [`paths`], [`config`]: where things live and what the user set.
+//! - [`store`]: SQLite with WAL, migrations, the writer thread with group commit.
+//! - [`events`]: the append-only event log, the bus and the follower.
+//! - [`redact`]: the credential detector every event passes.
+//! - [`tools`], [`rules`]: typed tools, the registry every call goes through, and the Rules.
+//! - [`modules`]: the module contract, the loader and each module's `Ctx`.
+//! - [`devices`]: credentials of HTTP callers.
+//! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
+//! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
+//! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
+
+pub mod api;
+pub mod builtin;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod daemon;
+pub mod devices;
+pub mod events;
+pub mod kernel;
+mod kernel_migrations;
+pub mod lock;
+pub mod logging;
+pub mod modules;
+pub mod paths;
+pub mod peer;
+pub mod redact;
+pub mod rules;
+pub mod store;
+pub mod tools;
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,274 @@
+//! What a module gets when it starts: its own store namespace, events, calls to other modules'
+//! tools, logging, and registration of the tools its manifest declares.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{Health, Manifest, StartError};
+use crate::events::{Event, Filter, Follower, NewEvent};
+use crate::kernel::{Kernel, KernelStatus};
+use crate::store::{Migration, StoreError, WriteTx};
+use crate::tools::{CallCx, Caller, ToolError, ToolSpec};
+
+/// A tool's name, description and flags, given at registration.
+pub struct ToolDef {
+    name: String,
+    description: String,
+    person_only: bool,
+}
+
+impl ToolDef {
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        ToolDef {
+            name: name.into(),
+            description: description.into(),
+            person_only: false,
+        }
+    }
+    /// Only a verified person may call it: never a session, an agent or another module.
+    pub fn person_only(mut self) -> Self {
+        self.person_only = true;
+        self
+    }
+}
+
+/// A module's handle on the kernel. Cloneable; clones share everything.
+#[derive(Clone)]
+pub struct Ctx {
+    name: Arc<str>,
+    manifest: Arc<Manifest>,
+    health: Health,
+    kernel: Kernel,
+    shutdown: CancellationToken,
+}
+
+impl Ctx {
+    pub(crate) fn new(kernel: Kernel, manifest: Arc<Manifest>, health: Health) -> Self {
+        Ctx {
+            name: manifest.name.as_str().into(),
+            shutdown: kernel.shutdown_token().child_token(),
+            manifest,
+            health,
+            kernel,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The module's own namespace in the store.
+    pub fn store(&self) -> ModuleStore {
+        ModuleStore { ctx: self.clone() }
+    }
+
+    /// Emit, follow and read events.
+    pub fn events(&self) -> ModuleEvents {
+        ModuleEvents { ctx: self.clone() }
+    }
+
+    /// Call another module's tool, through the same checks as any caller.
+    pub async fn call(&self, tool: &str, input: Value) -> Result<Value, ToolError> {
+        let caller = Caller::Module {
+            name: self.name.to_string(),
+        };
+        self.kernel.registry().call(tool, input, caller).await
+    }
+
+    /// Register a tool declared under `does.tools`. Its input and output schemas come from `I`
+    /// and `O`; input that does not deserialize into `I` is refused before `f` runs.
+    pub fn tool<I, O, F, Fut>(&self, def: ToolDef, f: F) -> Result<(), StartError>
+    where
+        F: Fn(I, CallCx) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        I: DeserializeOwned + JsonSchema + 'static,
+        O: Serialize + JsonSchema + 'static,
+    {
+        if !self.manifest.does.tools.contains(&def.name) {
+            return Err(format!(
+                "tool {:?} is not declared in {}'s manifest (does.tools)",
+                def.name, self.name
+            )
+            .into());
+        }
+        let (input_schema, output_schema, handler) = crate::tools::typed(f);
+        let spec = ToolSpec {
+            cli: self.manifest.shows_on_cli(&def.name),
+            module: self.name.to_string(),
+            name: def.name,
+            description: def.description,
+            person_only: def.person_only,
+            input_schema,
+            output_schema,
+        };
+        self.kernel
+            .registry()
+            .insert(spec, handler, self.health.clone());
+        Ok(())
+    }
+
+    /// Run a task that belongs to this module: if it panics, the module is disabled.
+    /// It should end when [`Ctx::shutdown`] is cancelled.
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let health = self.health.clone();
+        let name = self.name.clone();
+        let task = tokio::spawn(fut);
+        self.kernel.tasks().spawn(async move {
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                let why = crate::tools::panic_message(e.into_panic());
+                tracing::error!(module = %name, panic = %why, "a module task panicked; the module is disabled");
+                health.disable(format!("a task panicked: {why}"));
+            }
+        });
+    }
+
+    /// Cancelled when vyred stops.
+    pub fn shutdown(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// A tracing span naming this module, for its log lines.
+    pub fn span(&self) -> tracing::Span {
+        tracing::info_span!("module", name = %self.name)
+    }
+
+    /// What runs: version, role, uptime, modules, store, listeners.
+    pub async fn kernel_status(&self) -> Result<KernelStatus, StoreError> {
+        self.kernel.status().await
+    }
+
+    /// Whether this module has been disabled (by a panic or a failed start).
+    pub fn disabled_reason(&self) -> Option<String> {
+        self.health.disabled_reason()
+    }
+
+    pub(crate) fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+}
+
+/// A module's namespace in the store: tables named `<module>_...`, numbered migrations.
+pub struct ModuleStore {
+    ctx: Ctx,
+}
+
+impl ModuleStore {
+    /// Bring the module's tables up to the last migration.
+    pub async fn migrate(&self, migrations: &'static [Migration]) -> Result<usize, StoreError> {
+        let path = self.ctx.kernel.store().path().to_path_buf();
+        let name = self.ctx.name.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = crate::store::open_connection(&path, false)?;
+            Ok(crate::store::migrate(&mut conn, &name, migrations)?)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// A read on a pooled read connection.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.ctx.kernel.store().read(f).await
+    }
+
+    /// A write in its own savepoint; events it emits are checked against the manifest and
+    /// broadcast after the commit.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteTx<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        let manifest = self.ctx.manifest.clone();
+        self.ctx
+            .kernel
+            .store()
+            .write_as(&self.ctx.name, move |tx| {
+                tx.restrict_to(manifest);
+                f(tx)
+            })
+            .await
+    }
+}
+
+/// A module's view of the event log.
+pub struct ModuleEvents {
+    ctx: Ctx,
+}
+
+impl ModuleEvents {
+    /// Append an event with this module as its source. The type must be declared under
+    /// `watches.emits`, and the payload must carry nothing that looks like a credential.
+    pub async fn emit(&self, event: NewEvent) -> Result<i64, StoreError> {
+        self.ctx.store().write(move |tx| tx.emit(event)).await
+    }
+
+    /// Up to `limit` events after `id`, oldest first.
+    pub async fn since(&self, id: i64, limit: usize) -> Result<Vec<Event>, StoreError> {
+        self.ctx
+            .kernel
+            .store()
+            .read(move |conn| crate::events::log::since(conn, id, limit))
+            .await
+    }
+
+    /// The id of the newest event.
+    pub fn latest_id(&self) -> i64 {
+        self.ctx.kernel.bus().latest_id()
+    }
+
+    /// A follower that replays after `since` and then follows live.
+    pub fn follow(&self, since: i64, filter: Filter) -> Follower {
+        Follower::new(
+            self.ctx.kernel.store().clone(),
+            self.ctx.kernel.bus(),
+            since,
+            filter,
+        )
+    }
+
+    /// Call `f` for each new event that matches `filter`, until vyred stops. A panic in `f`
+    /// disables the module.
+    pub fn on<F, Fut>(&self, filter: Filter, f: F)
+    where
+        F: Fn(Arc<Event>) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        let mut follower = self.follow(self.latest_id(), filter);
+        let stop = self.ctx.shutdown();
+        let name = self.ctx.name.clone();
+        self.ctx.spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    next = follower.next() => next,
+                };
+                match next {
+                    Some(Ok(event)) => f(event).await,
+                    Some(Err(e)) => {
+                        tracing::warn!(module = %name, error = %e, "cannot read the event log; retrying");
+                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    }
+                    None => return,
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,101 @@
+//! Where vyred keeps its runtime data: `VYRE_HOME` (default `~/.vyre`) and the files inside it.
+//!
+//! Nothing here reads or writes configuration; it only names places and creates the home with the
+//! right permissions.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The folder vyred owns, and the well-known paths inside it (spec section 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VyreHome {
+    root: PathBuf,
+}
+
+impl VyreHome {
+    /// The home named by `VYRE_HOME`, or `~/.vyre`.
+    pub fn from_env() -> io::Result<Self> {
+        if let Some(home) = std::env::var_os("VYRE_HOME").filter(|v| !v.is_empty()) {
+            return Ok(Self::at(PathBuf::from(home)));
+        }
+        let user_home = std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| io::Error::other("neither VYRE_HOME nor HOME is set"))?;
+        Ok(Self::at(PathBuf::from(user_home).join(".vyre")))
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        // Keep paths absolute so a daemon that changes directory still finds its files.
+        let root = if root.is_absolute() {
+            root
+        } else {
+            std::env::current_dir()
+                .map(|d| d.join(&root))
+                .unwrap_or(root)
+        };
+        Self { root }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn config_file(&self) -> PathBuf {
+        self.root.join("config.json")
+    }
+    pub fn database(&self) -> PathBuf {
+        self.root.join("vyre.db")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.root.join("vyred.sock")
+    }
+    pub fn addr_file(&self) -> PathBuf {
+        self.root.join("vyred.addr")
+    }
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join("vyred.lock")
+    }
+    pub fn logs(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+
+    /// Create the home (mode 0700) and its logs folder. An existing home with looser permissions
+    /// is tightened, since it holds the store and the socket.
+    pub fn ensure(&self) -> io::Result<()> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.root)?;
+        let mode = fs::metadata(&self.root)?.permissions().mode() & 0o777;
+        if mode != 0o700 {
+            fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
+        }
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(self.logs())?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ensure_creates_a_private_home() {
+        let dir = std::env::temp_dir().join(format!("vyre-paths-{}", std::process::id()));
+        let home = VyreHome::at(dir.join("nested/home"));
+        home.ensure().unwrap();
+        let mode = fs::metadata(home.root()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert!(home.logs().is_dir());
+        fs::set_permissions(home.root(), fs::Permissions::from_mode(0o755)).unwrap();
+        home.ensure().unwrap();
+        let mode = fs::metadata(home.root()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "a loose home is tightened");
+        fs::remove_dir_all(dir).unwrap();
+    }
+}

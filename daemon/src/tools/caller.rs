@@ -1,0 +1,37 @@
+//! Who is calling: always what vyred verified, never a claim in the input.
+
+use serde::Serialize;
+
+/// The verified origin of a call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Caller {
+    /// A person at this machine: a process of vyred's own user on the socket, not started by a
+    /// Claude Code session.
+    Socket { uid: u32, pid: Option<i32> },
+    /// A person on a paired device, by its device credential over HTTP.
+    Device { id: String, name: String },
+    /// A module calling another module's tool through `ctx.call`.
+    Module { name: String },
+    /// A process that runs inside a Claude Code session (found by its ancestry), or a session's
+    /// own socket. `thread` is set only when vyred bound it.
+    Session { thread: Option<String> },
+}
+
+impl Caller {
+    /// True when a person is behind the call, so PERSON_ONLY tools may run.
+    pub fn is_person(&self) -> bool {
+        matches!(self, Caller::Socket { .. } | Caller::Device { .. })
+    }
+
+    /// A short label for logs and events: `socket:1000`, `device:<id>`, `module:system`.
+    pub fn label(&self) -> String {
+        match self {
+            Caller::Socket { uid, .. } => format!("socket:{uid}"),
+            Caller::Device { id, .. } => format!("device:{id}"),
+            Caller::Module { name } => format!("module:{name}"),
+            Caller::Session { thread: Some(t) } => format!("session:{t}"),
+            Caller::Session { thread: None } => "session".to_string(),
+        }
+    }
+}

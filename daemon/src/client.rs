@@ -74,16 +74,24 @@ impl Client {
         headers: &[(&str, &str)],
     ) -> Result<Response<Incoming>, ClientError> {
         let mut req = Request::builder().method(method).uri(path);
+        let has_host = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host"));
         match &self.endpoint {
-            Endpoint::Socket(_) => req = req.header("host", "localhost"),
+            Endpoint::Socket(_) if !has_host => req = req.header("host", "localhost"),
+            Endpoint::Socket(_) => {}
             Endpoint::Http { addr, token } => {
-                req = req.header("host", addr.to_string());
+                if !has_host {
+                    req = req.header("host", addr.to_string());
+                }
                 if let Some(token) = token {
                     req = req.header("authorization", format!("Bearer {token}"));
                 }
             }
         }
-        if body.is_some() {
+        if body.is_some()
+            && !headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
             req = req.header("content-type", "application/json");
         }
         for (k, v) in headers {

@@ -1,0 +1,467 @@
+//! The HTTP API on both listeners: one tool three ways, hostile requests, devices.
+
+use std::time::Duration;
+
+use hyper::Method;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_tool_over_the_socket_http_and_the_cli_gives_the_same_answer() {
+    let home = TempHome::new("three-ways");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let (_, token) = vyred.device_token("laptop").await;
+    let input = json!({ "text": "hello", "count": 3, "loud": true });
+
+    let over_socket = vyred
+        .socket_client()
+        .call("probe.echo", &input)
+        .await
+        .unwrap();
+    let over_http = vyred
+        .http_client(Some(&token))
+        .call("probe.echo", &input)
+        .await
+        .unwrap();
+    let out = tokio::task::spawn_blocking({
+        let cmd = home.command();
+        move || {
+            let mut cmd = cmd;
+            cmd.args(["probe", "echo", "hello", "--count", "3", "--loud"])
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let over_cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    assert_eq!(over_socket["input"], input);
+    assert_eq!(over_http["input"], input);
+    assert_eq!(over_cli["input"], input);
+    // The same answer; only the verified caller differs, and it is what vyred saw.
+    assert_eq!(over_socket["caller"]["kind"], "socket");
+    assert_eq!(over_cli["caller"]["kind"], "socket");
+    assert_eq!(over_http["caller"]["kind"], "device");
+    assert_eq!(over_http["caller"]["name"], "laptop");
+
+    // system.modules, a tool with no caller in its answer, is identical on all three.
+    let a = vyred
+        .socket_client()
+        .call("system.modules", &json!({}))
+        .await
+        .unwrap();
+    let b = vyred
+        .http_client(Some(&token))
+        .call("system.modules", &json!({}))
+        .await
+        .unwrap();
+    let out = home.vyre(&["system", "modules"]);
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_and_hostile_requests_get_a_clear_4xx_and_vyred_stays_healthy() {
+    let home = TempHome::new("hostile");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let (revoked_id, revoked_token) = vyred.device_token("old").await;
+    vyred
+        .socket_client()
+        .call("devices.revoke", &json!({ "id": revoked_id }))
+        .await
+        .unwrap();
+    let (_, token) = vyred.device_token("good").await;
+    let addr = vyred.http.to_string();
+    let auth = format!("Bearer {token}");
+    let bad_auth = format!("Bearer {revoked_token}");
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let huge = format!("{{\"text\": \"{}\"}}", "x".repeat(2 * 1024 * 1024));
+
+    struct Case {
+        name: &'static str,
+        method: Method,
+        path: String,
+        body: Option<Vec<u8>>,
+        headers: Vec<(&'static str, String)>,
+        status: u16,
+        code: &'static str,
+    }
+    let post = |name, path: &str, body: &str, status, code| Case {
+        name,
+        method: Method::POST,
+        path: path.to_string(),
+        body: Some(body.as_bytes().to_vec()),
+        headers: vec![("authorization", auth.clone())],
+        status,
+        code,
+    };
+    let mut cases = vec![
+        post(
+            "malformed JSON",
+            "/v1/tools/probe.echo",
+            "{\"text\": ",
+            400,
+            "malformed_json",
+        ),
+        post(
+            "not an object",
+            "/v1/tools/probe.echo",
+            "[1,2]",
+            400,
+            "invalid_input",
+        ),
+        post(
+            "missing field",
+            "/v1/tools/probe.echo",
+            "{}",
+            400,
+            "invalid_input",
+        ),
+        post(
+            "wrong type",
+            "/v1/tools/probe.echo",
+            "{\"text\": 5}",
+            400,
+            "invalid_input",
+        ),
+        post(
+            "unknown field",
+            "/v1/tools/probe.echo",
+            "{\"text\": \"a\", \"admin\": true}",
+            400,
+            "invalid_input",
+        ),
+        post(
+            "negative count",
+            "/v1/tools/probe.echo",
+            "{\"text\": \"a\", \"count\": -1}",
+            400,
+            "invalid_input",
+        ),
+        post(
+            "unknown tool",
+            "/v1/tools/probe.nothing",
+            "{}",
+            404,
+            "unknown_tool",
+        ),
+        post(
+            "path traversal",
+            "/v1/tools/..%2F..%2Fetc%2Fpasswd",
+            "{}",
+            404,
+            "unknown_tool",
+        ),
+        post(
+            "deep nesting",
+            "/v1/tools/probe.echo",
+            &deep,
+            400,
+            "malformed_json",
+        ),
+        post(
+            "body too large",
+            "/v1/tools/probe.echo",
+            &huge,
+            413,
+            "too_large",
+        ),
+        post(
+            "person-only via a module",
+            "/v1/tools/probe.call",
+            "{\"tool\": \"devices.add\", \"input\": {\"name\": \"x\"}}",
+            403,
+            "person_only",
+        ),
+        post(
+            "a tool that panics",
+            "/v1/tools/probe.panic",
+            "{}",
+            500,
+            "internal",
+        ),
+        post(
+            "a tool of the now disabled module",
+            "/v1/tools/probe.echo",
+            "{\"text\": \"a\"}",
+            503,
+            "module_disabled",
+        ),
+    ];
+    cases.push(Case {
+        name: "invalid UTF-8",
+        method: Method::POST,
+        path: "/v1/tools/probe.echo".into(),
+        body: Some(b"{\"text\": \"\xff\xfe\"}".to_vec()),
+        headers: vec![("authorization", auth.clone())],
+        status: 400,
+        code: "malformed_json",
+    });
+    cases.push(Case {
+        name: "no credential",
+        method: Method::POST,
+        path: "/v1/tools/system.status".into(),
+        body: Some(b"{}".to_vec()),
+        headers: vec![],
+        status: 401,
+        code: "unauthenticated",
+    });
+    cases.push(Case {
+        name: "revoked credential",
+        method: Method::POST,
+        path: "/v1/tools/system.status".into(),
+        body: Some(b"{}".to_vec()),
+        headers: vec![("authorization", bad_auth.clone())],
+        status: 401,
+        code: "invalid_credential",
+    });
+    cases.push(Case {
+        name: "made-up credential",
+        method: Method::GET,
+        path: "/v1/events".into(),
+        body: None,
+        headers: vec![("authorization", "Bearer vyre_dev_0000".into())],
+        status: 401,
+        code: "invalid_credential",
+    });
+    cases.push(Case {
+        name: "cross-origin",
+        method: Method::POST,
+        path: "/v1/tools/system.status".into(),
+        body: Some(b"{}".to_vec()),
+        headers: vec![
+            ("authorization", auth.clone()),
+            ("origin", "http://evil.example".into()),
+        ],
+        status: 403,
+        code: "cross_origin",
+    });
+    cases.push(Case {
+        name: "DNS rebinding Host",
+        method: Method::POST,
+        path: "/v1/tools/system.status".into(),
+        body: Some(b"{}".to_vec()),
+        headers: vec![
+            ("authorization", auth.clone()),
+            ("host", "evil.example:80".into()),
+        ],
+        status: 403,
+        code: "bad_host",
+    });
+    cases.push(Case {
+        name: "form post (CSRF shape)",
+        method: Method::POST,
+        path: "/v1/tools/system.status".into(),
+        body: Some(b"a=b".to_vec()),
+        headers: vec![
+            ("authorization", auth.clone()),
+            ("content-type", "application/x-www-form-urlencoded".into()),
+        ],
+        status: 415,
+        code: "unsupported_media_type",
+    });
+    cases.push(Case {
+        name: "GET on a tool",
+        method: Method::GET,
+        path: "/v1/tools/system.status".into(),
+        body: None,
+        headers: vec![("authorization", auth.clone())],
+        status: 405,
+        code: "method_not_allowed",
+    });
+    cases.push(Case {
+        name: "unknown route",
+        method: Method::GET,
+        path: "/v2/anything".into(),
+        body: None,
+        headers: vec![],
+        status: 404,
+        code: "not_found",
+    });
+    cases.push(Case {
+        name: "bad since",
+        method: Method::GET,
+        path: "/v1/events?since=yesterday".into(),
+        body: None,
+        headers: vec![("authorization", auth.clone())],
+        status: 400,
+        code: "invalid_query",
+    });
+    cases.push(Case {
+        name: "bad Last-Event-ID",
+        method: Method::GET,
+        path: "/v1/events".into(),
+        body: None,
+        headers: vec![
+            ("authorization", auth.clone()),
+            ("last-event-id", "-5".into()),
+        ],
+        status: 400,
+        code: "invalid_query",
+    });
+    cases.push(Case {
+        name: "bad types filter",
+        method: Method::GET,
+        path: "/v1/events?types=DROP%20TABLE".into(),
+        body: None,
+        headers: vec![("authorization", auth.clone())],
+        status: 400,
+        code: "invalid_query",
+    });
+    cases.push(Case {
+        name: "unknown query key",
+        method: Method::GET,
+        path: "/v1/events?sinse=1".into(),
+        body: None,
+        headers: vec![("authorization", auth.clone())],
+        status: 400,
+        code: "invalid_query",
+    });
+    assert!(cases.len() >= 15);
+
+    let raw = vyre::client::Client::http(vyred.http, None);
+    for case in cases {
+        let mut headers: Vec<(&str, &str)> =
+            case.headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        if !case.headers.iter().any(|(k, _)| *k == "host") {
+            headers.push(("host", addr.as_str()));
+        }
+        let (status, body) = raw
+            .json(case.method.clone(), &case.path, case.body.clone(), &headers)
+            .await
+            .unwrap();
+        assert_eq!(status, case.status, "{}: {body}", case.name);
+        assert_eq!(body["error"]["code"], case.code, "{}: {body}", case.name);
+        let message = body["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.len() > 10,
+            "{}: a message a person understands, got {message:?}",
+            case.name
+        );
+        if case.status == 500 {
+            assert!(
+                !message.contains("panic"),
+                "internal detail stays in the log: {message}"
+            );
+        }
+    }
+    // Still healthy, and the rest of vyred still serves.
+    let health = raw.get("/v1/health").await.unwrap();
+    assert_eq!(health["version"], vyre::kernel::VERSION);
+    let status = vyred
+        .http_client(Some(&token))
+        .call("system.status", &json!({}))
+        .await
+        .unwrap();
+    let probe = status["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "probe")
+        .unwrap();
+    assert_eq!(probe["state"], "disabled");
+    assert!(probe["reason"].as_str().unwrap().contains("panicked"));
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_answers_without_a_credential_and_person_only_tools_are_hidden_from_modules() {
+    let home = TempHome::new("health");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let health = vyred.http_client(None).get("/v1/health").await.unwrap();
+    assert_eq!(health["role"], "box");
+    assert!(health["uptime_s"].is_u64());
+    let tools = vyred.socket_client().get("/v1/tools").await.unwrap();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for expected in [
+        "system.status",
+        "system.modules",
+        "system.events",
+        "system.stop",
+        "devices.add",
+        "devices.list",
+        "devices.revoke",
+    ] {
+        assert!(names.contains(&expected), "{expected} in {names:?}");
+    }
+    let add = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "devices.add")
+        .unwrap();
+    assert_eq!(add["person_only"], true);
+    assert_eq!(add["input_schema"]["required"], json!(["name"]));
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_device_is_refused_at_once_and_its_stream_closes() {
+    let home = TempHome::new("revoke");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let (id, token) = vyred.device_token("phone").await;
+    let phone = vyred.http_client(Some(&token));
+    let mut stream = phone.events("", None).await.unwrap();
+    vyred
+        .socket_client()
+        .call("probe.emit", &json!({ "n": 1 }))
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), stream.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.event.as_deref(), Some("probe.pinged"));
+
+    let listed = vyred
+        .socket_client()
+        .call("devices.list", &json!({}))
+        .await
+        .unwrap();
+    assert!(listed.to_string().contains("phone"));
+    assert!(
+        !listed.to_string().contains(&token),
+        "lists never show a credential"
+    );
+
+    vyred
+        .socket_client()
+        .call("devices.revoke", &json!({ "id": id }))
+        .await
+        .unwrap();
+    // The open stream ends (after the device.revoked event at most)...
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(msg) = stream.next().await {
+            if msg.is_err() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked device's stream closed");
+    // ...and the credential is refused at once.
+    let err = phone.call("system.status", &json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("invalid_credential"), "{err}");
+    let err = vyred
+        .socket_client()
+        .call("devices.revoke", &json!({ "id": "nope" }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown_device"), "{err}");
+    vyred.stop().await;
+}

@@ -1,0 +1,205 @@
+//! vyred as a process: one per home, graceful shutdown, `vyre up` and `vyre down`.
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+use serde_json::json;
+
+use crate::support::*;
+
+#[test]
+fn a_second_vyred_on_the_same_home_refuses_and_names_the_first() {
+    let home = TempHome::new("two");
+    let first = home.spawn_daemon();
+    let out = home.vyre(&["daemon"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another vyred already runs"), "{err}");
+    assert!(err.contains(&format!("pid {}", first.pid())), "{err}");
+    // The first one is untouched.
+    let out = home.vyre(&["status", "--json"]);
+    assert!(out.status.success());
+    drop(first);
+}
+
+#[test]
+fn the_home_socket_and_address_are_laid_out_privately() {
+    let home = TempHome::new("layout");
+    let mut vyred = home.spawn_daemon();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&home.vyre_home()), 0o700);
+    assert_eq!(mode(&home.home().socket()), 0o600);
+    assert_eq!(mode(&home.home().addr_file()), 0o600);
+    assert!(home.home().database().exists());
+    let addr = home.http_addr();
+    assert!(addr.ip().is_loopback());
+    let logs: Vec<_> = std::fs::read_dir(home.home().logs()).unwrap().collect();
+    assert_eq!(logs.len(), 1, "one log file for today");
+    vyred.signal(Signal::SIGINT);
+    assert!(vyred.wait(Duration::from_secs(30)).success());
+}
+
+#[test]
+fn sigterm_under_a_load_of_emits_loses_no_committed_event() {
+    let home = TempHome::new("sigterm");
+    let mut vyred = home.spawn_daemon();
+    let socket = home.home().socket();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Eight writers add devices (each commits a row and a device.added event) as fast as they can.
+    let writers: Vec<_> = (0..8)
+        .map(|w| {
+            let client = vyre::client::Client::socket(&socket);
+            let stop = stop.clone();
+            rt.spawn(async move {
+                let mut acked = Vec::new();
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match client
+                        .call("devices.add", &json!({ "name": format!("w{w}-{i}") }))
+                        .await
+                    {
+                        Ok(out) => acked.push(out["device"]["id"].as_str().unwrap().to_string()),
+                        Err(_) => break,
+                    }
+                }
+                acked
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(400));
+    vyred.signal(Signal::SIGTERM);
+    let status = vyred.wait(Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    assert!(status.success(), "graceful exit: {status}");
+    let acked: Vec<String> = rt.block_on(async {
+        let mut all = Vec::new();
+        for w in writers {
+            all.extend(w.await.unwrap());
+        }
+        all
+    });
+    assert!(
+        acked.len() > 20,
+        "the load ran ({} calls answered)",
+        acked.len()
+    );
+    assert!(!home.home().socket().exists(), "the socket file is removed");
+    assert!(
+        !home.home().addr_file().exists(),
+        "the address file is removed"
+    );
+
+    let events = stored_events(&home.home().database());
+    let added: Vec<String> = events
+        .iter()
+        .filter(|(_, kind, _)| kind == "device.added")
+        .map(|(_, _, p)| p["device"].as_str().unwrap().to_string())
+        .collect();
+    let unique: BTreeSet<&String> = added.iter().collect();
+    assert_eq!(unique.len(), added.len(), "no event twice");
+    for id in &acked {
+        assert!(
+            unique.contains(id),
+            "an answered call's event is in the log: {id}"
+        );
+    }
+    assert_eq!(events.last().unwrap().1, "daemon.stopped");
+}
+
+#[test]
+fn up_starts_vyred_in_the_background_and_down_stops_it() {
+    let home = TempHome::new("updown");
+    let out = home.vyre(&["up"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Vyre is running"), "{text}");
+    assert!(text.contains("http://127.0.0.1:"), "{text}");
+
+    let again = home.vyre(&["up"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already running"));
+
+    let status = home.vyre(&["status"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("role box"), "{text}");
+    assert!(text.contains("system       started"), "{text}");
+    let pid = vyre::lock::holder(&home.home().lock_file()).unwrap();
+
+    let down = home.vyre(&["down"]);
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(String::from_utf8_lossy(&down.stdout).contains("vyred stopped"));
+    assert!(!home.home().socket().exists());
+    assert!(
+        wait_until(Duration::from_secs(5), || nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            None
+        )
+        .is_err()),
+        "the background vyred exited"
+    );
+    let again = home.vyre(&["down"]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("not running"));
+    let status = home.vyre(&["status"]);
+    assert_eq!(status.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&status.stderr).contains("vyred is not running"));
+}
+
+#[test]
+fn invalid_config_is_a_clear_error_naming_file_line_and_column() {
+    let home = TempHome::new("badconfig");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        "{\n  \"port\": 80,\n  \"role\": box\n}\n",
+    )
+    .unwrap();
+    let out = home.vyre(&["daemon"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected = format!("{}:3:11", home.home().config_file().display());
+    assert!(err.contains(&expected), "{err}");
+    let out = home.vyre(&["up"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&expected), "`vyre up` says why too: {err}");
+}
+
+#[test]
+fn cli_usage_errors_exit_non_zero_with_a_message() {
+    let home = TempHome::new("usage");
+    let _vyred = home.spawn_daemon();
+    let out = home.vyre(&["devices", "add"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("name"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = home.vyre(&["devices", "add", "phone", "--colour", "red"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown option --colour"));
+    let out = home.vyre(&["nosuchmodule", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = home.vyre(&["devices", "revoke", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown_device"));
+}

@@ -1,0 +1,189 @@
+//! The module contract end to end: bad manifests, ordering problems, failing and panicking
+//! modules are disabled with a reason while vyred keeps serving.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn module<'a>(modules: &'a Value, name: &str) -> &'a Value {
+    modules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no module {name} in {modules}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_modules_are_disabled_with_the_reason_and_vyred_keeps_serving() {
+    let home = TempHome::new("broken");
+    let extra = vec![
+        Probe::module("good", &[], Start::Ok),
+        Probe::module("needsgood", &["good"], Start::Ok),
+        Probe::module("panics", &[], Start::Panic),
+        Probe::module("fails", &[], Start::Fail),
+        Probe::module("afterfail", &["fails"], Start::Ok),
+        Probe::module("sneaky", &[], Start::Undeclared),
+        Probe::module("ghostly", &["ghost"], Start::Ok),
+        Probe::module("cyca", &["cycb"], Start::Ok),
+        Probe::module("cycb", &["cyca"], Start::Ok),
+        Probe::with_manifest("badjson", "{\"name\": \"badjson\", "),
+        Probe::with_manifest(
+            "badversion",
+            r#"{"name":"badversion","version":"1","roles":["box"]}"#,
+        ),
+        Probe::with_manifest(
+            "misnamed",
+            r#"{"name":"other","version":"1.0.0","roles":["box"]}"#,
+        ),
+        Probe::with_manifest(
+            "elsewhere",
+            r#"{"name":"elsewhere","version":"1.0.0","roles":["local"]}"#,
+        ),
+    ];
+    let vyred = InProcess::start(&home, extra).await;
+    let client = vyred.socket_client();
+    let modules = client.call("system.modules", &json!({})).await.unwrap();
+
+    let expect = [
+        ("system", "started", ""),
+        ("devices", "started", ""),
+        ("good", "started", ""),
+        ("needsgood", "started", ""),
+        (
+            "panics",
+            "disabled",
+            "start panicked: the probe was told to panic",
+        ),
+        (
+            "fails",
+            "disabled",
+            "start failed: the probe was told to fail",
+        ),
+        (
+            "afterfail",
+            "disabled",
+            "requires fails, which did not start",
+        ),
+        ("sneaky", "disabled", "not declared in sneaky's manifest"),
+        ("ghostly", "disabled", "requires ghost"),
+        ("cyca", "disabled", "requires cycle: cyca -> cycb -> cyca"),
+        ("cycb", "disabled", "requires cycle: cycb -> cyca -> cycb"),
+        ("badjson", "disabled", "invalid module.json: EOF"),
+        ("badversion", "disabled", "MAJOR.MINOR.PATCH"),
+        ("misnamed", "disabled", "its manifest names it \"other\""),
+        ("elsewhere", "skipped", "not for role box"),
+    ];
+    for (name, state, reason) in expect {
+        let m = module(&modules, name);
+        assert_eq!(m["state"], state, "{name}: {m}");
+        if !reason.is_empty() {
+            assert!(
+                m["reason"].as_str().unwrap_or("").contains(reason),
+                "{name}: {m}"
+            );
+        }
+    }
+    // Each disabled module left a module.disabled event.
+    let events = client
+        .call(
+            "system.events",
+            &json!({ "types": ["module.disabled"], "limit": 100 }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(events.as_array().unwrap().len(), 10, "{events}");
+
+    // The healthy modules serve; the dependent one works through its requirement.
+    let out = client
+        .call("needsgood.echo", &json!({ "text": "still here" }))
+        .await
+        .unwrap();
+    assert_eq!(out["input"]["text"], "still here");
+    // A tool of a module that failed to start answers module_disabled, not a crash.
+    let err = client
+        .call("sneaky.echo", &json!({ "text": "x" }))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("module_disabled") || err.to_string().contains("unknown_tool"),
+        "{err}"
+    );
+
+    // vyred status renders it for a person.
+    let out = home.vyre(&["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("panics       disabled: start panicked"),
+        "{text}"
+    );
+    // doctor fails (exit 1) and names the disabled modules.
+    let out = home.vyre(&["doctor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fails is disabled"));
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_emits_only_what_it_declares_and_never_a_secret() {
+    let home = TempHome::new("emits");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let client = vyred.socket_client();
+    let ids = client.call("probe.emit", &json!({ "n": 2 })).await.unwrap();
+    assert_eq!(ids.as_array().unwrap().len(), 2);
+    let err = client
+        .call("probe.emit", &json!({ "n": 1, "kind": "device.revoked" }))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("does not declare event type"),
+        "{err}"
+    );
+    let token = format!("ghp_{}", "aB3dE5gH7j".repeat(4));
+    let err = client
+        .call(
+            "probe.emit",
+            &json!({ "n": 1, "note": format!("use {token}") }),
+        )
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("looks like a credential"), "{text}");
+    assert!(!text.contains(&token));
+    // A module calling a person-only tool is refused, whatever it says.
+    let err = client
+        .call("probe.call", &json!({ "tool": "system.stop", "input": {} }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("person_only"), "{err}");
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_can_disable_a_module_and_role_chooses_the_set() {
+    let home = TempHome::new("config");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        r#"{ "role": "local", "modules": { "disable": ["probe"] }, "someday": true }"#,
+    )
+    .unwrap();
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let status = vyred
+        .socket_client()
+        .call("system.status", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(status["role"], "local");
+    let probe = module(&status["modules"], "probe");
+    assert_eq!(probe["state"], "skipped");
+    assert!(
+        probe["reason"]
+            .as_str()
+            .unwrap()
+            .contains("modules.disable")
+    );
+    let warnings = status["config"]["warnings"].to_string();
+    assert!(warnings.contains("someday"), "{warnings}");
+    vyred.stop().await;
+}

@@ -13,6 +13,7 @@ use crate::devices::Devices;
 use crate::events::Bus;
 use crate::modules::{ModuleStatus, ModuleTable};
 use crate::paths::VyreHome;
+use crate::peer::SessionProcesses;
 use crate::store::{Store, StoreError};
 use crate::tools::Registry;
 
@@ -68,6 +69,7 @@ struct Inner {
     registry: Registry,
     modules: ModuleTable,
     devices: Devices,
+    sessions: SessionProcesses,
     started: Instant,
     started_at: i64,
     shutdown: CancellationToken,
@@ -110,6 +112,7 @@ impl Kernel {
                 registry: Registry::new(),
                 modules: ModuleTable::default(),
                 devices,
+                sessions: SessionProcesses::default(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
                 shutdown: CancellationToken::new(),
@@ -142,6 +145,10 @@ impl Kernel {
     }
     pub fn devices(&self) -> &Devices {
         &self.inner.devices
+    }
+    /// Process groups of live Claude Code sessions, for the socket's peer check.
+    pub fn session_processes(&self) -> &SessionProcesses {
+        &self.inner.sessions
     }
     /// Background tasks of modules, waited for at shutdown.
     pub fn tasks(&self) -> &TaskTracker {

@@ -1,24 +1,65 @@
-//! Who is on the other end of the socket: the peer's credentials, and whether it runs inside a
-//! Claude Code session (then it is a session, never a person, whatever it claims).
+//! Who is on the other end of the socket beyond its uid: whether it runs inside a Claude Code
+//! session. Such a process is a session, never a person, whatever it claims (ADR 0030 section 8:
+//! the peer check).
+//!
+//! A peer is inside a session when it or any ancestor is Claude Code, or when it or any ancestor
+//! belongs to the process group or session of a process that the sessions layer registered in
+//! [`SessionProcesses`] (which catches a model's Bash that detached with `setsid` or a double
+//! fork, once sessions run under a subreaper).
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, RwLock};
+
+/// Process groups and sessions that belong to live Claude Code sessions, by thread.
+#[derive(Clone, Default)]
+pub struct SessionProcesses {
+    // std RwLock: read on each socket request, written when a session starts or ends.
+    groups: Arc<RwLock<HashMap<i32, String>>>,
+}
+
+impl SessionProcesses {
+    /// Record a session's process group and session id (both, when they differ).
+    pub fn register(&self, thread: &str, pgid: i32, sid: i32) {
+        let mut groups = self.groups.write().expect("session processes");
+        groups.insert(pgid, thread.to_string());
+        groups.insert(sid, thread.to_string());
+    }
+
+    /// Forget a thread's groups once its last process is gone.
+    pub fn unregister(&self, thread: &str) {
+        self.groups
+            .write()
+            .expect("session processes")
+            .retain(|_, t| t != thread);
+    }
+
+    /// `Some(thread)` when `pid` runs inside a session: `Some(Some(id))` for a registered one,
+    /// `Some(None)` for a Claude Code process vyred does not know.
+    pub fn session_of(&self, pid: i32) -> Option<Option<String>> {
+        let groups = self.groups.read().expect("session processes").clone();
+        let mut pid = pid;
+        let mut unknown_claude = false;
+        for _ in 0..64 {
+            if pid <= 1 {
+                break;
+            }
+            let Some(p) = process_info(pid) else { break };
+            for id in [p.pgid, p.sid] {
+                if let Some(thread) = groups.get(&id) {
+                    return Some(Some(thread.clone()));
+                }
+            }
+            unknown_claude |= is_claude(&p.command);
+            pid = p.ppid;
+        }
+        unknown_claude.then_some(None)
+    }
+}
 
 /// True when the process `pid` or one of its ancestors is Claude Code.
 pub fn inside_claude(pid: i32) -> bool {
-    let mut pid = pid;
-    for _ in 0..64 {
-        if pid <= 1 {
-            return false;
-        }
-        let Some((name, ppid)) = process_info(pid) else {
-            return false;
-        };
-        if is_claude(&name) {
-            return true;
-        }
-        pid = ppid;
-    }
-    false
+    SessionProcesses::default().session_of(pid).is_some()
 }
 
 fn is_claude(command: &str) -> bool {
@@ -31,38 +72,57 @@ fn is_claude(command: &str) -> bool {
         || command.contains("claude-code/cli.js")
 }
 
-/// The process's command (its name and, where readable, its argv) and its parent.
+#[derive(Debug)]
+struct ProcessInfo {
+    /// Its name, or the argv word that names Claude Code.
+    command: String,
+    ppid: i32,
+    pgid: i32,
+    sid: i32,
+}
+
 #[cfg(target_os = "linux")]
-fn process_info(pid: i32) -> Option<(String, i32)> {
+fn process_info(pid: i32) -> Option<ProcessInfo> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The name sits in parentheses and may itself hold spaces and parentheses.
     let close = stat.rfind(')')?;
     let name = &stat[stat.find('(')? + 1..close];
-    let ppid = stat[close + 1..].split_whitespace().nth(1)?.parse().ok()?;
+    let mut fields = stat[close + 1..].split_whitespace().skip(1);
+    let ppid = fields.next()?.parse().ok()?;
+    let pgid = fields.next()?.parse().ok()?;
+    let sid = fields.next()?.parse().ok()?;
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let argv: Vec<String> = cmdline
+    let claude_arg = cmdline
         .split(|b| *b == 0)
         .take(2)
         .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    let command = if argv.iter().any(|a| is_claude(a)) {
-        argv.into_iter().find(|a| is_claude(a)).unwrap_or_default()
-    } else {
-        name.to_string()
-    };
-    Some((command, ppid))
+        .find(|a| is_claude(a));
+    Some(ProcessInfo {
+        command: claude_arg.unwrap_or_else(|| name.to_string()),
+        ppid,
+        pgid,
+        sid,
+    })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn process_info(pid: i32) -> Option<(String, i32)> {
+fn process_info(pid: i32) -> Option<ProcessInfo> {
     let out = std::process::Command::new("ps")
-        .args(["-o", "ppid=,comm=", "-p", &pid.to_string()])
+        .args(["-o", "ppid=,pgid=,sess=,comm=", "-p", &pid.to_string()])
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let text = text.trim();
-    let (ppid, comm) = text.split_once(char::is_whitespace)?;
-    Some((comm.trim().to_string(), ppid.trim().parse().ok()?))
+    let mut words = text.split_whitespace();
+    let ppid = words.next()?.parse().ok()?;
+    let pgid = words.next()?.parse().ok()?;
+    let sid = words.next()?.parse().unwrap_or(0);
+    let command = words.collect::<Vec<_>>().join(" ");
+    Some(ProcessInfo {
+        command,
+        ppid,
+        pgid,
+        sid,
+    })
 }
 
 #[cfg(test)]
@@ -81,12 +141,17 @@ mod tests {
     }
 
     #[test]
-    fn this_test_is_not_inside_claude() {
-        // The test runner's ancestry is cargo and a shell, unless someone runs the tests from
-        // inside Claude Code; skip the assertion there.
+    fn a_registered_group_makes_its_processes_a_session() {
+        let me = std::process::id() as i32;
+        let info = process_info(me).expect("our own process is readable");
+        let sessions = SessionProcesses::default();
+        // Unless the tests run inside Claude Code, this process is nobody's session.
         if std::env::var_os("CLAUDECODE").is_none() {
-            assert!(!inside_claude(std::process::id() as i32));
+            assert_eq!(sessions.session_of(me), None);
         }
-        assert!(process_info(std::process::id() as i32).is_some());
+        sessions.register("thread-1", info.pgid, info.pgid);
+        assert_eq!(sessions.session_of(me), Some(Some("thread-1".to_string())));
+        sessions.unregister("thread-1");
+        assert_ne!(sessions.session_of(me), Some(Some("thread-1".to_string())));
     }
 }

@@ -465,3 +465,52 @@ async fn a_revoked_device_is_refused_at_once_and_its_stream_closes() {
     assert!(err.to_string().contains("unknown_device"), "{err}");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_peer_inside_a_session_is_never_a_person() {
+    let home = TempHome::new("peer");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let sock = vyred.socket_client();
+    let me = sock
+        .call("probe.echo", &json!({ "text": "who" }))
+        .await
+        .unwrap();
+    assert_eq!(me["caller"]["kind"], "socket");
+
+    // The sessions layer registers a session's process group; this test process is in it.
+    let pgid = nix::unistd::getpgrp().as_raw();
+    vyred
+        .kernel
+        .session_processes()
+        .register("thread-7", pgid, pgid);
+    let me = sock
+        .call("probe.echo", &json!({ "text": "who" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        me["caller"],
+        json!({ "kind": "session", "thread": "thread-7" })
+    );
+    let err = sock
+        .call("devices.add", &json!({ "name": "sneaky" }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("person_only"), "{err}");
+    let err = sock.call("system.stop", &json!({})).await.unwrap_err();
+    assert!(err.to_string().contains("person_only"), "{err}");
+    let tools = sock.get("/v1/tools").await.unwrap();
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["person_only"] == false),
+        "a session is not even shown person-only tools"
+    );
+
+    vyred.kernel.session_processes().unregister("thread-7");
+    sock.call("devices.add", &json!({ "name": "mine" }))
+        .await
+        .unwrap();
+    vyred.stop().await;
+}

@@ -34,7 +34,7 @@ fn the_home_socket_and_address_are_laid_out_privately() {
     assert_eq!(mode(&home.vyre_home()), 0o700);
     assert_eq!(mode(&home.home().socket()), 0o600);
     assert_eq!(mode(&home.home().addr_file()), 0o600);
-    assert!(home.home().database().exists());
+    assert_eq!(mode(&home.home().database()), 0o600);
     let addr = home.http_addr();
     assert!(addr.ip().is_loopback());
     let logs: Vec<_> = std::fs::read_dir(home.home().logs()).unwrap().collect();

@@ -56,9 +56,9 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
                 ));
             }
             if let Some(pid) = pid
-                && crate::peer::inside_claude(*pid)
+                && let Some(thread) = kernel.session_processes().session_of(*pid)
             {
-                return Ok(Caller::Session { thread: None });
+                return Ok(Caller::Session { thread });
             }
             Ok(Caller::Socket {
                 uid: own,

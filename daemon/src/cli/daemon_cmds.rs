@@ -18,6 +18,8 @@ pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
         Ok(home) => home,
         Err(e) => return fail(&e.to_string()),
     };
+    // Everything vyred creates (the store, logs, the socket) is for its own user only.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     if let Err(e) = home.ensure() {
         return fail(&format!("cannot prepare {}: {e}", home.root().display()));
     }
@@ -30,6 +32,11 @@ pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
         Ok(g) => g,
         Err(e) => return fail(&e),
     };
+    // A panic is caught where it happens (a module is disabled, vyred goes on); make sure its
+    // message reaches the log file, not only stderr.
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!(panic = %info, "panic");
+    }));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -152,6 +152,12 @@ impl Ctx {
         self.kernel.status().await
     }
 
+    /// The process groups of live Claude Code sessions: the sessions layer registers each
+    /// session's group here so that its processes are never taken for a person on the socket.
+    pub fn session_processes(&self) -> &crate::peer::SessionProcesses {
+        self.kernel.session_processes()
+    }
+
     /// Whether this module has been disabled (by a panic or a failed start).
     pub fn disabled_reason(&self) -> Option<String> {
         self.health.disabled_reason()

@@ -14,6 +14,7 @@ mod writer;
 pub use migrate::{Migration, MigrationError, migrate};
 pub use writer::WriteTx;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -89,6 +90,10 @@ impl Store {
     /// Open (creating if needed) the database, run the kernel's migrations, and start the writer.
     pub fn open(path: &Path, bus: Bus) -> Result<Store, StoreError> {
         let mut conn = open_connection(path, false)?;
+        // The store is private to vyred's user; SQLite gives -wal and -shm the same mode.
+        if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)) {
+            tracing::warn!(error = %e, "cannot make the store private (mode 0600)");
+        }
         migrate(&mut conn, "kernel", crate::kernel_migrations::MIGRATIONS)?;
         let writer = writer::WriterHandle::start(conn, bus)?;
         Ok(Store {

@@ -24,6 +24,7 @@ async fn broken_modules_are_disabled_with_the_reason_and_vyred_keeps_serving() {
         Probe::module("fails", &[], Start::Fail),
         Probe::module("afterfail", &["fails"], Start::Ok),
         Probe::module("sneaky", &[], Start::Undeclared),
+        Probe::module("trespass", &[], Start::Trespass),
         Probe::module("ghostly", &["ghost"], Start::Ok),
         Probe::module("cyca", &["cycb"], Start::Ok),
         Probe::module("cycb", &["cyca"], Start::Ok),
@@ -66,6 +67,11 @@ async fn broken_modules_are_disabled_with_the_reason_and_vyred_keeps_serving() {
             "requires fails, which did not start",
         ),
         ("sneaky", "disabled", "not declared in sneaky's manifest"),
+        (
+            "trespass",
+            "disabled",
+            "a module's tables must be named trespass_",
+        ),
         ("ghostly", "disabled", "requires ghost"),
         ("cyca", "disabled", "requires cycle: cyca -> cycb -> cyca"),
         ("cycb", "disabled", "requires cycle: cycb -> cyca -> cycb"),
@@ -92,7 +98,7 @@ async fn broken_modules_are_disabled_with_the_reason_and_vyred_keeps_serving() {
         )
         .await
         .unwrap();
-    assert_eq!(events.as_array().unwrap().len(), 10, "{events}");
+    assert_eq!(events.as_array().unwrap().len(), 11, "{events}");
 
     // The healthy modules serve; the dependent one works through its requirement.
     let out = client
@@ -186,4 +192,52 @@ async fn config_can_disable_a_module_and_role_chooses_the_set() {
     let warnings = status["config"]["warnings"].to_string();
     assert!(warnings.contains("someday"), "{warnings}");
     vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_keeps_its_own_tables_and_writes_rows_and_events_atomically() {
+    let home = TempHome::new("module-store");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let client = vyred.socket_client();
+    client
+        .call("probe.note", &json!({ "text": "first" }))
+        .await
+        .unwrap();
+    let before = vyred.kernel.bus().latest_id();
+    let err = client
+        .call("probe.note", &json!({ "text": "second", "loud": true }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("too loud"), "{err}");
+    assert_eq!(
+        vyred.kernel.bus().latest_id(),
+        before,
+        "the failed write's event was never published"
+    );
+    let notes = client.call("probe.notes", &json!({})).await.unwrap();
+    assert_eq!(
+        notes,
+        json!(["first"]),
+        "the failed write's row was rolled back"
+    );
+    vyred.stop().await;
+
+    // Restarting runs no migration twice and keeps the rows.
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let notes = vyred
+        .socket_client()
+        .call("probe.notes", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(notes, json!(["first"]));
+    vyred.stop().await;
+    let conn = rusqlite::Connection::open(home.home().database()).unwrap();
+    let version: u32 = conn
+        .query_row(
+            "SELECT version FROM kernel_migrations WHERE namespace = 'probe'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, 2);
 }

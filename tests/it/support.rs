@@ -253,6 +253,8 @@ pub enum Start {
     Panic,
     /// Registers a tool its manifest does not declare.
     Undeclared,
+    /// Runs a migration that creates a table outside its namespace.
+    Trespass,
 }
 
 /// A module made for tests: a manifest given as text and a few tools that exercise ctx.
@@ -265,7 +267,7 @@ pub struct Probe {
 impl Probe {
     /// A probe named `name` requiring `requires`, with the standard probe tools.
     pub fn module(name: &str, requires: &[&str], start: Start) -> Arc<dyn Module> {
-        let tools: Vec<String> = ["emit", "call", "panic", "echo"]
+        let tools: Vec<String> = ["emit", "call", "panic", "echo", "note", "notes"]
             .iter()
             .map(|t| format!("{name}.{t}"))
             .collect();
@@ -336,6 +338,7 @@ impl Module for Probe {
     fn start(&self, ctx: vyre::modules::Ctx) -> vyre::modules::StartFuture {
         use vyre::events::NewEvent;
         use vyre::modules::ToolDef;
+        use vyre::store::Migration;
         use vyre::tools::ToolError;
         let start = self.start;
         let name = self.name.clone();
@@ -349,8 +352,87 @@ impl Module for Probe {
                         |_: Nothing, _| async { Ok::<_, ToolError>(json!({})) },
                     )?;
                 }
+                Start::Trespass => {
+                    let sql: &'static str = "CREATE TABLE devices_mine (x TEXT)";
+                    let list: &'static [Migration] =
+                        Box::leak(Box::new([Migration { version: 1, sql }]));
+                    ctx.store().migrate(list).await?;
+                }
                 Start::Ok => {}
             }
+            // Its own table, by numbered migrations in its namespace.
+            let sql: &'static str = Box::leak(
+                format!(
+                    "CREATE TABLE {name}_notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);\
+                     CREATE INDEX {name}_notes_text ON {name}_notes(text);"
+                )
+                .into_boxed_str(),
+            );
+            let sql2: &'static str = Box::leak(
+                format!("ALTER TABLE {name}_notes ADD COLUMN at INTEGER").into_boxed_str(),
+            );
+            let list: &'static [Migration] = Box::leak(Box::new([
+                Migration { version: 1, sql },
+                Migration {
+                    version: 2,
+                    sql: sql2,
+                },
+            ]));
+            ctx.store().migrate(list).await?;
+            let c = ctx.clone();
+            let table = format!("{name}_notes");
+            ctx.tool(
+                ToolDef::new(
+                    format!("{name}.note"),
+                    "Keep a note and say so, atomically.",
+                ),
+                move |input: EchoInput, _| {
+                    let c = c.clone();
+                    let table = table.clone();
+                    async move {
+                        let id = c
+                            .store()
+                            .write(move |tx| {
+                                tx.conn().execute(
+                                    &format!("INSERT INTO {table} (text, at) VALUES (?1, 1)"),
+                                    [&input.text],
+                                )?;
+                                let id = tx.conn().last_insert_rowid();
+                                tx.emit(NewEvent::new("probe.pinged", json!({ "note": id })))?;
+                                if input.loud {
+                                    // A failure after the insert and the emit: both must vanish.
+                                    return Err(vyre::store::StoreError::Refused(
+                                        "too loud".into(),
+                                    ));
+                                }
+                                Ok(id)
+                            })
+                            .await?;
+                        Ok::<_, ToolError>(id)
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            let table = format!("{name}_notes");
+            ctx.tool(
+                ToolDef::new(format!("{name}.notes"), "Every note."),
+                move |_: Nothing, _| {
+                    let c = c.clone();
+                    let table = table.clone();
+                    async move {
+                        let notes = c
+                            .store()
+                            .read(move |conn| {
+                                let mut stmt =
+                                    conn.prepare(&format!("SELECT text FROM {table} ORDER BY id"))?;
+                                let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+                                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+                            })
+                            .await?;
+                        Ok::<_, ToolError>(notes)
+                    }
+                },
+            )?;
             let c = ctx.clone();
             ctx.tool(
                 ToolDef::new(format!("{name}.emit"), "Emit n events."),

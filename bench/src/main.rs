@@ -1,1 +1,170 @@
-fn main() {}
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start]`
+//!
+//! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start), prints each
+//! figure beside its reference and its target, and appends the figures with the machine and the
+//! commit as one JSON line to `bench/results/kernel.jsonl`. Figures are reported, never judged:
+//! the exit code is non-zero only when a benchmark could not run (vyred failed to start).
+
+mod events;
+mod idle;
+mod procfs;
+mod report;
+mod spawn;
+mod start;
+
+use std::process::ExitCode;
+
+use report::Report;
+
+const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start]
+
+  --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events)
+  --only    run one benchmark
+Needs the release daemon: cargo build --release -p vyre";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Bench {
+    Idle,
+    Events,
+    Start,
+}
+
+impl Bench {
+    fn name(self) -> &'static str {
+        match self {
+            Bench::Idle => "idle",
+            Bench::Events => "events",
+            Bench::Start => "start",
+        }
+    }
+}
+
+pub struct Opts {
+    pub quick: bool,
+    pub only: Option<Bench>,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
+    let mut opts = Opts {
+        quick: false,
+        only: None,
+    };
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let only = match arg.as_str() {
+            "--quick" => {
+                opts.quick = true;
+                continue;
+            }
+            "--only" => args.next().ok_or("--only needs idle, events or start")?,
+            other => match other.strip_prefix("--only=") {
+                Some(v) => v.to_string(),
+                None if other == "-h" || other == "--help" => return Err(String::new()),
+                None => return Err(format!("unknown argument {other:?}")),
+            },
+        };
+        opts.only = Some(match only.as_str() {
+            "idle" => Bench::Idle,
+            "events" => Bench::Events,
+            "start" => Bench::Start,
+            v => return Err(format!("--only takes idle, events or start, not {v:?}")),
+        });
+    }
+    Ok(opts)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let opts = match parse_args(std::env::args().skip(1)) {
+        Ok(o) => o,
+        Err(e) if e.is_empty() => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("vyre-bench: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "vyre-bench: this is a debug build; the in-process figures (events) are not representative, run with --release"
+        );
+    }
+    let machine = procfs::machine();
+    eprintln!(
+        "vyre-bench{}: {} ({} cores), kernel {}",
+        if opts.quick { " --quick" } else { "" },
+        machine.cpu,
+        machine.cores,
+        machine.kernel
+    );
+
+    let mut report = Report::default();
+    let mut failed = None;
+    for bench in [Bench::Idle, Bench::Events, Bench::Start] {
+        if opts.only.is_some_and(|o| o != bench) {
+            continue;
+        }
+        let result = match bench {
+            Bench::Idle => idle::run(&opts, &mut report).await,
+            Bench::Events => events::run(&opts, &mut report).await,
+            Bench::Start => start::run(&opts, &mut report).await,
+        };
+        if let Err(e) = result {
+            failed = Some(format!("{} benchmark failed: {e}", bench.name()));
+            break;
+        }
+    }
+
+    report.note(format!(
+        "machine: {}, {} cores, kernel {}{}",
+        machine.cpu,
+        machine.cores,
+        machine.kernel,
+        if opts.quick {
+            "; --quick run (short windows)"
+        } else {
+            ""
+        }
+    ));
+    if !report.is_empty() {
+        report.print();
+    }
+    if let Some(e) = failed {
+        eprintln!("\nvyre-bench: {e}");
+        eprintln!("vyre-bench: nothing appended to the results");
+        return ExitCode::FAILURE;
+    }
+    let line = report.json_line(&machine, opts.quick, opts.only.map(Bench::name));
+    match report::append(&line) {
+        Ok(path) => {
+            println!("\nappended to {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("vyre-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Opts, String> {
+        parse_args(args.iter().map(|s| s.to_string()))
+    }
+
+    #[test]
+    fn parses_flags() {
+        let o = parse(&["--quick", "--only", "events"]).unwrap();
+        assert!(o.quick);
+        assert!(o.only == Some(Bench::Events));
+        assert!(parse(&["--only=start"]).unwrap().only == Some(Bench::Start));
+        assert!(parse(&["--only", "nope"]).is_err());
+        assert!(parse(&["--only"]).is_err());
+        assert!(parse(&["--fast"]).is_err());
+    }
+}

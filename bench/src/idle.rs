@@ -1,0 +1,237 @@
+//! Idle cost: the release vyred (and the Node.js reference server) started on a fresh home, left
+//! alone, and watched from `/proc`: CPU, resident memory, context switches.
+
+use std::time::{Duration, Instant};
+
+use crate::Opts;
+use crate::procfs::{self, ThreadCounter};
+use crate::report::{Report, Val};
+use crate::spawn::{self, Kind, Server};
+
+/// Time after the first health answer before the window opens.
+const SETTLE: Duration = Duration::from_secs(2);
+/// One sample every this long.
+const SAMPLE_EVERY: Duration = Duration::from_secs(5);
+
+/// Reads one figure of a window.
+type Get = fn(&Idle) -> Option<f64>;
+
+/// What one idle window showed.
+struct Idle {
+    window_s: f64,
+    cpu_mean_pct: f64,
+    cpu_max_pct: f64,
+    /// Precise on-CPU time from the scheduler, when the kernel exposes it.
+    oncpu_ms_per_min: Option<f64>,
+    rss_end_mib: f64,
+    rss_max_mib: f64,
+    switches_per_min: f64,
+    threads: usize,
+    threads_started: usize,
+    threads_exited: usize,
+}
+
+pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
+    let window = if opts.quick {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_secs(60)
+    };
+    let (tck, from_sysconf) = procfs::clk_tck();
+    report.note(if from_sysconf {
+        format!(
+            "idle CPU from utime+stime in /proc/<pid>/stat at {tck} ticks/s: one tick over the {}s window is {:.3}% of a core",
+            window.as_secs(),
+            100.0 / (tck as f64 * window.as_secs_f64())
+        )
+    } else {
+        format!("idle CPU: sysconf(CLK_TCK) failed, assuming {tck} ticks/s")
+    });
+
+    let vyred = spawn::vyred()?;
+    eprintln!(
+        "idle: watching vyred for {}s (after {}s to settle)...",
+        window.as_secs(),
+        SETTLE.as_secs()
+    );
+    let ours = measure(&vyred, window, tck).await?;
+
+    let theirs = match spawn::node() {
+        Ok(node) => {
+            eprintln!(
+                "idle: watching the node reference for {}s...",
+                window.as_secs()
+            );
+            match measure(&node, window, tck).await {
+                Ok(m) => Ok(m),
+                Err(e) => {
+                    report.note(format!("node reference failed: {e}"));
+                    Err("failed".to_string())
+                }
+            }
+        }
+        Err(why) => {
+            report.note(why);
+            Err("no node".to_string())
+        }
+    };
+    if ours.oncpu_ms_per_min.is_none() {
+        report.note("this kernel has no /proc/<pid>/task/<tid>/sched; precise on-CPU time skipped");
+    }
+
+    let refv = |f: Get, decimals: usize| match &theirs {
+        Ok(m) => f(m).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals)),
+        Err(why) => Val::Missing(why.clone()),
+    };
+    let ourv = |f: Get, decimals: usize| {
+        f(&ours).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals))
+    };
+    let rows: [(&str, &str, Get, usize, &str); 7] = [
+        (
+            "idle.cpu_mean_pct",
+            "idle CPU, mean (% of a core)",
+            |m| Some(m.cpu_mean_pct),
+            3,
+            "< 0.05 (budget 0.9)",
+        ),
+        (
+            "idle.cpu_max_pct",
+            "idle CPU, worst 5 s (% of a core)",
+            |m| Some(m.cpu_max_pct),
+            3,
+            "< 0.05 (budget 0.9)",
+        ),
+        (
+            "idle.oncpu_ms_per_min",
+            "idle on-CPU time (ms per minute)",
+            |m| m.oncpu_ms_per_min,
+            2,
+            "< 30 (= 0.05% of a core)",
+        ),
+        (
+            "idle.rss_end_mib",
+            "idle RSS at end (MiB)",
+            |m| Some(m.rss_end_mib),
+            1,
+            "< 20 (Node daemons: 66-90 MB)",
+        ),
+        (
+            "idle.rss_max_mib",
+            "idle RSS, max seen (MiB)",
+            |m| Some(m.rss_max_mib),
+            1,
+            "< 20",
+        ),
+        (
+            "idle.switches_per_min",
+            "idle wake-ups (ctx switches/min)",
+            |m| Some(m.switches_per_min),
+            1,
+            "nothing fires more than 1/min",
+        ),
+        (
+            "idle.threads",
+            "idle threads",
+            |m| Some(m.threads as f64),
+            0,
+            "",
+        ),
+    ];
+    for (key, label, f, decimals, target) in rows {
+        report.row(key, label, ourv(f, decimals), refv(f, decimals), target);
+    }
+    let churn = |m: &Idle| Val::Text(format!("{} / {}", m.threads_started, m.threads_exited));
+    report.row(
+        "idle.threads_started_exited",
+        "idle threads started / exited in window",
+        churn(&ours),
+        theirs
+            .as_ref()
+            .map_or_else(|why| Val::Missing(why.clone()), churn),
+        "",
+    );
+    if ours.threads_exited > 0 {
+        report.note(
+            "a thread that exits in the window (tokio parks idle blocking-pool threads for 10 s, then ends them) takes its last context switches with it; those are not in the wake-ups row",
+        );
+    }
+    report.note(format!(
+        "idle window {:.0}s after {}s settle; wake-ups are voluntary+nonvoluntary context switches summed over the process's threads (reading /proc causes none)",
+        ours.window_s,
+        SETTLE.as_secs()
+    ));
+    report.note("issue's reference: Node daemons of this kind sit at 66 to 90 MB RSS");
+    Ok(())
+}
+
+/// Start `kind`, wait for health, settle, then sample every 5 s for `window`.
+async fn measure(kind: &Kind, window: Duration, tck: u64) -> Result<Idle, String> {
+    let mut server = Server::spawn(kind)?;
+    let result = async {
+        server.wait_healthy(Duration::from_millis(10)).await?;
+        tokio::time::sleep(SETTLE).await;
+        sample(server.pid(), window, tck).await
+    }
+    .await;
+    let stopped = server.stop().await;
+    let idle = result?;
+    stopped?;
+    Ok(idle)
+}
+
+async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String> {
+    let read_err = |e: std::io::Error| format!("cannot read /proc/{pid}: {e}");
+    let mut switches = ThreadCounter::default();
+    let mut oncpu = ThreadCounter::default();
+    let mut has_oncpu = true;
+    let mut observe = |switches: &mut ThreadCounter| -> Result<(u64, u64), String> {
+        let ticks = procfs::cpu_ticks(pid).map_err(read_err)?;
+        let rss = procfs::status_kb(pid, "VmRSS").map_err(read_err)?;
+        switches.observe(&procfs::thread_switches(pid).map_err(read_err)?);
+        match procfs::thread_oncpu_ns(pid) {
+            Some(ns) if has_oncpu => oncpu.observe(&ns),
+            _ => has_oncpu = false,
+        }
+        Ok((ticks, rss))
+    };
+
+    let start = Instant::now();
+    let (first_ticks, first_rss) = observe(&mut switches)?;
+    let mut last_ticks = first_ticks;
+    let mut last_at = start;
+    let mut rss_max = first_rss;
+    let mut rss_end = first_rss;
+    let mut cpu_max_pct: f64 = 0.0;
+    let mut next = start;
+    while next < start + window {
+        next += SAMPLE_EVERY.min(start + window - next);
+        tokio::time::sleep_until(next.into()).await;
+        let (ticks, rss) = observe(&mut switches)?;
+        let now = Instant::now();
+        let pct = pct_of_core(ticks - last_ticks, tck, now - last_at);
+        cpu_max_pct = cpu_max_pct.max(pct);
+        rss_max = rss_max.max(rss);
+        rss_end = rss;
+        last_ticks = ticks;
+        last_at = now;
+    }
+    let elapsed = last_at - start;
+    let minutes = elapsed.as_secs_f64() / 60.0;
+    let threads = procfs::thread_switches(pid).map_err(read_err)?.len();
+    Ok(Idle {
+        window_s: elapsed.as_secs_f64(),
+        cpu_mean_pct: pct_of_core(last_ticks - first_ticks, tck, elapsed),
+        cpu_max_pct,
+        oncpu_ms_per_min: has_oncpu.then(|| oncpu.total() as f64 / 1e6 / minutes),
+        rss_end_mib: rss_end as f64 / 1024.0,
+        rss_max_mib: rss_max as f64 / 1024.0,
+        switches_per_min: switches.total() as f64 / minutes,
+        threads,
+        threads_started: switches.started(),
+        threads_exited: switches.exited(),
+    })
+}
+
+fn pct_of_core(ticks: u64, tck: u64, over: Duration) -> f64 {
+    ticks as f64 / tck as f64 / over.as_secs_f64() * 100.0
+}

@@ -1,0 +1,196 @@
+//! Reading a process's cost from `/proc`: CPU ticks, on-CPU time, resident memory and context
+//! switches, plus a description of the machine.
+//!
+//! Reading these files never wakes the process being measured: the kernel answers from its own
+//! bookkeeping.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+
+/// Clock ticks per second for `/proc/<pid>/stat`, and whether sysconf said so (else 100 assumed).
+pub fn clk_tck() -> (u64, bool) {
+    match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
+        Ok(Some(t)) if t > 0 => (t as u64, true),
+        _ => (100, false),
+    }
+}
+
+/// utime + stime of the whole process (every thread, living or exited), in clock ticks.
+pub fn cpu_ticks(pid: u32) -> io::Result<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name may hold spaces and parentheses; the fields start after the last ')'.
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime is field 14 and stime field 15.
+    let field = |i: usize| -> io::Result<u64> {
+        fields
+            .get(i)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))
+    };
+    Ok(field(11)? + field(12)?)
+}
+
+/// A `kB` line of `/proc/<pid>/status`, such as `VmRSS`.
+pub fn status_kb(pid: u32, key: &str) -> io::Result<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status_value(&status, key)
+        .ok_or_else(|| io::Error::other(format!("no {key} in /proc/{pid}/status")))
+}
+
+fn status_value(status: &str, key: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        let (k, v) = line.split_once(':')?;
+        (k == key).then(|| v.split_whitespace().next()?.parse().ok())?
+    })
+}
+
+/// The ids of the process's threads now.
+fn tids(pid: u32) -> io::Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(format!("/proc/{pid}/task"))? {
+        if let Some(tid) = entry?.file_name().to_str().and_then(|s| s.parse().ok()) {
+            out.push(tid);
+        }
+    }
+    Ok(out)
+}
+
+/// voluntary + nonvoluntary context switches of each thread.
+pub fn thread_switches(pid: u32) -> io::Result<HashMap<u32, u64>> {
+    let mut out = HashMap::new();
+    for tid in tids(pid)? {
+        // A thread may exit between listing and reading; skip it.
+        let Ok(status) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")) else {
+            continue;
+        };
+        let v = status_value(&status, "voluntary_ctxt_switches").unwrap_or(0);
+        let n = status_value(&status, "nonvoluntary_ctxt_switches").unwrap_or(0);
+        out.insert(tid, v + n);
+    }
+    Ok(out)
+}
+
+/// On-CPU time of each thread in nanoseconds, from `se.sum_exec_runtime` in
+/// `/proc/<pid>/task/<tid>/sched` (kernels built with scheduler debug info). `None` when the
+/// kernel does not expose it.
+pub fn thread_oncpu_ns(pid: u32) -> Option<HashMap<u32, u64>> {
+    let mut out = HashMap::new();
+    for tid in tids(pid).ok()? {
+        let Ok(sched) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/sched")) else {
+            continue;
+        };
+        let ms: f64 = sched.lines().find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            (k.trim() == "se.sum_exec_runtime").then(|| v.trim().parse().ok())?
+        })?;
+        out.insert(tid, (ms * 1_000_000.0) as u64);
+    }
+    Some(out)
+}
+
+/// Sums a per-thread counter over a window, thread by thread, so threads that start or exit
+/// during the window neither vanish nor count twice. Call [`ThreadCounter::observe`] often
+/// enough that a thread rarely lives and dies between two calls.
+///
+/// A thread that exits takes its counters with it: whatever it did after the last observation
+/// (at least the wake-up in which it exited) is lost, so [`ThreadCounter::exited`] says how many
+/// did.
+#[derive(Default)]
+pub struct ThreadCounter {
+    /// tid -> (value at the start of the window or 0 if born in it, latest value seen, gone)
+    seen: HashMap<u32, (u64, u64, bool)>,
+    started: bool,
+    born: usize,
+}
+
+impl ThreadCounter {
+    pub fn observe(&mut self, values: &HashMap<u32, u64>) {
+        for (&tid, &v) in values {
+            let base = if self.started { 0 } else { v };
+            if self.started && !self.seen.contains_key(&tid) {
+                self.born += 1;
+            }
+            let e = self.seen.entry(tid).or_insert((base, v, false));
+            e.1 = e.1.max(v);
+        }
+        for (tid, e) in self.seen.iter_mut() {
+            if !values.contains_key(tid) {
+                e.2 = true;
+            }
+        }
+        self.started = true;
+    }
+
+    /// Threads started during the window.
+    pub fn started(&self) -> usize {
+        self.born
+    }
+
+    /// Threads seen during the window that have exited since.
+    pub fn exited(&self) -> usize {
+        self.seen.values().filter(|e| e.2).count()
+    }
+
+    pub fn total(&self) -> u64 {
+        self.seen.values().map(|(base, last, _)| last - base).sum()
+    }
+}
+
+/// The machine the figures were taken on.
+pub struct Machine {
+    pub cpu: String,
+    pub cores: usize,
+    pub kernel: String,
+}
+
+pub fn machine() -> Machine {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or_else(|_| {
+            cpuinfo
+                .lines()
+                .filter(|l| l.starts_with("processor"))
+                .count()
+        });
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    Machine { cpu, cores, kernel }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_this_process() {
+        let pid = std::process::id();
+        assert!(cpu_ticks(pid).is_ok());
+        assert!(status_kb(pid, "VmRSS").unwrap() > 0);
+        assert!(!thread_switches(pid).unwrap().is_empty());
+    }
+
+    #[test]
+    fn counts_threads_born_and_gone() {
+        let mut c = ThreadCounter::default();
+        c.observe(&HashMap::from([(1, 10), (2, 5)]));
+        c.observe(&HashMap::from([(1, 12), (3, 4)]));
+        c.observe(&HashMap::from([(1, 13), (3, 6)]));
+        // thread 1: +3, thread 2: +0 (gone), thread 3 born in the window: 6.
+        assert_eq!(c.total(), 9);
+        assert_eq!((c.started(), c.exited()), (1, 1));
+    }
+}

@@ -195,6 +195,8 @@ impl Client {
         Ok(EventStream {
             body: res.into_body(),
             buf: Vec::new(),
+            pos: 0,
+            scanned: 0,
         })
     }
 }
@@ -251,19 +253,31 @@ where
 pub struct EventStream {
     body: Incoming,
     buf: Vec<u8>,
+    /// Where the unread part of `buf` starts.
+    pos: usize,
+    /// Where to resume looking for the end of a message.
+    scanned: usize,
 }
 
 impl EventStream {
     /// The next message; `None` when the stream ends.
     pub async fn next(&mut self) -> Option<Result<SseMessage, ClientError>> {
         loop {
-            if let Some(end) = find_blank_line(&self.buf) {
-                let block: Vec<u8> = self.buf.drain(..end.0).collect();
-                self.buf.drain(..end.1 - end.0);
-                if let Some(msg) = parse_block(&String::from_utf8_lossy(&block)) {
+            if let Some((end, next)) = find_blank_line(&self.buf, self.scanned.max(self.pos)) {
+                let block = String::from_utf8_lossy(&self.buf[self.pos..end]).into_owned();
+                self.pos = next;
+                self.scanned = next;
+                if let Some(msg) = parse_block(&block) {
                     return Some(Ok(msg));
                 }
                 continue;
+            }
+            // Keep at most the unfinished message; look again only at what arrives.
+            self.scanned = self.buf.len().saturating_sub(3).max(self.pos);
+            if self.pos > 0 {
+                self.buf.drain(..self.pos);
+                self.scanned -= self.pos;
+                self.pos = 0;
             }
             match self.body.frame().await {
                 Some(Ok(frame)) => {
@@ -278,16 +292,19 @@ impl EventStream {
     }
 }
 
-/// Where the first blank line is: (end of the block, start of what follows).
-fn find_blank_line(buf: &[u8]) -> Option<(usize, usize)> {
-    let text = buf;
-    for i in 0..text.len() {
-        if text[i..].starts_with(b"\n\n") {
-            return Some((i, i + 2));
+/// The first blank line at or after `from`: (end of the message, start of what follows).
+fn find_blank_line(buf: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut i = from;
+    while i + 1 < buf.len() {
+        if buf[i] == b'\n' {
+            if buf[i + 1] == b'\n' {
+                return Some((i, i + 2));
+            }
+            if buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
+                return Some((i, i + 3));
+            }
         }
-        if text[i..].starts_with(b"\r\n\r\n") {
-            return Some((i, i + 4));
-        }
+        i += 1;
     }
     None
 }
@@ -332,6 +349,9 @@ mod tests {
         assert_eq!(msg.event.as_deref(), Some("device.added"));
         assert_eq!(msg.data, "{\"a\":1}");
         assert!(parse_block(": keep-alive").is_none());
-        assert_eq!(find_blank_line(b"a\n\nb"), Some((1, 3)));
+        assert_eq!(find_blank_line(b"a\n\nb", 0), Some((1, 3)));
+        assert_eq!(find_blank_line(b"a\r\n\r\nb", 0), Some((2, 5)));
+        assert_eq!(find_blank_line(b"a\n\nb\n\n", 3), Some((4, 6)));
+        assert_eq!(find_blank_line(b"a\nb", 0), None);
     }
 }

@@ -8,10 +8,11 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
+use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
+use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
 
 use super::auth::Authed;
@@ -38,7 +39,7 @@ pub async fn events(
     Authed(caller): Authed,
     headers: HeaderMap,
     query: Result<Query<EventsQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request("invalid_query", e.body_text()))?;
     let parse_id = |what: &str, v: &str| {
         v.trim()
@@ -100,16 +101,25 @@ pub async fn events(
         device,
         kernel,
     };
+    // Every event's SSE text is made once and shared; what is ready at once goes out in one
+    // write, so a hundred streams cost a hundred writes per batch, not per event.
     let stream = futures_util::stream::unfold(state, |mut s| async move {
-        let event = s.next().await?;
-        let sse = SseEvent::default()
-            .id(event.id.to_string())
-            .event(event.kind.as_str())
-            .data(event.json());
-        Some((Ok(sse), s))
+        let chunk = s.next_chunk().await?;
+        Some((Ok::<_, Infallible>(chunk), s))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::HeaderName::from_static("x-accel-buffering"), "no"),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response())
 }
+
+/// Events sent in one write at most.
+const BATCH: usize = 256;
 
 struct StreamState {
     follower: Follower,
@@ -120,7 +130,9 @@ struct StreamState {
 }
 
 impl StreamState {
-    async fn next(&mut self) -> Option<std::sync::Arc<crate::events::Event>> {
+    /// The next bytes to send: a batch of events, or a keep-alive comment after a quiet minute.
+    /// `None` ends the stream.
+    async fn next_chunk(&mut self) -> Option<Bytes> {
         if let Some(device) = &self.device
             && !self.kernel.devices().is_active(device)
         {
@@ -136,9 +148,17 @@ impl StreamState {
                         _ => continue,
                     }
                 }
-                next = self.follower.next() => {
-                    return match next {
-                        Some(Ok(event)) => Some(event),
+                _ = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b": keep-alive\n\n")),
+                batch = self.follower.next_batch(BATCH) => {
+                    return match batch {
+                        Some(Ok(events)) if events.len() == 1 => Some(events[0].sse().clone()),
+                        Some(Ok(events)) => {
+                            let mut out = BytesMut::with_capacity(events.iter().map(|e| e.sse().len()).sum());
+                            for event in &events {
+                                out.extend_from_slice(event.sse());
+                            }
+                            Some(out.freeze())
+                        }
                         Some(Err(e)) => {
                             tracing::warn!(error = %e, "event stream ends: cannot read the log");
                             None

@@ -79,6 +79,41 @@ impl Follower {
         self.last
     }
 
+    /// The next matching event and every further one available without waiting, up to `max`.
+    /// `None` as [`Follower::next`].
+    pub async fn next_batch(&mut self, max: usize) -> Option<Result<Vec<Arc<Event>>, StoreError>> {
+        let first = match self.next().await? {
+            Ok(event) => event,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut batch = vec![first];
+        while batch.len() < max {
+            if let Some(end) = self.end
+                && (self.last >= end || self.backlog.front().is_some_and(|e| e.id > end))
+            {
+                break;
+            }
+            let event = match self.backlog.pop_front() {
+                Some(event) => event,
+                None if self.catching_up => break,
+                None => match self.rx.try_recv() {
+                    Ok(event) if event.id <= self.last => continue,
+                    Ok(event) => event,
+                    Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                        self.catching_up = true;
+                        break;
+                    }
+                    Err(_) => break,
+                },
+            };
+            self.last = event.id;
+            if self.filter.matches(&event) {
+                batch.push(event);
+            }
+        }
+        Some(Ok(batch))
+    }
+
     /// The next matching event. Errors only when the store cannot be read; returns `None` when
     /// the bus is closed (the daemon is stopping).
     pub async fn next(&mut self) -> Option<Result<Arc<Event>, StoreError>> {

@@ -32,6 +32,9 @@ pub struct Event {
     /// The event as JSON, made once and shared by every subscriber.
     #[serde(skip)]
     json: OnceLock<String>,
+    /// The event as one Server-Sent Events message, made once and shared by every stream.
+    #[serde(skip)]
+    sse: OnceLock<bytes::Bytes>,
 }
 
 impl Event {
@@ -53,7 +56,25 @@ impl Event {
             thread,
             payload,
             json: OnceLock::new(),
+            sse: OnceLock::new(),
         }
+    }
+
+    /// `id: <id>\nevent: <type>\ndata: <json>\n\n`. The JSON is compact, so it has no newline
+    /// and fits one `data:` line.
+    pub fn sse(&self) -> &bytes::Bytes {
+        self.sse.get_or_init(|| {
+            let json = self.json();
+            let mut out = String::with_capacity(json.len() + self.kind.len() + 32);
+            out.push_str("id: ");
+            out.push_str(&self.id.to_string());
+            out.push_str("\nevent: ");
+            out.push_str(&self.kind);
+            out.push_str("\ndata: ");
+            out.push_str(json);
+            out.push_str("\n\n");
+            bytes::Bytes::from(out)
+        })
     }
 
     /// The whole event as one line of JSON.

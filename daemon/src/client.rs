@@ -264,10 +264,13 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Result<SseMessage, ClientError>> {
         loop {
             if let Some((end, next)) = find_blank_line(&self.buf, self.scanned.max(self.pos)) {
-                let block = String::from_utf8_lossy(&self.buf[self.pos..end]).into_owned();
+                let msg = match std::str::from_utf8(&self.buf[self.pos..end]) {
+                    Ok(text) => parse_block(text),
+                    Err(_) => parse_block(&String::from_utf8_lossy(&self.buf[self.pos..end])),
+                };
                 self.pos = next;
                 self.scanned = next;
-                if let Some(msg) = parse_block(&block) {
+                if let Some(msg) = msg {
                     return Some(Ok(msg));
                 }
                 continue;
@@ -295,16 +298,14 @@ impl EventStream {
 /// The first blank line at or after `from`: (end of the message, start of what follows).
 fn find_blank_line(buf: &[u8], from: usize) -> Option<(usize, usize)> {
     let mut i = from;
-    while i + 1 < buf.len() {
-        if buf[i] == b'\n' {
-            if buf[i + 1] == b'\n' {
-                return Some((i, i + 2));
-            }
-            if buf[i + 1] == b'\r' && buf.get(i + 2) == Some(&b'\n') {
-                return Some((i, i + 3));
-            }
+    while let Some(at) = memchr::memchr(b'\n', &buf[i.min(buf.len())..]) {
+        let nl = i + at;
+        match buf.get(nl + 1) {
+            Some(b'\n') => return Some((nl, nl + 2)),
+            Some(b'\r') if buf.get(nl + 2) == Some(&b'\n') => return Some((nl, nl + 3)),
+            Some(_) => i = nl + 1,
+            None => return None,
         }
-        i += 1;
     }
     None
 }

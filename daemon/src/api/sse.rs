@@ -151,11 +151,11 @@ impl StreamState {
                 _ = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b": keep-alive\n\n")),
                 batch = self.follower.next_batch(BATCH) => {
                     return match batch {
-                        Some(Ok(events)) if events.len() == 1 => Some(events[0].sse().clone()),
-                        Some(Ok(events)) => {
-                            let mut out = BytesMut::with_capacity(events.iter().map(|e| e.sse().len()).sum());
-                            for event in &events {
-                                out.extend_from_slice(event.sse());
+                        Some(Ok(items)) if items.len() == 1 => Some(items[0].sse().clone()),
+                        Some(Ok(items)) => {
+                            let mut out = BytesMut::with_capacity(items.iter().map(|i| i.sse().len()).sum());
+                            for item in &items {
+                                out.extend_from_slice(item.sse());
                             }
                             Some(out.freeze())
                         }

@@ -1,15 +1,15 @@
 //! Follow the event log: replay what is newer than a given id, then follow the bus live.
 //!
 //! The follower subscribes to the bus before it reads the log, and skips any id it has already
-//! delivered, so nothing is lost in the gap and nothing is delivered twice. When it falls so far
-//! behind that the bus has dropped events for it, it goes back to the log from its last id.
+//! passed, so nothing is lost in the gap and nothing is delivered twice. When it falls so far
+//! behind that the bus has dropped batches for it, it goes back to the log from its last id.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
-use super::{Bus, Event};
+use super::{Bus, Event, Published};
 use crate::store::{Store, StoreError};
 
 /// Events read from the log per page while catching up.
@@ -40,11 +40,33 @@ impl Filter {
         };
         type_ok && thread_ok
     }
+
+    fn is_everything(&self) -> bool {
+        self.types.is_empty() && self.thread.is_none()
+    }
+}
+
+/// What [`Follower::next_batch`] hands out: a whole published batch that matched entirely (and
+/// can be sent as its shared buffer), or one event.
+#[derive(Debug, Clone)]
+pub enum Item {
+    Batch(Arc<Published>),
+    Event(Arc<Event>),
+}
+
+impl Item {
+    /// The item as Server-Sent Events text.
+    pub fn sse(&self) -> &bytes::Bytes {
+        match self {
+            Item::Batch(p) => p.sse(),
+            Item::Event(e) => e.sse(),
+        }
+    }
 }
 
 pub struct Follower {
     store: Store,
-    rx: broadcast::Receiver<Arc<Event>>,
+    rx: broadcast::Receiver<Arc<Published>>,
     /// The id of the last event looked at (delivered or filtered out).
     last: i64,
     backlog: VecDeque<Arc<Event>>,
@@ -79,48 +101,16 @@ impl Follower {
         self.last
     }
 
-    /// The next matching event and every further one available without waiting, up to `max`.
-    /// `None` as [`Follower::next`].
-    pub async fn next_batch(&mut self, max: usize) -> Option<Result<Vec<Arc<Event>>, StoreError>> {
-        let first = match self.next().await? {
-            Ok(event) => event,
-            Err(e) => return Some(Err(e)),
-        };
-        let mut batch = vec![first];
-        while batch.len() < max {
-            if let Some(end) = self.end
-                && (self.last >= end || self.backlog.front().is_some_and(|e| e.id > end))
-            {
-                break;
-            }
-            let event = match self.backlog.pop_front() {
-                Some(event) => event,
-                None if self.catching_up => break,
-                None => match self.rx.try_recv() {
-                    Ok(event) if event.id <= self.last => continue,
-                    Ok(event) => event,
-                    Err(broadcast::error::TryRecvError::Lagged(_)) => {
-                        self.catching_up = true;
-                        break;
-                    }
-                    Err(_) => break,
-                },
-            };
-            self.last = event.id;
-            if self.filter.matches(&event) {
-                batch.push(event);
-            }
-        }
-        Some(Ok(batch))
+    fn at_end(&self) -> bool {
+        self.end
+            .is_some_and(|end| self.last >= end || self.backlog.front().is_some_and(|e| e.id > end))
     }
 
     /// The next matching event. Errors only when the store cannot be read; returns `None` when
-    /// the bus is closed (the daemon is stopping).
+    /// the bus is closed (the daemon is stopping) or a replay-only follower is done.
     pub async fn next(&mut self) -> Option<Result<Arc<Event>, StoreError>> {
         loop {
-            if let Some(end) = self.end
-                && (self.last >= end || self.backlog.front().is_some_and(|e| e.id > end))
-            {
+            if self.at_end() {
                 return None;
             }
             if let Some(event) = self.backlog.pop_front() {
@@ -131,28 +121,106 @@ impl Follower {
                 continue;
             }
             if self.catching_up {
-                let after = self.last;
-                let page = self
-                    .store
-                    .read(move |conn| super::log::since(conn, after, PAGE))
-                    .await;
-                match page {
-                    Ok(page) => {
-                        if page.len() < PAGE {
-                            self.catching_up = false;
-                        }
-                        self.backlog.extend(page.into_iter().map(Arc::new));
-                        continue;
-                    }
-                    Err(e) => return Some(Err(e)),
+                if let Err(e) = self.read_page().await {
+                    return Some(Err(e));
                 }
+                continue;
             }
             match self.rx.recv().await {
-                Ok(event) if event.id <= self.last => continue,
-                Ok(event) => self.backlog.push_back(event),
+                Ok(published) => self.backlog.extend(
+                    published
+                        .events()
+                        .iter()
+                        .filter(|e| e.id > self.last)
+                        .cloned(),
+                ),
                 Err(RecvError::Lagged(_)) => self.catching_up = true,
                 Err(RecvError::Closed) => return None,
             }
         }
+    }
+
+    /// The next matching events, waiting for the first and then taking whatever else is ready,
+    /// up to about `max`. A live follower that keeps up gets whole published batches.
+    pub async fn next_batch(&mut self, max: usize) -> Option<Result<Vec<Item>, StoreError>> {
+        let mut items = Vec::new();
+        let mut count = 0;
+        while count == 0 {
+            if !self.backlog.is_empty() || self.catching_up || self.end.is_some() {
+                match self.next().await? {
+                    Ok(event) => {
+                        items.push(Item::Event(event));
+                        count = 1;
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+                continue;
+            }
+            match self.rx.recv().await {
+                Ok(published) => count += self.take(published, &mut items),
+                Err(RecvError::Lagged(_)) => self.catching_up = true,
+                Err(RecvError::Closed) => return None,
+            }
+        }
+        while count < max && !self.at_end() {
+            if let Some(event) = self.backlog.pop_front() {
+                self.last = event.id;
+                if self.filter.matches(&event) {
+                    items.push(Item::Event(event));
+                    count += 1;
+                }
+                continue;
+            }
+            if self.catching_up || self.end.is_some() {
+                break;
+            }
+            match self.rx.try_recv() {
+                Ok(published) => count += self.take(published, &mut items),
+                Err(TryRecvError::Lagged(_)) => {
+                    self.catching_up = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        Some(Ok(items))
+    }
+
+    /// Take a published batch: whole when every event is new and wanted, else event by event.
+    fn take(&mut self, published: Arc<Published>, items: &mut Vec<Item>) -> usize {
+        let events = published.events();
+        let whole = events[0].id > self.last
+            && (self.filter.is_everything() || events.iter().all(|e| self.filter.matches(e)));
+        if whole {
+            self.last = events[events.len() - 1].id;
+            let n = events.len();
+            items.push(Item::Batch(published));
+            return n;
+        }
+        let mut n = 0;
+        for event in events {
+            if event.id <= self.last {
+                continue;
+            }
+            self.last = event.id;
+            if self.filter.matches(event) {
+                items.push(Item::Event(event.clone()));
+                n += 1;
+            }
+        }
+        n
+    }
+
+    async fn read_page(&mut self) -> Result<(), StoreError> {
+        let after = self.last;
+        let page = self
+            .store
+            .read(move |conn| super::log::since(conn, after, PAGE))
+            .await?;
+        if page.len() < PAGE {
+            self.catching_up = false;
+        }
+        self.backlog.extend(page.into_iter().map(Arc::new));
+        Ok(())
     }
 }

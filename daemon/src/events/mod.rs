@@ -8,7 +8,7 @@
 pub mod follow;
 pub mod log;
 
-pub use follow::{Filter, Follower};
+pub use follow::{Filter, Follower, Item};
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -116,13 +116,42 @@ impl NewEvent {
     }
 }
 
-/// Events kept in the bus for slow listeners before they must catch up from the log.
-const BUS_CAPACITY: usize = 4096;
+/// Published batches kept in the bus for slow listeners before they must catch up from the log
+/// (at most `BUS_CAPACITY * PUBLISH_CHUNK` events, so memory stays bounded).
+const BUS_CAPACITY: usize = 256;
+/// Events in one published batch at most.
+const PUBLISH_CHUNK: usize = 64;
+
+/// Events committed together, published as one message so that a stream that wants them all can
+/// send them as one shared buffer.
+#[derive(Debug)]
+pub struct Published {
+    events: Vec<Arc<Event>>,
+    sse: OnceLock<bytes::Bytes>,
+}
+
+impl Published {
+    /// Never empty; ids ascending.
+    pub fn events(&self) -> &[Arc<Event>] {
+        &self.events
+    }
+
+    /// Every event of the batch as Server-Sent Events, made once and shared by every stream.
+    pub fn sse(&self) -> &bytes::Bytes {
+        self.sse.get_or_init(|| {
+            let mut out = bytes::BytesMut::new();
+            for event in &self.events {
+                out.extend_from_slice(event.sse());
+            }
+            out.freeze()
+        })
+    }
+}
 
 /// The in-process bus. Cloneable; every clone publishes to and subscribes from the same channel.
 #[derive(Clone)]
 pub struct Bus {
-    tx: broadcast::Sender<Arc<Event>>,
+    tx: broadcast::Sender<Arc<Published>>,
     latest: Arc<AtomicI64>,
 }
 
@@ -143,10 +172,16 @@ impl Bus {
 
     /// Called by the writer after a commit, in id order.
     pub(crate) fn publish(&self, events: Vec<Event>) {
-        for event in events {
-            self.latest.store(event.id, Ordering::Release);
+        let mut events = events.into_iter().map(Arc::new).peekable();
+        while events.peek().is_some() {
+            let chunk: Vec<Arc<Event>> = events.by_ref().take(PUBLISH_CHUNK).collect();
+            let last = chunk[chunk.len() - 1].id;
+            self.latest.store(last, Ordering::Release);
             // No receivers is fine: the log has it.
-            let _ = self.tx.send(Arc::new(event));
+            let _ = self.tx.send(Arc::new(Published {
+                events: chunk,
+                sse: OnceLock::new(),
+            }));
         }
     }
 
@@ -155,7 +190,7 @@ impl Bus {
         self.latest.fetch_max(id, Ordering::AcqRel);
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.tx.subscribe()
     }
 

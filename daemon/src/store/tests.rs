@@ -134,6 +134,8 @@ async fn a_failed_job_rolls_back_only_itself_and_its_events() {
     let id = ok.unwrap();
     assert!(bad.is_err());
     let got = rx.recv().await.unwrap();
+    assert_eq!(got.events().len(), 1);
+    let got = &got.events()[0];
     assert_eq!((got.id, got.kind.as_str()), (id, "test.kept"));
     let kinds = store
         .read(|c| {
@@ -213,12 +215,12 @@ async fn concurrent_writers_share_commits_and_keep_id_order() {
     }
     ids.sort();
     assert_eq!(ids, (1..=200).collect::<Vec<i64>>());
-    for expected in 1..=200 {
-        assert_eq!(
-            rx.recv().await.unwrap().id,
-            expected,
-            "broadcast in id order"
-        );
+    let mut expected = 1;
+    while expected <= 200 {
+        for event in rx.recv().await.unwrap().events() {
+            assert_eq!(event.id, expected, "broadcast in id order");
+            expected += 1;
+        }
     }
     store.close().await;
     assert!(

@@ -203,3 +203,24 @@ fn cli_usage_errors_exit_non_zero_with_a_message() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown_device"));
 }
+
+#[test]
+fn another_user_cannot_reach_the_socket() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root to run a client as another user");
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let home = TempHome::new("foreign");
+    let _vyred = home.spawn_daemon();
+    let out = home
+        .command()
+        .args(["status"])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ermission denied"), "{err}");
+}

@@ -241,3 +241,36 @@ async fn a_module_keeps_its_own_tables_and_writes_rows_and_events_atomically() {
         .unwrap();
     assert_eq!(version, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_hears_events_through_on_and_reads_them_through_since() {
+    let home = TempHome::new("module-on");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let client = vyred.socket_client();
+    client.call("probe.emit", &json!({ "n": 5 })).await.unwrap();
+    client
+        .call(
+            "probe.emit",
+            &json!({ "n": 2, "kind": "probe.thread_said" }),
+        )
+        .await
+        .unwrap();
+    let mut heard = json!(null);
+    for _ in 0..100 {
+        heard = client.call("probe.heard", &json!({})).await.unwrap();
+        if heard["heard"] == 5 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        heard["heard"], 5,
+        "only the filtered type, each once: {heard}"
+    );
+    assert_eq!(heard["latest_id"], vyred.kernel.bus().latest_id());
+    assert_eq!(
+        heard["logged"], 8,
+        "daemon.started and seven probe events: {heard}"
+    );
+    vyred.stop().await;
+}

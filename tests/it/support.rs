@@ -267,7 +267,7 @@ pub struct Probe {
 impl Probe {
     /// A probe named `name` requiring `requires`, with the standard probe tools.
     pub fn module(name: &str, requires: &[&str], start: Start) -> Arc<dyn Module> {
-        let tools: Vec<String> = ["emit", "call", "panic", "echo", "note", "notes"]
+        let tools: Vec<String> = ["emit", "call", "panic", "echo", "note", "notes", "heard"]
             .iter()
             .map(|t| format!("{name}.{t}"))
             .collect();
@@ -430,6 +430,37 @@ impl Module for Probe {
                             })
                             .await?;
                         Ok::<_, ToolError>(notes)
+                    }
+                },
+            )?;
+            // Listen to its own pings, and say how many it heard and the newest id it knows.
+            let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let counter = heard.clone();
+            ctx.events().on(
+                vyre::events::Filter {
+                    types: vec!["probe.pinged".into()],
+                    thread: None,
+                },
+                move |_event| {
+                    let counter = counter.clone();
+                    async move {
+                        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
+                },
+            );
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(format!("{name}.heard"), "How many pings it heard."),
+                move |_: Nothing, _| {
+                    let heard = heard.clone();
+                    let c = c.clone();
+                    async move {
+                        let since = c.events().since(0, 1000).await?;
+                        Ok::<_, ToolError>(json!({
+                            "heard": heard.load(std::sync::atomic::Ordering::SeqCst),
+                            "latest_id": c.events().latest_id(),
+                            "logged": since.len(),
+                        }))
                     }
                 },
             )?;

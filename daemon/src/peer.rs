@@ -57,11 +57,6 @@ impl SessionProcesses {
     }
 }
 
-/// True when the process `pid` or one of its ancestors is Claude Code.
-pub fn inside_claude(pid: i32) -> bool {
-    SessionProcesses::default().session_of(pid).is_some()
-}
-
 fn is_claude(command: &str) -> bool {
     let base = Path::new(command.trim())
         .file_name()

@@ -66,6 +66,16 @@ async fn a_client_that_disconnects_and_resumes_misses_nothing_and_gets_nothing_t
     vyred.stop().await;
 }
 
+/// The types of the events a replay-only stream with `query` sends.
+async fn replayed_types(client: &vyre::client::Client, query: &str) -> Vec<String> {
+    let mut stream = client.events(query, None).await.unwrap();
+    let mut kinds = Vec::new();
+    while let Some(Ok(msg)) = stream.next().await {
+        kinds.push(msg.event.unwrap());
+    }
+    kinds
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_by_type_and_thread() {
     let home = TempHome::new("filters");
@@ -84,14 +94,7 @@ async fn filters_by_type_and_thread() {
     .await
     .unwrap();
 
-    let mut s = sock
-        .events("since=0&thread=t-one&follow=false", None)
-        .await
-        .unwrap();
-    let mut kinds = Vec::new();
-    while let Some(Ok(msg)) = s.next().await {
-        kinds.push(msg.event.unwrap());
-    }
+    let kinds = replayed_types(&sock, "since=0&thread=t-one&follow=false").await;
     assert_eq!(
         kinds,
         [
@@ -103,17 +106,11 @@ async fn filters_by_type_and_thread() {
         ]
     );
 
-    let mut s = sock
-        .events(
-            "since=0&types=probe.thread_said,daemon.*&follow=false",
-            None,
-        )
-        .await
-        .unwrap();
-    let mut kinds = Vec::new();
-    while let Some(Ok(msg)) = s.next().await {
-        kinds.push(msg.event.unwrap());
-    }
+    let kinds = replayed_types(
+        &sock,
+        "since=0&types=probe.thread_said,daemon.*&follow=false",
+    )
+    .await;
     assert_eq!(
         kinds,
         ["daemon.started", "probe.thread_said", "probe.thread_said"]

@@ -96,11 +96,6 @@ impl Follower {
         self
     }
 
-    /// The id of the last event this follower has passed.
-    pub fn position(&self) -> i64 {
-        self.last
-    }
-
     fn at_end(&self) -> bool {
         self.end
             .is_some_and(|end| self.last >= end || self.backlog.front().is_some_and(|e| e.id > end))

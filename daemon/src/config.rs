@@ -88,6 +88,8 @@ pub struct Config {
     pub modules: ModulesConfig,
     pub network: Option<Value>,
     pub sessions: Option<Value>,
+    /// The vault's settings: `keystore` is `file` or `keychain`.
+    pub vault: Option<Value>,
     /// The log filter, e.g. "info" or "vyre=debug" (`RUST_LOG` wins).
     pub log: Option<String>,
 }

@@ -16,6 +16,7 @@ use crate::paths::VyreHome;
 use crate::peer::SessionProcesses;
 use crate::store::{Store, StoreError};
 use crate::tools::Registry;
+use crate::vault::VaultAccess;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -76,6 +77,8 @@ struct Inner {
     tasks: TaskTracker,
     // std RwLock: written once after binding, read by status.
     listeners: RwLock<Vec<ListenerInfo>>,
+    // std RwLock: set once by the vault module at its start, read on each fetch.
+    vault: RwLock<Option<Arc<dyn VaultAccess>>>,
 }
 
 /// The shared state of one vyred. Cheap to clone.
@@ -118,6 +121,7 @@ impl Kernel {
                 shutdown: CancellationToken::new(),
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
+                vault: RwLock::new(None),
             }),
         })
     }
@@ -163,6 +167,15 @@ impl Kernel {
     }
     pub fn uptime_s(&self) -> u64 {
         self.inner.started.elapsed().as_secs()
+    }
+
+    /// The vault, once its module has started.
+    pub fn vault(&self) -> Option<Arc<dyn VaultAccess>> {
+        self.inner.vault.read().expect("vault slot").clone()
+    }
+
+    pub(crate) fn set_vault(&self, vault: Arc<dyn VaultAccess>) {
+        *self.inner.vault.write().expect("vault slot") = Some(vault);
     }
 
     pub(crate) fn set_listeners(&self, listeners: Vec<ListenerInfo>) {

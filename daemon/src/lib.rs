@@ -9,6 +9,7 @@
 //! - [`tools`], [`rules`]: typed tools, the registry every call goes through, and the Rules.
 //! - [`modules`]: the module contract, the loader and each module's `Ctx`.
 //! - [`devices`]: credentials of HTTP callers.
+//! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
 //! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
 //! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
 //! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
@@ -32,6 +33,7 @@ pub mod redact;
 pub mod rules;
 pub mod store;
 pub mod tools;
+pub mod vault;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {

@@ -7,3 +7,4 @@ mod api;
 mod events;
 mod lifecycle;
 mod modules;
+mod vault;

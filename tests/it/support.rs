@@ -267,15 +267,18 @@ pub struct Probe {
 impl Probe {
     /// A probe named `name` requiring `requires`, with the standard probe tools.
     pub fn module(name: &str, requires: &[&str], start: Start) -> Arc<dyn Module> {
-        let tools: Vec<String> = ["emit", "call", "panic", "echo", "note", "notes", "heard"]
-            .iter()
-            .map(|t| format!("{name}.{t}"))
-            .collect();
+        let tools: Vec<String> = [
+            "emit", "call", "panic", "echo", "note", "notes", "heard", "fetch",
+        ]
+        .iter()
+        .map(|t| format!("{name}.{t}"))
+        .collect();
         let manifest = json!({
             "name": name, "version": "0.1.0", "roles": ["box", "local"], "requires": requires,
             "does": { "tools": tools },
             "watches": { "emits": ["probe.pinged", "probe.thread_said"] },
-            "shows": { "cli": [name] }
+            "shows": { "cli": [name] },
+            "needs": { "vault": ["test-*", "declared-only"] }
         });
         Arc::new(Probe {
             name: name.into(),
@@ -327,6 +330,13 @@ pub struct EchoInput {
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Nothing {}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchInput {
+    pub item: String,
+    pub expect: String,
+}
 
 impl Module for Probe {
     fn name(&self) -> &str {
@@ -430,6 +440,32 @@ impl Module for Probe {
                             })
                             .await?;
                         Ok::<_, ToolError>(notes)
+                    }
+                },
+            )?;
+            // Fetch a vault item and say whether it holds what the caller expects; never the value.
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    format!("{name}.fetch"),
+                    "Fetch a vault item and compare it.",
+                ),
+                move |input: FetchInput, _| {
+                    let c = c.clone();
+                    async move {
+                        let value = c
+                            .vault()
+                            .fetch(&input.item)
+                            .await
+                            .map_err(ToolError::from)?;
+                        let totp = value
+                            .totp_now()
+                            .map(|r| r.map(|code| code.expose().len()).unwrap_or(0));
+                        Ok::<_, ToolError>(json!({
+                            "kind": value.kind(),
+                            "matches": value.primary().expose() == input.expect,
+                            "totp_digits": totp,
+                        }))
                     }
                 },
             )?;

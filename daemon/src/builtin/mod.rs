@@ -12,5 +12,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
     vec![
         Arc::new(system::System),
         Arc::new(devices::DevicesModule::new(kernel.devices().clone())),
+        Arc::new(crate::vault::VaultModule),
     ]
 }

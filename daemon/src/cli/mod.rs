@@ -6,6 +6,7 @@ mod daemon_cmds;
 mod events_cmd;
 mod status_cmd;
 mod tool_cmd;
+mod vault_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -73,6 +74,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The vault: store credentials, grant them to modules and agents, rotate the key.
+    #[command(subcommand)]
+    Vault(vault_cmd::VaultCommand),
     /// List every tool vyred offers, with the command that runs it.
     Tools {
         #[arg(long)]
@@ -121,6 +125,7 @@ async fn run_client(command: Command) -> i32 {
             json,
         } => events_cmd::events(&client, since, types, thread, follow, json).await,
         Command::Tools { json } => tool_cmd::list(&client, json).await,
+        Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Module(args) => tool_cmd::run(&client, &args).await,
     }
 }

@@ -189,6 +189,34 @@ pub async fn doctor(home: &VyreHome, client: &Client, as_json: bool) -> i32 {
         ),
         Err(e) => push("vyred", "fail", e.to_string()),
     }
+    if status.is_ok() {
+        match client.call("vault.status", &json!({})).await {
+            Ok(v) => {
+                let state = v["state"].as_str().unwrap_or("?");
+                let level = match state {
+                    "unlocked" | "empty" => "ok",
+                    "locked" => "warn",
+                    _ => "fail",
+                };
+                push(
+                    "vault",
+                    level,
+                    format!(
+                        "{state} ({} item(s), key in {})",
+                        v["items"],
+                        v["keystore"].as_str().unwrap_or("?")
+                    ),
+                );
+                let ready = v["claude"]["advice"].is_null() && !v["claude"]["mode"].is_null();
+                push(
+                    "claude",
+                    if ready { "ok" } else { "warn" },
+                    super::vault_cmd::auth_line(&v["claude"]),
+                );
+            }
+            Err(e) => push("vault", "fail", e.to_string()),
+        }
+    }
     if let Ok(m) = std::fs::metadata(home.socket()) {
         let mode = m.permissions().mode() & 0o777;
         push(

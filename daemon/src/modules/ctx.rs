@@ -72,6 +72,24 @@ impl Ctx {
         ModuleStore { ctx: self.clone() }
     }
 
+    /// Values from the vault, for the items this module's manifest declares under `needs.vault`
+    /// and a person granted to it.
+    pub fn vault(&self) -> ModuleVault {
+        ModuleVault { ctx: self.clone() }
+    }
+
+    /// The vault module hands the kernel its implementation here; no other module may.
+    pub fn provide_vault(
+        &self,
+        vault: Arc<dyn crate::vault::VaultAccess>,
+    ) -> Result<(), StartError> {
+        if &*self.name != "vault" {
+            return Err(format!("module {} may not provide the vault", self.name).into());
+        }
+        self.kernel.set_vault(vault);
+        Ok(())
+    }
+
     /// Emit, follow and read events.
     pub fn events(&self) -> ModuleEvents {
         ModuleEvents { ctx: self.clone() }
@@ -276,5 +294,52 @@ impl ModuleEvents {
                 }
             }
         });
+    }
+}
+
+/// A module's view of the vault.
+pub struct ModuleVault {
+    ctx: Ctx,
+}
+
+impl ModuleVault {
+    /// The value of item `name`. Refused unless the manifest declares it under `needs.vault`
+    /// (exactly, or by a prefix written `name*`) and a person granted it to this module.
+    pub async fn fetch(
+        &self,
+        name: &str,
+    ) -> Result<crate::vault::VaultValue, crate::vault::VaultError> {
+        use crate::vault::{Grantee, VaultError};
+        let declared = self
+            .ctx
+            .manifest
+            .needs
+            .vault
+            .iter()
+            .any(|d| match d.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => d == name,
+            });
+        if !declared {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        let vault = self.ctx.kernel.vault().ok_or_else(|| {
+            VaultError::Unavailable(
+                self.ctx
+                    .kernel
+                    .modules()
+                    .snapshot()
+                    .into_iter()
+                    .find(|m| m.name == "vault")
+                    .and_then(|m| m.reason)
+                    .unwrap_or_else(|| "the vault module is not running".into()),
+            )
+        })?;
+        vault
+            .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
+            .await
     }
 }

@@ -5,7 +5,7 @@ mod ctx;
 mod loader;
 mod manifest;
 
-pub use ctx::{Ctx, ModuleEvents, ModuleStore, ToolDef};
+pub use ctx::{Ctx, ModuleEvents, ModuleStore, ModuleVault, ToolDef};
 pub use loader::{ModuleState, ModuleStatus, ModuleTable, load_all};
 pub use manifest::Manifest;
 

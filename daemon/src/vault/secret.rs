@@ -1,0 +1,185 @@
+//! Values from the vault in memory: a type that never prints itself and is wiped on drop.
+//!
+//! `Secret` has no `Display` and no `Serialize`; its `Debug` says `[redacted]`. A value leaves it
+//! only through [`Secret::expose`], at the one place that hands it to a child process or a
+//! service. It can be deserialized (tool input) so a value typed by a person goes straight into it.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer};
+use zeroize::{Zeroize, Zeroizing};
+
+/// A credential or other secret text.
+#[derive(Clone, Default)]
+pub struct Secret(Zeroizing<String>);
+
+impl Secret {
+    pub fn new(value: String) -> Self {
+        Secret(Zeroizing::new(value))
+    }
+    /// The value itself. Call only where it must leave vyred (a child's environment, a request).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+impl PartialEq for Secret {
+    fn eq(&self, other: &Self) -> bool {
+        // Not constant-time; used by tests, never to check a credential.
+        *self.0 == *other.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut s = String::deserialize(d)?;
+        let secret = Secret::new(std::mem::take(&mut s));
+        s.zeroize();
+        Ok(secret)
+    }
+}
+
+impl schemars::JsonSchema for Secret {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Secret".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "description": "a secret value; never shown again", "writeOnly": true })
+    }
+}
+
+/// The kinds of item the vault keeps.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// An API key, a token.
+    Secret,
+    /// A username, a password and an optional TOTP seed.
+    Login,
+    /// Secure text.
+    Note,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Secret => "secret",
+            Kind::Login => "login",
+            Kind::Note => "note",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "secret" => Some(Kind::Secret),
+            "login" => Some(Kind::Login),
+            "note" => Some(Kind::Note),
+            _ => None,
+        }
+    }
+}
+
+/// An item's value, as a module receives it from `ctx.vault().fetch(name)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VaultValue {
+    Secret(Secret),
+    Login {
+        username: Secret,
+        password: Secret,
+        /// The base32 TOTP seed, when the login has one.
+        totp: Option<Secret>,
+    },
+    Note(Secret),
+}
+
+impl VaultValue {
+    pub fn kind(&self) -> Kind {
+        match self {
+            VaultValue::Secret(_) => Kind::Secret,
+            VaultValue::Login { .. } => Kind::Login,
+            VaultValue::Note(_) => Kind::Note,
+        }
+    }
+
+    /// The secret of a `secret` item, the password of a `login`, the text of a `note`.
+    pub fn primary(&self) -> &Secret {
+        match self {
+            VaultValue::Secret(s) | VaultValue::Note(s) => s,
+            VaultValue::Login { password, .. } => password,
+        }
+    }
+
+    /// The TOTP code for now, for a login with a seed.
+    pub fn totp_now(&self) -> Option<Result<Secret, String>> {
+        let VaultValue::Login {
+            totp: Some(seed), ..
+        } = self
+        else {
+            return None;
+        };
+        Some(totp_code(seed, crate::now_ms() as u64 / 1000))
+    }
+}
+
+/// The six-digit TOTP code (RFC 6238: SHA-1, 30 s steps) of a base32 seed at a Unix time.
+pub fn totp_code(seed: &Secret, unix_s: u64) -> Result<Secret, String> {
+    let cleaned: Zeroizing<String> = Zeroizing::new(
+        seed.expose()
+            .chars()
+            .filter(|c| !c.is_whitespace() && *c != '-')
+            .collect::<String>()
+            .to_ascii_uppercase(),
+    );
+    let bytes = Zeroizing::new(
+        totp_rs::Secret::Encoded(cleaned.to_string())
+            .to_bytes()
+            .map_err(|_| "the TOTP seed is not valid base32".to_string())?,
+    );
+    let totp = totp_rs::TOTP::new_unchecked(totp_rs::Algorithm::SHA1, 6, 1, 30, bytes.to_vec());
+    Ok(Secret::new(totp.generate(unix_s)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_never_prints_itself() {
+        let s = Secret::new("hunter2-value".into());
+        assert_eq!(format!("{s:?}"), "Secret([redacted])");
+        let v = VaultValue::Login {
+            username: Secret::new("sam".into()),
+            password: s.clone(),
+            totp: None,
+        };
+        let printed = format!("{v:?} {v:#?}");
+        assert!(
+            !printed.contains("hunter2") && !printed.contains("sam"),
+            "{printed}"
+        );
+        let parsed: Secret = serde_json::from_str("\"from-json\"").unwrap();
+        assert_eq!(parsed.expose(), "from-json");
+    }
+
+    #[test]
+    fn totp_matches_rfc_6238() {
+        // RFC 6238 appendix B, SHA-1 seed "12345678901234567890" in base32.
+        let seed = Secret::new("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ".into());
+        assert_eq!(totp_code(&seed, 59).unwrap().expose(), "287082");
+        assert_eq!(totp_code(&seed, 1_111_111_109).unwrap().expose(), "081804");
+        assert_eq!(totp_code(&seed, 2_000_000_000).unwrap().expose(), "279037");
+        let spaced = Secret::new("gezd gnbv gy3t qojq gezd gnbv gy3t qojq".into());
+        assert_eq!(totp_code(&spaced, 59).unwrap().expose(), "287082");
+        assert!(totp_code(&Secret::new("not base32!".into()), 59).is_err());
+    }
+}

@@ -1,0 +1,431 @@
+//! The vault end to end: over the API, the CLI and a module's `ctx.vault()`, and a search of
+//! everything vyred leaves behind for the values it was given.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SECRET: &str = "sk-test-Qz81mVb29XkLp0Tr";
+const PASSWORD: &str = "correct-horse-battery-41";
+const NOTE: &str = "recovery words: amber lantern quiet orbit";
+const USERNAME: &str = "vault-user-7781";
+const TOTP: &str = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+const PASSPHRASE: &str = "a passphrase for the test";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_gets_a_value_only_when_declared_and_granted() {
+    let home = TempHome::new("vault-grants");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let sock = vyred.socket_client();
+    sock.call("vault.put", &json!({ "name": "test-key", "value": SECRET }))
+        .await
+        .unwrap();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "declared-only", "value": SECRET }),
+    )
+    .await
+    .unwrap();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "undeclared", "value": SECRET }),
+    )
+    .await
+    .unwrap();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "test-login", "kind": "login", "username": USERNAME, "password": PASSWORD, "totp": TOTP }),
+    )
+    .await
+    .unwrap();
+
+    let fetch = |item: &str, expect: &str| {
+        let sock = sock.clone();
+        let input = json!({ "item": item, "expect": expect });
+        async move { sock.call("probe.fetch", &input).await }
+    };
+    let err = fetch("test-key", SECRET).await.unwrap_err().to_string();
+    assert!(
+        err.contains("not_granted") && err.contains("vyre vault grant test-key"),
+        "{err}"
+    );
+    sock.call("vault.grant", &json!({ "item": "test-key", "to": "probe" }))
+        .await
+        .unwrap();
+    let got = fetch("test-key", SECRET).await.unwrap();
+    assert_eq!(
+        got,
+        json!({ "kind": "secret", "matches": true, "totp_digits": null })
+    );
+
+    // Granted but not declared in the manifest: refused all the same.
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "undeclared", "to": "module:probe" }),
+    )
+    .await
+    .unwrap();
+    let err = fetch("undeclared", SECRET).await.unwrap_err().to_string();
+    assert!(err.contains("not_declared"), "{err}");
+    // Declared but granted to someone else.
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "declared-only", "to": "agent:probe" }),
+    )
+    .await
+    .unwrap();
+    assert!(
+        fetch("declared-only", SECRET)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("not_granted")
+    );
+
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "test-login", "to": "probe" }),
+    )
+    .await
+    .unwrap();
+    let got = fetch("test-login", PASSWORD).await.unwrap();
+    assert_eq!(
+        got,
+        json!({ "kind": "login", "matches": true, "totp_digits": 6 })
+    );
+
+    // A module cannot grant, put or read through the person-only tools.
+    for (tool, input) in [
+        (
+            "vault.grant",
+            json!({ "item": "undeclared", "to": "probe" }),
+        ),
+        ("vault.put", json!({ "name": "x", "value": "y" })),
+        ("vault.rotate", json!({})),
+    ] {
+        let err = sock
+            .call("probe.call", &json!({ "tool": tool, "input": input }))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("person_only"), "{tool}: {err}");
+    }
+    sock.call(
+        "vault.revoke",
+        &json!({ "item": "test-key", "to": "probe" }),
+    )
+    .await
+    .unwrap();
+    assert!(
+        fetch("test-key", SECRET)
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("not_granted")
+    );
+
+    let list = sock.call("vault.list", &json!({})).await.unwrap();
+    let login = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "test-login")
+        .unwrap();
+    assert_eq!(login["last_used_by"], "module:probe");
+    assert_eq!(login["grants"], json!(["module:probe"]));
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_to_the_vault_gets_clear_errors() {
+    let home = TempHome::new("vault-bad");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let cases = [
+        (json!({ "name": "a/b", "value": "v" }), "path separator"),
+        (
+            json!({ "name": "a\u{7}b", "value": "v" }),
+            "control characters",
+        ),
+        (json!({ "name": "..", "value": "v" }), "be . or .."),
+        (json!({ "name": "ok" }), "needs a value"),
+        (
+            json!({ "name": "ok", "kind": "login", "username": "u" }),
+            "needs a password",
+        ),
+        (
+            json!({ "name": "ok", "kind": "login", "password": "p", "totp": "not base32!" }),
+            "base32",
+        ),
+        (
+            json!({ "name": "ok", "kind": "card", "value": "v" }),
+            "unknown variant",
+        ),
+    ];
+    for (input, expected) in cases {
+        let err = sock
+            .call("vault.put", &input)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(expected), "{input}: {err}");
+    }
+    sock.call("vault.put", &json!({ "name": "once", "value": "v1" }))
+        .await
+        .unwrap();
+    let err = sock
+        .call("vault.put", &json!({ "name": "once", "value": "v2" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("exists") && err.contains("--replace"), "{err}");
+    let err = sock
+        .call("vault.grant", &json!({ "item": "once", "to": "person:me" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("grant to a module"), "{err}");
+    let err = sock
+        .call("vault.delete", &json!({ "name": "never" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown_item"), "{err}");
+    vyred.stop().await;
+}
+
+/// Every value put into the vault, searched for in logs, events, HTTP answers and CLI output.
+#[test]
+fn no_value_shows_anywhere_after_a_full_scenario() {
+    let home = TempHome::new("vault-scenario");
+    let mut answers: Vec<String> = Vec::new();
+    let run = |args: &[&str], stdin: Option<&str>| -> std::process::Output {
+        use std::io::Write;
+        let mut cmd = home.command();
+        cmd.env("RUST_LOG", "debug")
+            .env("VYRE_TEST_FAST_KDF", "1")
+            .args(args);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).unwrap();
+        }
+        drop(input);
+        child.wait_with_output().unwrap()
+    };
+    fn record_into(answers: &mut Vec<String>, out: &std::process::Output) {
+        answers.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        answers.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    macro_rules! record {
+        ($out:expr) => {
+            record_into(&mut answers, $out)
+        };
+    }
+
+    let up = run(&["up"], None);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    record!(&up);
+    let put = run(
+        &["vault", "put", "anthropic-api-key"],
+        Some(&format!("{SECRET}\n")),
+    );
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    record!(&put);
+    let login = run(
+        &["vault", "put", "site", "--kind", "login"],
+        Some(&format!("{USERNAME}\n{PASSWORD}\n{TOTP}\n")),
+    );
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    record!(&login);
+    record!(&run(
+        &["vault", "put", "recovery", "--kind", "note"],
+        Some(NOTE)
+    ));
+    // A duplicate is refused (and the refusal does not echo the value).
+    let dup = run(
+        &["vault", "put", "site", "--kind", "login"],
+        Some(&format!("{USERNAME}\nother-pass\n")),
+    );
+    assert_eq!(dup.status.code(), Some(1));
+    record!(&dup);
+    record!(&run(
+        &["vault", "grant", "anthropic-api-key", "sessions"],
+        None
+    ));
+    record!(&run(&["vault", "list"], None));
+    record!(&run(&["vault", "list", "--json"], None));
+    record!(&run(&["vault", "rotate"], None));
+    let pass = run(&["vault", "passphrase"], Some(PASSPHRASE));
+    assert!(
+        pass.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pass.stderr)
+    );
+    record!(&pass);
+    record!(&run(&["down"], None));
+    record!(&run(&["up"], None));
+    let locked = run(&["vault", "status", "--json"], None);
+    let status: Value = serde_json::from_slice(&locked.stdout).unwrap();
+    assert_eq!(status["state"], "locked");
+    record!(&locked);
+    let wrong = run(&["vault", "unlock"], Some("not the passphrase"));
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("passphrase is wrong"));
+    record!(&wrong);
+    let unlock = run(&["vault", "unlock"], Some(PASSPHRASE));
+    assert!(
+        unlock.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unlock.stderr)
+    );
+    record!(&unlock);
+    record!(&run(&["vault", "status"], None));
+    let doctor = run(&["doctor"], None);
+    let doc_text = String::from_utf8_lossy(&doctor.stdout).to_string();
+    assert!(
+        doc_text.contains("claude-setup-token missing"),
+        "{doc_text}"
+    );
+    assert!(doc_text.contains("API key fallback present"), "{doc_text}");
+    record!(&doctor);
+    record!(&run(&["events", "--since", "0", "--json"], None));
+
+    // Over HTTP, as a device.
+    let added = run(&["devices", "add", "scanner"], None);
+    let token = serde_json::from_slice::<Value>(&added.stdout).unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let http = vyre::client::Client::http(home.http_addr(), Some(token));
+    rt.block_on(async {
+        for tool in [
+            "vault.list",
+            "vault.status",
+            "system.events",
+            "system.status",
+        ] {
+            let out = http.call(tool, &json!({})).await.unwrap();
+            answers.push(out.to_string());
+        }
+        let err = http
+            .call(
+                "vault.put",
+                &json!({ "name": "anthropic-api-key", "value": SECRET }),
+            )
+            .await
+            .unwrap_err();
+        answers.push(err.to_string());
+        let mut stream = http.events("since=0&follow=false", None).await.unwrap();
+        while let Ok(Some(Ok(msg))) =
+            tokio::time::timeout(Duration::from_secs(5), stream.next()).await
+        {
+            answers.push(msg.data);
+        }
+    });
+    record!(&run(&["down"], None));
+
+    let values = [SECRET, PASSWORD, NOTE, USERNAME, TOTP, PASSPHRASE];
+    let mut places: Vec<(String, String)> = answers
+        .into_iter()
+        .map(|a| ("an answer".to_string(), a))
+        .collect();
+    for entry in std::fs::read_dir(home.home().logs()).unwrap() {
+        let path = entry.unwrap().path();
+        places.push((
+            path.display().to_string(),
+            std::fs::read_to_string(&path).unwrap_or_default(),
+        ));
+    }
+    for (id, kind, payload) in stored_events(&home.home().database()) {
+        places.push((format!("event {id} ({kind})"), payload.to_string()));
+    }
+    let db = std::fs::read(home.home().database()).unwrap();
+    places.push((
+        "the database file".into(),
+        String::from_utf8_lossy(&db).into_owned(),
+    ));
+    let key_file = std::fs::read_to_string(home.vyre_home().join("vault/master.key")).unwrap();
+    places.push(("the key file".into(), key_file));
+    assert!(places.len() > 30, "the scenario produced output to search");
+    for value in values {
+        for (place, text) in &places {
+            assert!(!text.contains(value), "{value:?} shows in {place}");
+        }
+    }
+    let log_text: String = places
+        .iter()
+        .filter(|(p, _)| p.contains("logs"))
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert!(
+        log_text.contains("vault"),
+        "the logs were written (debug level) and searched"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_vault_runs_on_the_real_secret_service() {
+    if std::env::var_os("VYRE_TEST_SECRET_SERVICE").is_none() {
+        eprintln!(
+            "skipped: set VYRE_TEST_SECRET_SERVICE=1 inside a dbus session with a secrets daemon"
+        );
+        return;
+    }
+    let home = TempHome::new("vault-keychain");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        r#"{ "role": "local", "vault": { "keystore": "keychain" } }"#,
+    )
+    .unwrap();
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let sock = vyred.socket_client();
+    sock.call("vault.put", &json!({ "name": "test-key", "value": SECRET }))
+        .await
+        .unwrap();
+    sock.call("vault.grant", &json!({ "item": "test-key", "to": "probe" }))
+        .await
+        .unwrap();
+    let status = sock.call("vault.status", &json!({})).await.unwrap();
+    assert_eq!(status["keystore"], "keychain");
+    assert_eq!(status["claude"]["mode"], "login", "the Mac's default");
+    vyred.stop().await;
+    assert!(
+        !home.vyre_home().join("vault").exists(),
+        "no key file beside the data"
+    );
+    // The key lives in the Secret Service, so a restarted vyred opens the item.
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let got = vyred
+        .socket_client()
+        .call(
+            "probe.fetch",
+            &json!({ "item": "test-key", "expect": SECRET }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got["matches"], true);
+    vyred.stop().await;
+}

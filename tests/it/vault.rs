@@ -429,3 +429,50 @@ async fn the_vault_runs_on_the_real_secret_service() {
     assert_eq!(got["matches"], true);
     vyred.stop().await;
 }
+
+#[test]
+fn without_a_keychain_the_vault_says_so_and_stores_nothing() {
+    let home = TempHome::new("vault-no-keychain");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        r#"{ "role": "local", "vault": { "keystore": "keychain" } }"#,
+    )
+    .unwrap();
+    // The test's environment is cleared: no session bus, so no keychain to reach.
+    let _vyred = home.spawn_daemon();
+    let status = home.vyre(&["vault", "status", "--json"]);
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["state"], "keystore_unavailable", "{status}");
+    let out = home.vyre(&["status"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("vault        started"),
+        "vyred and the module still run"
+    );
+    let mut cmd = home.command();
+    let out = cmd
+        .args(["vault", "put", "test-key"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(SECRET.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("keychain is not available") && err.contains("keystore_unavailable"),
+        "{err}"
+    );
+    let list = home.vyre(&["vault", "list", "--json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&list.stdout).trim(),
+        "[]",
+        "nothing was stored, in plain text or otherwise"
+    );
+    assert!(!home.vyre_home().join("vault").exists());
+}

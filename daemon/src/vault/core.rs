@@ -79,6 +79,8 @@ pub enum KeyState {
     Unlocked,
     /// Items exist but their key is not where it should be.
     KeyMissing,
+    /// The key store itself cannot be reached (no keychain, an unreadable key file).
+    KeystoreUnavailable,
 }
 
 struct Keys {
@@ -168,7 +170,9 @@ impl Vault {
             KeyState::Unlocked
         } else if keys.wrapped {
             KeyState::Locked
-        } else if count > 0 || keys.problem.is_some() {
+        } else if keys.problem.is_some() {
+            KeyState::KeystoreUnavailable
+        } else if count > 0 {
             KeyState::KeyMissing
         } else {
             KeyState::Empty
@@ -186,6 +190,9 @@ impl Vault {
         }
         let count = self.ctx.store().read(|c| Ok(items::count(c)?)).await?;
         if let Some(problem) = &keys.problem {
+            if count == 0 {
+                return Err(VaultError::KeyStore(problem.clone()));
+            }
             return Err(VaultError::KeyMissing {
                 location: self.store.location(),
                 items: count,

@@ -31,6 +31,7 @@ pub mod paths;
 pub mod peer;
 pub mod redact;
 pub mod rules;
+pub mod sessions;
 pub mod store;
 pub mod tools;
 pub mod vault;

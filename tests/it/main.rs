@@ -4,7 +4,9 @@
 mod support;
 
 mod api;
+mod claude_e2e;
 mod events;
+mod fake_api;
 mod lifecycle;
 mod modules;
 mod vault;

@@ -1,0 +1,354 @@
+//! The Claude driver: one Claude Code CLI process per live session, spoken to in the Agent SDK's
+//! own wire protocol (stream-json plus the stdio control protocol; see
+//! `../shared/briefs/claude-protocol.md`, measured on CLI 2.1.328).
+//!
+//! The argv is the SDK's; the environment is built from nothing (HOME, PATH, the locale, the
+//! base URL, `VYRE_*`); a credential goes on fd 3, never into the environment, where every tool
+//! and hook process would inherit it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::Child;
+use tokio::sync::mpsc;
+
+use super::spawn::{self, SpawnError, SpawnSpec};
+use super::wire::{Incoming, Peer, WireError};
+use crate::vault::Secret;
+
+/// The CLI version Vyre is built and tested against.
+pub const PINNED_VERSION: &str = "2.1.328";
+
+/// How a session's credential reaches the CLI.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// Claude Code's own login on this machine; nothing is passed.
+    Login,
+    /// An API key, on fd 3 (`CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR`).
+    ApiKey(Secret),
+    /// A subscription's setup token, on fd 3 (`CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR`).
+    SetupToken(Secret),
+}
+
+/// How to start one session's process.
+#[derive(Debug, Clone)]
+pub struct ClaudeOptions {
+    pub program: PathBuf,
+    pub cwd: PathBuf,
+    /// The Claude session id: new (`--session-id`) or resumed (`--resume`).
+    pub session_id: String,
+    pub resume: bool,
+    pub model: Option<String>,
+    /// `default`, `acceptEdits` or `plan`.
+    pub permission_mode: String,
+    /// Text appended to Claude Code's system prompt (sent in `initialize`).
+    pub append_system_prompt: Option<String>,
+    pub plugin_dirs: Vec<PathBuf>,
+    pub max_budget_usd: Option<f64>,
+    /// `ANTHROPIC_BASE_URL` for gateways and tests.
+    pub base_url: Option<String>,
+    pub credential: Credential,
+    /// The child's HOME (where `~/.claude` and transcripts live).
+    pub home: PathBuf,
+    /// More variables to set (the `VYRE_*` ones).
+    pub extra_env: Vec<(String, OsString)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("Claude Code exited during start-up: {0}")]
+    StartFailed(String),
+}
+
+/// The argv the Agent SDK builds for these options (its §2.1 mapping).
+pub fn argv(o: &ClaudeOptions) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--input-format",
+        "stream-json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if let Some(budget) = o.max_budget_usd {
+        args.push(format!("--max-budget-usd={budget}"));
+    }
+    if let Some(model) = &o.model {
+        args.push(format!("--model={model}"));
+    }
+    args.push("--permission-prompt-tool=stdio".into());
+    if o.resume {
+        args.push(format!("--resume={}", o.session_id));
+    }
+    args.push("--setting-sources=user,project,local".into());
+    args.push(format!("--permission-mode={}", o.permission_mode));
+    args.push("--include-partial-messages".into());
+    for dir in &o.plugin_dirs {
+        args.push(format!("--plugin-dir={}", dir.display()));
+    }
+    if !o.resume {
+        args.push(format!("--session-id={}", o.session_id));
+    }
+    args
+}
+
+/// The child's whole environment.
+pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
+    let mut env: Vec<(String, OsString)> = vec![
+        ("HOME".into(), o.home.clone().into_os_string()),
+        (
+            "PATH".into(),
+            std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+        ),
+        ("CLAUDE_CODE_ENTRYPOINT".into(), "sdk-ts".into()),
+        (
+            "CLAUDE_AGENT_SDK_CLIENT_APP".into(),
+            format!("vyre/{}", crate::kernel::VERSION).into(),
+        ),
+        ("CLAUDE_CODE_SDK_READS_SESSION_STATE".into(), "1".into()),
+    ];
+    for name in ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"] {
+        if let Some(v) = std::env::var_os(name) {
+            env.push((name.into(), v));
+        }
+    }
+    if let Some(url) = &o.base_url {
+        env.push(("ANTHROPIC_BASE_URL".into(), url.into()));
+    }
+    match &o.credential {
+        Credential::Login => {}
+        Credential::ApiKey(_) => {
+            env.push(("CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR".into(), "3".into()))
+        }
+        Credential::SetupToken(_) => {
+            env.push(("CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR".into(), "3".into()))
+        }
+    }
+    env.extend(o.extra_env.iter().cloned());
+    env
+}
+
+/// A running Claude Code process.
+pub struct ClaudeProcess {
+    pub peer: Peer,
+    pub incoming: mpsc::UnboundedReceiver<Incoming>,
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    child: Child,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Lines of stderr kept to explain an exit.
+const STDERR_TAIL: usize = 20;
+
+impl ClaudeProcess {
+    /// Spawn the CLI and send `initialize`. Answers `(process, initialize response)`.
+    pub async fn start(o: &ClaudeOptions) -> Result<(ClaudeProcess, Value), DriverError> {
+        let fd3 = match &o.credential {
+            Credential::Login => None,
+            Credential::ApiKey(s) | Credential::SetupToken(s) => Some(s.clone()),
+        };
+        let spawned = spawn::spawn(SpawnSpec {
+            program: o.program.clone(),
+            args: argv(o),
+            cwd: o.cwd.clone(),
+            env: environment(o),
+            fd3,
+        })?;
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr.clone();
+        let pid = spawned.pid;
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(spawned.stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(pid, "claude stderr: {line}");
+                let mut t = tail.lock().expect("stderr tail");
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let (peer, incoming) = Peer::start(spawned.stdout, spawned.stdin);
+        let mut process = ClaudeProcess {
+            peer,
+            incoming,
+            pid: spawned.pid,
+            pgid: spawned.pgid,
+            sid: spawned.sid,
+            child: spawned.child,
+            stderr,
+        };
+        let mut init = json!({ "subtype": "initialize" });
+        if let Some(text) = &o.append_system_prompt {
+            init["appendSystemPrompt"] = json!(text);
+        }
+        match process.peer.request(init).await {
+            Ok(answer) => Ok((process, answer)),
+            Err(WireError::Closed) => {
+                let status = process.child.wait().await.ok();
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Err(DriverError::StartFailed(format!(
+                    "{} ({})",
+                    process.stderr_tail().trim(),
+                    status
+                        .map(|s| s.to_string())
+                        .unwrap_or_else(|| "no status".into())
+                )))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Write a user message; `priority` steers a running turn (`next`, `now`, `later`).
+    pub fn send_user(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<&str>,
+    ) -> Result<(), WireError> {
+        let mut message = json!({
+            "type": "user",
+            "message": { "role": "user", "content": content },
+            "parent_tool_use_id": null,
+            "session_id": "",
+            "uuid": uuid,
+        });
+        if let Some(p) = priority {
+            message["priority"] = json!(p);
+        }
+        self.peer.send(&message)
+    }
+
+    /// The last lines the CLI wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.stderr
+            .lock()
+            .expect("stderr tail")
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Wait for the process to exit on its own.
+    pub async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        self.child.wait().await
+    }
+
+    /// Stop the session: close its stdin, give it `grace` to finish, then end its whole group.
+    pub async fn stop(mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        drop(self.peer);
+        let ended = tokio::time::timeout(grace, self.child.wait()).await;
+        match ended {
+            Ok(Ok(status)) => {
+                // The leader is gone; its group may not be.
+                spawn::kill_group(&mut self.child, self.pgid, Duration::from_millis(100)).await;
+                Some(status)
+            }
+            _ => {
+                spawn::kill_group(&mut self.child, self.pgid, Duration::from_secs(2)).await;
+                self.child.try_wait().ok().flatten()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> ClaudeOptions {
+        ClaudeOptions {
+            program: "claude".into(),
+            cwd: "/work".into(),
+            session_id: "11111111-1111-4111-8111-111111111111".into(),
+            resume: false,
+            model: Some("claude-sonnet-5".into()),
+            permission_mode: "default".into(),
+            append_system_prompt: None,
+            plugin_dirs: vec!["/p".into()],
+            max_budget_usd: Some(1.5),
+            base_url: Some("http://127.0.0.1:9".into()),
+            credential: Credential::ApiKey(Secret::new("sk-never-in-env".into())),
+            home: "/home/s".into(),
+            extra_env: vec![("VYRE_THREAD".into(), "t".into())],
+        }
+    }
+
+    #[test]
+    fn the_argv_is_the_sdks() {
+        let args = argv(&options());
+        assert_eq!(
+            &args[..5],
+            [
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--input-format",
+                "stream-json"
+            ]
+        );
+        for expected in [
+            "--permission-prompt-tool=stdio",
+            "--include-partial-messages",
+            "--permission-mode=default",
+            "--model=claude-sonnet-5",
+            "--max-budget-usd=1.5",
+            "--plugin-dir=/p",
+            "--session-id=11111111-1111-4111-8111-111111111111",
+        ] {
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} in {args:?}"
+            );
+        }
+        let mut o = options();
+        o.resume = true;
+        let args = argv(&o);
+        assert!(args.contains(&"--resume=11111111-1111-4111-8111-111111111111".to_string()));
+        assert!(
+            !args.iter().any(|a| a.starts_with("--session-id")),
+            "resume without a fork keeps the id"
+        );
+    }
+
+    #[test]
+    fn the_environment_is_built_from_nothing_and_holds_no_secret() {
+        let env = environment(&options());
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        for expected in [
+            "HOME",
+            "PATH",
+            "ANTHROPIC_BASE_URL",
+            "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR",
+            "VYRE_THREAD",
+        ] {
+            assert!(names.contains(&expected), "{expected} in {names:?}");
+        }
+        for never in [
+            "ANTHROPIC_API_KEY",
+            "CLAUDECODE",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "NODE_OPTIONS",
+        ] {
+            assert!(!names.contains(&never), "{never} must not pass");
+        }
+        assert!(
+            !env.iter()
+                .any(|(_, v)| v.to_string_lossy().contains("sk-never-in-env"))
+        );
+    }
+}

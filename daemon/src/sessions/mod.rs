@@ -1,0 +1,9 @@
+//! Vyre-owned sessions (ADR 0030): the provider router, the Claude driver that speaks the Agent
+//! SDK's wire protocol to the Claude Code CLI, and the Switchboard above them.
+//!
+//! Built so far: [`wire`] (the JSON-lines peer with the control protocol), [`spawn`] (the one
+//! place session processes start), [`claude`] (the Claude driver).
+
+pub mod claude;
+pub mod spawn;
+pub mod wire;

@@ -1,0 +1,214 @@
+//! The one place session processes are started (ADR 0030 section 8): each child leads a new
+//! session and process group, so stopping it stops everything it started; its pid, pgid and sid
+//! are known the moment it exists, before it can run a tool; its environment is built from
+//! nothing; a credential reaches it on file descriptor 3, never in its environment.
+
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+use crate::vault::Secret;
+
+/// What to start.
+pub struct SpawnSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// The whole environment; nothing is inherited.
+    pub env: Vec<(String, OsString)>,
+    /// A secret to hand over on fd 3 (read to its end by the child).
+    pub fd3: Option<Secret>,
+}
+
+/// A started process and its identity.
+pub struct Spawned {
+    pub child: Child,
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot start {program}: {source}")]
+    Start {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("cannot prepare the credential pipe: {0}")]
+    Pipe(String),
+}
+
+/// Start `spec` in a new session (so also a new process group) with piped stdio.
+pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // The read end of a pipe holding the secret, to become the child's fd 3.
+    let fd3: Option<OwnedFd> = match &spec.fd3 {
+        Some(secret) => Some(secret_pipe(secret)?),
+        None => None,
+    };
+    let fd3_raw = fd3.as_ref().map(AsRawFd::as_raw_fd);
+    // SAFETY: between fork and exec only async-signal-safe calls are made (setsid, dup2, fcntl),
+    // on file descriptors this function owns.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = fd3_raw {
+                // dup2 leaves the new fd without close-on-exec; when it is already 3, clear the flag.
+                let ok = if fd == 3 {
+                    libc::fcntl(3, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(fd, 3)
+                };
+                if ok < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|source| SpawnError::Start {
+        program: spec.program.display().to_string(),
+        source,
+    })?;
+    drop(fd3);
+    let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    Ok(Spawned {
+        stdin: child.stdin.take().expect("piped stdin"),
+        stdout: child.stdout.take().expect("piped stdout"),
+        stderr: child.stderr.take().expect("piped stderr"),
+        child,
+        pid,
+        // setsid made the child the leader of both.
+        pgid: pid,
+        sid: pid,
+    })
+}
+
+/// A pipe whose read end holds `secret` and is closed for writing, so the child reads it to EOF.
+fn secret_pipe(secret: &Secret) -> Result<OwnedFd, SpawnError> {
+    use std::io::Write;
+    // Close-on-exec, so no other child spawned meanwhile inherits either end.
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+        .map_err(|e| SpawnError::Pipe(e.to_string()))?;
+    let mut writer = std::fs::File::from(write);
+    writer
+        .write_all(secret.expose().as_bytes())
+        .map_err(|e| SpawnError::Pipe(e.to_string()))?;
+    drop(writer);
+    Ok(read)
+}
+
+/// Stop a whole process group: SIGTERM, then SIGKILL after `grace`.
+pub async fn kill_group(child: &mut Child, pgid: i32, grace: Duration) {
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
+    }
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        if pgid > 1 {
+            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+        }
+        let _ = child.kill().await;
+    }
+    // Members that outlived the leader.
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn a_child_leads_its_own_group_gets_only_its_env_and_reads_fd3() {
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo \"$(ps -o pgid= -p $$) $(ps -o sid= -p $$)\"; env | sort; cat <&3".into(),
+            ],
+            cwd: std::env::temp_dir(),
+            env: vec![
+                ("PATH".into(), std::env::var_os("PATH").unwrap_or_default()),
+                ("ONLY".into(), "this".into()),
+            ],
+            fd3: Some(Secret::new("the-secret-on-fd3".into())),
+        };
+        let mut s = spawn(spec).unwrap();
+        let mut out = String::new();
+        s.stdout.read_to_string(&mut out).await.unwrap();
+        assert!(s.child.wait().await.unwrap().success());
+        let mut lines = out.lines();
+        let ids: Vec<i32> = lines
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(ids, vec![s.pid, s.pid], "pgid and sid are the child's pid");
+        let rest: Vec<&str> = lines.collect();
+        assert!(rest.contains(&"ONLY=this"));
+        assert!(
+            !rest
+                .iter()
+                .any(|l| l.starts_with("HOME=") || l.starts_with("CARGO")),
+            "nothing inherited: {rest:?}"
+        );
+        assert!(
+            !rest
+                .iter()
+                .any(|l| l.contains("the-secret-on-fd3") && l.contains('=')),
+            "the secret is not in the env"
+        );
+        assert_eq!(
+            rest.last().copied(),
+            Some("the-secret-on-fd3"),
+            "read from fd 3"
+        );
+    }
+
+    #[tokio::test]
+    async fn killing_the_group_takes_the_grandchildren() {
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "sleep 600 & echo $!; wait".into()],
+            cwd: std::env::temp_dir(),
+            env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+            fd3: None,
+        };
+        let mut s = spawn(spec).unwrap();
+        let mut buf = [0u8; 32];
+        let n = s.stdout.read(&mut buf).await.unwrap();
+        let grandchild: i32 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap();
+        kill_group(&mut s.child, s.pgid, Duration::from_secs(2)).await;
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            // A zombie until reaped by init counts as gone: it runs nothing.
+            std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true)
+        });
+        assert!(gone, "the sleep started by the child is gone");
+    }
+}

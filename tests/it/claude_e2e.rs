@@ -1,0 +1,182 @@
+//! End to end on the real Claude Code CLI (the pinned version, installed by `tests/run`), driven
+//! through Vyre's Claude driver against the fake Messages API.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess, Credential, PINNED_VERSION};
+use vyre::sessions::wire::Incoming;
+use vyre::vault::Secret;
+
+use crate::fake_api::FakeApi;
+use crate::support::TempHome;
+
+/// The pinned CLI, from `VYRE_TEST_CLAUDE` (set by `tests/run`).
+pub fn claude_bin() -> Option<std::path::PathBuf> {
+    match std::env::var_os("VYRE_TEST_CLAUDE") {
+        Some(p) => Some(p.into()),
+        None => {
+            eprintln!(
+                "skipped: VYRE_TEST_CLAUDE is not set; `tests/run` installs the pinned Claude Code CLI and sets it"
+            );
+            None
+        }
+    }
+}
+
+fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -> ClaudeOptions {
+    let cwd = home.dir.join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    ClaudeOptions {
+        program: bin,
+        cwd,
+        session_id: uuid(),
+        resume: false,
+        model: Some("claude-fake-1".into()),
+        permission_mode: "default".into(),
+        append_system_prompt: Some("You are running inside a Vyre test.".into()),
+        plugin_dirs: vec![],
+        max_budget_usd: None,
+        base_url: Some(api.url()),
+        credential: Credential::ApiKey(Secret::new(key.into())),
+        home: home.dir.join("home"),
+        extra_env: vec![(
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+            "1".into(),
+        )],
+    }
+}
+
+pub fn uuid() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).unwrap();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// Messages until a `result`, answering permission questions with `answer`.
+async fn until_result(p: &mut ClaudeProcess, answer: impl Fn(&Value) -> Value) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_secs(60), p.incoming.recv())
+            .await
+            .expect("the CLI answers in time")
+            .expect("the CLI is still running");
+        match next {
+            Incoming::Message(m) => {
+                let done = m["type"] == "result";
+                seen.push(m);
+                if done {
+                    return seen;
+                }
+            }
+            Incoming::Request { id, request } => {
+                let reply = answer(&request);
+                seen.push(json!({ "type": "vyre_asked", "request": request, "answer": reply }));
+                p.peer.respond(&id, reply).unwrap();
+            }
+            Incoming::Cancel { .. } | Incoming::Garbage(_) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_streams_from_the_real_cli_with_the_key_on_fd3() {
+    let Some(bin) = claude_bin() else { return };
+    let home = TempHome::new("claude-turn");
+    let api = FakeApi::start().await;
+    let key = "sk-ant-api03-fake-test-key-0000000000";
+    let o = options(&home, &api, bin, key);
+    let (mut p, init) = ClaudeProcess::start(&o).await.unwrap();
+    assert_eq!(init["claude_code_version"], PINNED_VERSION, "{init}");
+    p.send_user(
+        json!([{ "type": "text", "text": "hello there" }]),
+        &uuid(),
+        None,
+    )
+    .unwrap();
+    let seen = until_result(&mut p, |_| json!({ "behavior": "deny", "message": "no" })).await;
+    let deltas: String = seen
+        .iter()
+        .filter(|m| m["type"] == "stream_event" && m["event"]["delta"]["type"] == "text_delta")
+        .map(|m| m["event"]["delta"]["text"].as_str().unwrap().to_string())
+        .collect();
+    assert!(deltas.contains("reply to [hello there]"), "{deltas}");
+    let result = seen.last().unwrap();
+    assert_eq!(result["is_error"], false, "{result}");
+    assert_eq!(result["session_id"], o.session_id.as_str());
+    // The key reached the API, from fd 3.
+    let requests = api.message_requests();
+    assert!(!requests.is_empty());
+    assert!(requests.iter().all(|r| r.api_key.as_deref() == Some(key)));
+    // The transcript is where Claude Code keeps it.
+    let key_dir: String = o
+        .cwd
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = home
+        .dir
+        .join("home/.claude/projects")
+        .join(key_dir)
+        .join(format!("{}.jsonl", o.session_id));
+    assert!(transcript.exists(), "{}", transcript.display());
+    let status = p.stop(Duration::from_secs(5)).await;
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_asks_and_its_bash_sees_no_key() {
+    let Some(bin) = claude_bin() else { return };
+    let home = TempHome::new("claude-ask");
+    let api = FakeApi::start().await;
+    let key = "sk-ant-api03-fake-test-key-1111111111";
+    let o = options(&home, &api, bin, key);
+    let (mut p, _) = ClaudeProcess::start(&o).await.unwrap();
+    p.send_user(
+        json!("please RUNBASH env > env_dump.txt; echo dumped"),
+        &uuid(),
+        None,
+    )
+    .unwrap();
+    let seen = until_result(&mut p, |_| json!({ "behavior": "allow" })).await;
+    let asked: Vec<&Value> = seen.iter().filter(|m| m["type"] == "vyre_asked").collect();
+    assert_eq!(asked.len(), 1, "one permission question");
+    assert_eq!(asked[0]["request"]["subtype"], "can_use_tool");
+    assert_eq!(asked[0]["request"]["tool_name"], "Bash");
+    assert_eq!(seen.last().unwrap()["is_error"], false);
+    let env = std::fs::read_to_string(o.cwd.join("env_dump.txt")).unwrap();
+    assert!(
+        !env.contains(key),
+        "the key is not in the tool's environment"
+    );
+    assert!(!env.contains("CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR"));
+    assert!(
+        env.contains("CLAUDECODE=1"),
+        "the CLI sets its own markers for children"
+    );
+    let reply: String = seen
+        .iter()
+        .filter(|m| m["type"] == "assistant")
+        .flat_map(|m| {
+            m["message"]["content"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|b| b["text"].as_str().map(String::from))
+        .collect();
+    assert!(reply.contains("tool said: dumped"), "{reply}");
+    p.stop(Duration::from_secs(5)).await;
+}

@@ -1,0 +1,282 @@
+//! A scripted fake of the Anthropic Messages API on loopback, for driving the real Claude Code
+//! CLI in tests (`ANTHROPIC_BASE_URL=http://127.0.0.1:PORT`, any key).
+//!
+//! Script, read from the newest user text of each request:
+//! - `RUNBASH <command>` → a `tool_use` of Bash with that command; once the request carries its
+//!   `tool_result`, a text reply quoting the result.
+//! - `SLOWLY` → the reply streams in many small pieces with pauses (for steering and interrupts).
+//! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
+//!
+//! Every request is recorded (path, headers of interest, body) for assertions.
+
+#![allow(dead_code)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub api_key: Option<String>,
+    pub body: Value,
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    counter: Arc<Mutex<u64>>,
+}
+
+pub struct FakeApi {
+    pub addr: SocketAddr,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FakeApi {
+    pub async fn start() -> FakeApi {
+        let shared = Shared::default();
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        FakeApi { addr, shared, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// Requests to the Messages endpoint that carried a conversation (not probes).
+    pub fn message_requests(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.starts_with("/v1/messages") && r.body["messages"].is_array())
+            .collect()
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn handle(
+    State(shared): State<Shared>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let api_key = headers
+        .get("x-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+        .or_else(|| {
+            headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.trim_start_matches("Bearer ").to_string())
+        });
+    shared.requests.lock().unwrap().push(Recorded {
+        path: uri.path().to_string(),
+        api_key,
+        body: body.clone(),
+    });
+    if !uri.path().starts_with("/v1/messages") || uri.path().contains("count_tokens") {
+        if uri.path().contains("count_tokens") {
+            return axum::Json(json!({ "input_tokens": 42 })).into_response();
+        }
+        return (StatusCode::NOT_FOUND, axum::Json(json!({ "type": "error", "error": { "type": "not_found_error", "message": "not in the fake" } }))).into_response();
+    }
+    let n = {
+        let mut c = shared.counter.lock().unwrap();
+        *c += 1;
+        *c
+    };
+    let model = body["model"].as_str().unwrap_or("claude-fake").to_string();
+    let reply = script(&body);
+    if body["stream"] == true {
+        stream(n, model, reply)
+    } else {
+        axum::Json(whole(n, &model, &reply)).into_response()
+    }
+}
+
+/// What the fake answers.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Text { text: String, slowly: bool },
+    Bash { id: String, command: String },
+}
+
+fn texts_of(message: &Value) -> Vec<String> {
+    match &message["content"] {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b["type"].as_str() {
+                Some("text") => b["text"].as_str().map(String::from),
+                Some("tool_result") => Some(match &b["content"] {
+                    Value::String(s) => format!("TOOL_RESULT {s}"),
+                    Value::Array(parts) => format!(
+                        "TOOL_RESULT {}",
+                        parts
+                            .iter()
+                            .filter_map(|p| p["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    ),
+                    _ => "TOOL_RESULT".into(),
+                }),
+                _ => None,
+            })
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn script(body: &Value) -> Reply {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return Reply::Text {
+            text: "hello".into(),
+            slowly: false,
+        };
+    };
+    let texts = texts_of(last);
+    if let Some(result) = texts.iter().find(|t| t.starts_with("TOOL_RESULT")) {
+        return Reply::Text {
+            text: format!(
+                "tool said: {}",
+                result.trim_start_matches("TOOL_RESULT").trim()
+            ),
+            slowly: false,
+        };
+    }
+    // The prompt is the last text that is not a system reminder the CLI injected.
+    let prompt = texts
+        .iter()
+        .rev()
+        .find(|t| !t.trim_start().starts_with('<'))
+        .cloned()
+        .unwrap_or_default();
+    if let Some(command) = prompt.split("RUNBASH ").nth(1) {
+        let id = format!("toolu_fake_{}", messages.len());
+        return Reply::Bash {
+            id,
+            command: command.trim().to_string(),
+        };
+    }
+    Reply::Text {
+        slowly: prompt.contains("SLOWLY"),
+        text: format!("reply to [{}]", prompt.trim()),
+    }
+}
+
+fn whole(n: u64, model: &str, reply: &Reply) -> Value {
+    let (content, stop) = match reply {
+        Reply::Text { text, .. } => (json!([{ "type": "text", "text": text }]), "end_turn"),
+        Reply::Bash { id, command } => (
+            json!([{ "type": "tool_use", "id": id, "name": "Bash", "input": { "command": command, "description": "run it" } }]),
+            "tool_use",
+        ),
+    };
+    json!({
+        "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model,
+        "content": content, "stop_reason": stop, "stop_sequence": null,
+        "usage": { "input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 }
+    })
+}
+
+fn sse(kind: &str, data: Value) -> Bytes {
+    Bytes::from(format!("event: {kind}\ndata: {data}\n\n"))
+}
+
+fn stream(n: u64, model: String, reply: Reply) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Infallible>>(64);
+    tokio::spawn(async move {
+        let send = |b: Bytes| {
+            let tx = tx.clone();
+            async move { tx.send(Ok(b)).await.is_ok() }
+        };
+        let start = json!({ "type": "message_start", "message": {
+            "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": { "input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0 } } });
+        if !send(sse("message_start", start)).await {
+            return;
+        }
+        let stop_reason = match &reply {
+            Reply::Text { text, slowly } => {
+                send(sse("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } }))).await;
+                let words: Vec<String> = text.split_inclusive(' ').map(String::from).collect();
+                let (pieces, pause) = if *slowly {
+                    let mut many = Vec::new();
+                    for i in 0..40 {
+                        many.push(format!("slow{i} "));
+                    }
+                    many.extend(words);
+                    (many, Duration::from_millis(100))
+                } else {
+                    (words, Duration::from_millis(0))
+                };
+                for piece in pieces {
+                    if !send(sse("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": piece } }))).await {
+                        return;
+                    }
+                    if !pause.is_zero() {
+                        tokio::time::sleep(pause).await;
+                    }
+                }
+                send(sse(
+                    "content_block_stop",
+                    json!({ "type": "content_block_stop", "index": 0 }),
+                ))
+                .await;
+                "end_turn"
+            }
+            Reply::Bash { id, command } => {
+                send(sse("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": id, "name": "Bash", "input": {} } }))).await;
+                let input = json!({ "command": command, "description": "run it" }).to_string();
+                send(sse("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": input } }))).await;
+                send(sse(
+                    "content_block_stop",
+                    json!({ "type": "content_block_stop", "index": 0 }),
+                ))
+                .await;
+                "tool_use"
+            }
+        };
+        send(sse("message_delta", json!({ "type": "message_delta", "delta": { "stop_reason": stop_reason, "stop_sequence": null }, "usage": { "output_tokens": 12 } }))).await;
+        send(sse("message_stop", json!({ "type": "message_stop" }))).await;
+    });
+    let body = Body::from_stream(tokio_stream_from(rx));
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("request-id", format!("req_fake_{n}"))
+        .body(body)
+        .unwrap()
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<Result<Bytes, Infallible>>,
+) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> {
+    futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}

@@ -9,4 +9,5 @@ mod events;
 mod fake_api;
 mod lifecycle;
 mod modules;
+mod threads_e2e;
 mod vault;

@@ -7,11 +7,18 @@ use std::sync::Arc;
 
 use crate::kernel::Kernel;
 use crate::modules::Module;
+use crate::sessions::modules::{SessionsModule, ThreadsModule};
+use crate::sessions::router::Router;
 
 pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
+    let router = Arc::new(Router::default());
     vec![
         Arc::new(system::System),
         Arc::new(devices::DevicesModule::new(kernel.devices().clone())),
         Arc::new(crate::vault::VaultModule),
+        Arc::new(SessionsModule {
+            router: router.clone(),
+        }),
+        Arc::new(ThreadsModule { router }),
     ]
 }

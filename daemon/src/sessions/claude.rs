@@ -166,6 +166,13 @@ impl ClaudeProcess {
             cwd: o.cwd.clone(),
             env: environment(o),
             fd3,
+        })
+        .map_err(|e| match e {
+            SpawnError::Start { source, .. } if source.kind() == std::io::ErrorKind::NotFound => DriverError::StartFailed(format!(
+                "Claude Code was not found at {}: install it with `npm install -g @anthropic-ai/claude-code@{PINNED_VERSION}`, or set sessions.claude in config.json to its path",
+                o.program.display()
+            )),
+            e => DriverError::Spawn(e),
         })?;
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = stderr.clone();

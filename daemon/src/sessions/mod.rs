@@ -5,5 +5,11 @@
 //! place session processes start), [`claude`] (the Claude driver).
 
 pub mod claude;
+pub mod claude_provider;
+pub mod modules;
+pub mod provider;
+pub mod router;
+pub mod rows;
 pub mod spawn;
+pub mod switchboard;
 pub mod wire;

@@ -1,0 +1,388 @@
+//! The Claude provider: Claude Code sessions through the [`ClaudeProcess`] driver, with the
+//! CLI's wire messages translated into the provider contract's [`Happening`]s.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::claude::{ClaudeOptions, ClaudeProcess};
+use super::provider::{
+    BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
+};
+use super::wire::Incoming;
+
+pub struct ClaudeProvider {
+    pub program: PathBuf,
+    pub base_url: Option<String>,
+    /// HOME for the sessions (where `~/.claude` lives).
+    pub home: PathBuf,
+}
+
+impl Provider for ClaudeProvider {
+    fn id(&self) -> &str {
+        "claude"
+    }
+    fn driver(&self) -> &str {
+        "claude-cli-stream-json"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            streaming: true,
+            resume: true,
+            interrupt: true,
+            modes: true,
+            questions: true,
+            transcripts: true,
+        }
+    }
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
+        Box::pin(async move {
+            let options = ClaudeOptions {
+                program: self.program.clone(),
+                cwd: launch.cwd,
+                session_id: launch.id,
+                resume: launch.resume,
+                model: launch.model,
+                permission_mode: launch.mode,
+                append_system_prompt: launch.append_system_prompt,
+                plugin_dirs: launch.plugin_dirs,
+                max_budget_usd: launch.budget_usd,
+                base_url: self.base_url.clone(),
+                credential: launch.credential,
+                home: self.home.clone(),
+                extra_env: launch.env,
+            };
+            let (process, _) = ClaudeProcess::start(&options)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(Box::new(ClaudeSession {
+                ids: ProcessIds {
+                    pid: process.pid,
+                    pgid: process.pgid,
+                    sid: process.sid,
+                },
+                process,
+                blocks: HashMap::new(),
+                message: String::new(),
+                queue: Vec::new(),
+            }) as Box<dyn Session>)
+        })
+    }
+}
+
+struct ClaudeSession {
+    process: ClaudeProcess,
+    ids: ProcessIds,
+    /// The kind of each open content block of the current message (`text`, `thinking`, `tool_use`).
+    blocks: HashMap<u64, String>,
+    /// The API message id being streamed.
+    message: String,
+    /// Happenings translated but not yet handed out (one line can make several).
+    queue: Vec<Happening>,
+}
+
+impl ClaudeSession {
+    fn translate(&mut self, incoming: Incoming) -> Vec<Happening> {
+        match incoming {
+            Incoming::Garbage(line) => vec![Happening::Garbage(line)],
+            Incoming::Cancel { id } => vec![Happening::Withdrawn { request: id }],
+            Incoming::Request { id, request } => match request["subtype"].as_str() {
+                Some("can_use_tool") => vec![Happening::Asked(question(id, &request))],
+                other => {
+                    // No hooks or in-process MCP servers are registered yet: refuse plainly.
+                    let _ = self.process.peer.respond_error(
+                        &id,
+                        "unsupported_request",
+                        &format!(
+                            "Unsupported control request subtype: {}",
+                            other.unwrap_or("?")
+                        ),
+                    );
+                    vec![]
+                }
+            },
+            Incoming::Message(m) => self.translate_message(&m),
+        }
+    }
+
+    fn translate_message(&mut self, m: &Value) -> Vec<Happening> {
+        match m["type"].as_str() {
+            Some("stream_event") => self.translate_stream(&m["event"]),
+            Some("assistant") => m["message"]["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter(|(_, b)| b["type"] == "tool_use")
+                .map(|(i, b)| Happening::ToolStarted {
+                    call: b["id"].as_str().unwrap_or_default().to_string(),
+                    name: b["name"].as_str().unwrap_or_default().to_string(),
+                    summary: summary(b["name"].as_str().unwrap_or_default(), &b["input"]),
+                    block: i as u64,
+                })
+                .collect(),
+            Some("user") => m["message"]["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| Happening::ToolEnded {
+                    call: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
+                    failed: b["is_error"] == true,
+                })
+                .collect(),
+            Some("command_lifecycle") if m["state"] == "started" => m["command_uuid"]
+                .as_str()
+                .map(|u| {
+                    vec![Happening::Steered {
+                        uuid: u.to_string(),
+                    }]
+                })
+                .unwrap_or_default(),
+            Some("rate_limit_event") => vec![Happening::Limit(m.clone())],
+            Some("result") => {
+                let is_error = m["is_error"] == true;
+                let terminal = m["terminal_reason"].as_str().unwrap_or("");
+                let canceled = is_error && terminal.starts_with("aborted");
+                let error = is_error.then(|| {
+                    m["errors"]
+                        .as_array()
+                        .and_then(|e| e.first())
+                        .and_then(Value::as_str)
+                        .or_else(|| m["result"].as_str())
+                        .unwrap_or(terminal)
+                        .to_string()
+                });
+                vec![Happening::Finished {
+                    ok: !is_error,
+                    canceled,
+                    error: if canceled { None } else { error },
+                    cost_usd: 0.0,
+                    total_cost_usd: m["total_cost_usd"].as_f64().unwrap_or(0.0),
+                    tokens: m["usage"].clone(),
+                }]
+            }
+            _ => vec![],
+        }
+    }
+
+    fn translate_stream(&mut self, e: &Value) -> Vec<Happening> {
+        let index = e["index"].as_u64().unwrap_or(0);
+        match e["type"].as_str() {
+            Some("message_start") => {
+                self.message = e["message"]["id"].as_str().unwrap_or_default().to_string();
+                self.blocks.clear();
+                vec![Happening::TurnBegan {
+                    uuid: e["user_message_uuid"].as_str().map(String::from),
+                }]
+            }
+            Some("content_block_start") => {
+                let kind = e["content_block"]["type"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                self.blocks.insert(index, kind);
+                vec![]
+            }
+            Some("content_block_delta") => {
+                let (text, reasoning) = match e["delta"]["type"].as_str() {
+                    Some("text_delta") => (e["delta"]["text"].as_str(), false),
+                    Some("thinking_delta") => (e["delta"]["thinking"].as_str(), true),
+                    _ => (None, false),
+                };
+                text.map(|t| {
+                    vec![Happening::Text {
+                        message: self.message.clone(),
+                        block: index,
+                        delta: Some(t.to_string()),
+                        done: false,
+                        reasoning,
+                    }]
+                })
+                .unwrap_or_default()
+            }
+            Some("content_block_stop") => match self.blocks.remove(&index).as_deref() {
+                Some(kind @ ("text" | "thinking")) => vec![Happening::Text {
+                    message: self.message.clone(),
+                    block: index,
+                    delta: None,
+                    done: true,
+                    reasoning: kind == "thinking",
+                }],
+                _ => vec![],
+            },
+            _ => vec![],
+        }
+    }
+}
+
+/// A short, event-sized description of a tool call (never its whole input).
+fn summary(tool: &str, input: &Value) -> String {
+    let field = |k: &str| input[k].as_str().map(String::from);
+    let text = match tool {
+        "Bash" => field("description").or_else(|| field("command")),
+        "Read" | "Write" | "Edit" | "NotebookEdit" => {
+            field("file_path").or_else(|| field("notebook_path"))
+        }
+        "Glob" | "Grep" => field("pattern"),
+        "WebFetch" => field("url"),
+        "WebSearch" => field("query"),
+        "Task" | "Agent" => field("description"),
+        _ => None,
+    }
+    .unwrap_or_default();
+    let mut short: String = text.chars().take(120).collect();
+    if text.chars().count() > 120 {
+        short.push('…');
+    }
+    short
+}
+
+fn question(id: String, r: &Value) -> Question {
+    let tool = r["tool_name"].as_str().unwrap_or_default().to_string();
+    let kind = match tool.as_str() {
+        "AskUserQuestion" => "question",
+        "ExitPlanMode" => "plan",
+        _ => "tool",
+    };
+    Question {
+        request: id,
+        kind: kind.into(),
+        tool_use_id: r["tool_use_id"].as_str().map(String::from),
+        input: r["input"].clone(),
+        description: r["description"].as_str().map(String::from),
+        suggestions: r["permission_suggestions"].clone(),
+        tool,
+    }
+}
+
+impl Session for ClaudeSession {
+    fn ids(&self) -> ProcessIds {
+        self.ids
+    }
+
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
+        Box::pin(async move {
+            loop {
+                if !self.queue.is_empty() {
+                    return Some(self.queue.remove(0));
+                }
+                let incoming = self.process.incoming.recv().await?;
+                let happenings = self.translate(incoming);
+                self.queue.extend(happenings);
+            }
+        })
+    }
+
+    fn send(&self, content: Value, uuid: &str, priority: Option<&str>) -> Result<(), String> {
+        self.process
+            .send_user(content, uuid, priority)
+            .map_err(|e| e.to_string())
+    }
+
+    fn answer(&self, request: &str, response: Value) -> Result<(), String> {
+        self.process
+            .peer
+            .respond(request, response)
+            .map_err(|e| e.to_string())
+    }
+
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.process
+                .peer
+                .request(json!({ "subtype": "interrupt" }))
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), String>> {
+        let request = json!({ "subtype": "set_permission_mode", "mode": mode });
+        Box::pin(async move {
+            self.process
+                .peer
+                .request(request)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), String>> {
+        let request = json!({ "subtype": "set_model", "model": model });
+        Box::pin(async move {
+            self.process
+                .peer
+                .request(request)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {
+        Box::pin(async move {
+            let stderr = self.process.stderr_tail();
+            let status = self.process.stop(grace).await;
+            exit_of(status, stderr)
+        })
+    }
+
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
+        Box::pin(async move {
+            let mut process = self.process;
+            let status = tokio::time::timeout(Duration::from_secs(5), process.wait())
+                .await
+                .ok()
+                .and_then(Result::ok);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let stderr = process.stderr_tail();
+            // Anything the session left in its group goes with it.
+            let _ = process.stop(Duration::from_millis(100)).await;
+            exit_of(status, stderr)
+        })
+    }
+}
+
+fn exit_of(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    Exit {
+        status: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stderr,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries_are_short_and_pick_the_telling_field() {
+        assert_eq!(
+            summary(
+                "Bash",
+                &json!({"command": "ls", "description": "list files"})
+            ),
+            "list files"
+        );
+        assert_eq!(
+            summary(
+                "Write",
+                &json!({"file_path": "/w/notes.txt", "content": "long"})
+            ),
+            "/w/notes.txt"
+        );
+        assert_eq!(summary("Mystery", &json!({"x": 1})), "");
+        assert_eq!(
+            summary("Bash", &json!({"command": "x".repeat(300)}))
+                .chars()
+                .count(),
+            121
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! The two built-in modules of the sessions layer: `sessions` (the provider router, the Claude
+//! provider and the credential sessions run on; the vault grants are to it) and `threads` (the
+//! Switchboard and its tools).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::claude_provider::ClaudeProvider;
+use super::provider::ProcessIds;
+use super::router::Router;
+use super::switchboard::{AskInfo, StartRequest, Switchboard, ThreadInfo};
+use crate::modules::{Ctx, Module, StartFuture, ToolDef};
+use crate::tools::ToolError;
+
+pub struct SessionsModule {
+    pub router: Arc<Router>,
+}
+
+/// Which Claude Code to run: `sessions.claude` is `installed` (the `claude` on PATH), or a path.
+fn claude_program(ctx: &Ctx) -> PathBuf {
+    let configured = ctx
+        .kernel()
+        .config()
+        .config
+        .sessions
+        .as_ref()
+        .and_then(|s| s.get("claude"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    match configured.as_deref() {
+        None | Some("installed") => std::env::var_os("PATH")
+            .and_then(|paths| {
+                std::env::split_paths(&paths)
+                    .map(|p| p.join("claude"))
+                    .find(|p| p.is_file())
+            })
+            .unwrap_or_else(|| PathBuf::from("claude")),
+        Some(path) => PathBuf::from(path),
+    }
+}
+
+fn session_setting(ctx: &Ctx, key: &str) -> Option<String> {
+    ctx.kernel()
+        .config()
+        .config
+        .sessions
+        .as_ref()
+        .and_then(|s| s.get(key))
+        .and_then(Value::as_str)
+        .map(String::from)
+}
+
+impl Module for SessionsModule {
+    fn name(&self) -> &str {
+        "sessions"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("manifests/sessions.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        let router = self.router.clone();
+        Box::pin(async move {
+            let home = session_setting(&ctx, "home")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+                .ok_or("sessions need a HOME: set HOME or sessions.home")?;
+            let base_url = session_setting(&ctx, "base_url").or_else(|| {
+                std::env::var("ANTHROPIC_BASE_URL")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+            });
+            router.register(Arc::new(ClaudeProvider {
+                program: claude_program(&ctx),
+                base_url,
+                home: home.clone(),
+            }))?;
+            router.set_sessions_ctx(ctx, home);
+            Ok(())
+        })
+    }
+}
+
+pub struct ThreadsModule {
+    pub router: Arc<Router>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartInput {
+    /// The folder the session works in (absolute).
+    cwd: PathBuf,
+    /// A first message.
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    /// chat, agent, project, capsule, job, memory, planner or learn.
+    #[serde(default)]
+    purpose: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    /// Which provider (default claude).
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    agent: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Started {
+    thread: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendInput {
+    thread: String,
+    text: String,
+    /// An idempotency key, the user message's uuid.
+    #[serde(default)]
+    uuid: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Sent {
+    uuid: String,
+    /// turn (a new turn) or steer (joined the running one).
+    via: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerInput {
+    ask: String,
+    /// allow, deny or always.
+    decision: String,
+    /// For a question: the chosen labels keyed by the question text.
+    #[serde(default)]
+    answers: Option<Value>,
+    /// For a deny: what to tell Claude.
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadInput {
+    thread: String,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Detail {
+    #[serde(flatten)]
+    info: ThreadInfo,
+    asks: Vec<AskInfo>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Pids {
+    pids: Vec<i32>,
+    pgids: Vec<i32>,
+    sids: Vec<i32>,
+    processes: Vec<ProcessIds>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Done {
+    ok: bool,
+}
+
+impl Module for ThreadsModule {
+    fn name(&self) -> &str {
+        "threads"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("manifests/threads.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        let router = self.router.clone();
+        Box::pin(async move {
+            ctx.store().migrate(super::rows::MIGRATIONS).await?;
+            // Rows left live by a vyred that stopped without closing them.
+            ctx.store()
+                .write(|tx| {
+                    tx.conn().execute(
+                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = COALESCE(stopped_reason, 'restart')
+                         WHERE status NOT IN ('stopped', 'failed')",
+                        [],
+                    )?;
+                    tx.conn().execute("UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled' WHERE status = 'open'", [])?;
+                    Ok(())
+                })
+                .await?;
+            let board = Switchboard::new(ctx.clone(), router);
+            register(&ctx, board.clone())?;
+            // When vyred stops, every session stops with it.
+            let stop = ctx.shutdown();
+            ctx.spawn(async move {
+                stop.cancelled().await;
+                board.stop_all("restart").await;
+            });
+            Ok(())
+        })
+    }
+}
+
+fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::StartError> {
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.start",
+            "Start a Claude Code session in a folder, optionally with a first message.",
+        ),
+        move |input: StartInput, _| {
+            let b = b.clone();
+            async move {
+                let request = StartRequest {
+                    cwd: input.cwd,
+                    model: input.model,
+                    purpose: input.purpose.unwrap_or_else(|| {
+                        if input.project.is_some() {
+                            "project".into()
+                        } else {
+                            "chat".into()
+                        }
+                    }),
+                    project: input.project,
+                    provider: input.provider.unwrap_or_else(|| "claude".into()),
+                    agent: input.agent,
+                    mode: "default".into(),
+                };
+                let thread = b.start(request).await?;
+                if let Some(text) = input.text {
+                    b.send(&thread, &text, None).await?;
+                }
+                Ok::<_, ToolError>(Started { thread })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new("threads.send", "Send words to a thread: a new turn when it is idle, joining the running turn at its next step otherwise."),
+        move |input: SendInput, _| {
+            let b = b.clone();
+            async move {
+                let (uuid, via) = b.send(&input.thread, &input.text, input.uuid).await?;
+                Ok::<_, ToolError>(Sent { uuid, via })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.answer",
+            "Answer a session's question: allow, deny, or always (a rule for next time).",
+        )
+        .person_only(),
+        move |input: AnswerInput, cx| {
+            let b = b.clone();
+            async move {
+                b.answer(
+                    &input.ask,
+                    &input.decision,
+                    input.answers,
+                    input.message,
+                    &cx.caller,
+                )
+                .await
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.interrupt",
+            "Stop the running turn at once; the session stays.",
+        ),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            async move {
+                b.interrupt(&input.thread).await?;
+                Ok::<_, ToolError>(Done { ok: true })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.stop",
+            "End a thread's session and everything it started.",
+        ),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            async move {
+                let stopped = b.stop(&input.thread, "stopped").await?;
+                Ok::<_, ToolError>(Done { ok: stopped })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new("threads.list", "Every thread, newest first."),
+        move |_: NoInput, _| {
+            let b = b.clone();
+            async move { b.list().await }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.get",
+            "One thread: its state, turns, cost and questions.",
+        ),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            async move {
+                let info = b.info(&input.thread).await?.ok_or_else(|| {
+                    ToolError::not_found(
+                        "unknown_thread",
+                        format!("there is no thread {:?}", input.thread),
+                    )
+                })?;
+                let asks = b.asks(&input.thread, false).await?;
+                Ok::<_, ToolError>(Detail { info, asks })
+            }
+        },
+    )?;
+    let b = board;
+    ctx.tool(
+        ToolDef::new(
+            "threads.pids",
+            "The pids, process groups and sessions of every live session.",
+        ),
+        move |_: NoInput, _| {
+            let b = b.clone();
+            async move {
+                let processes = b.pids();
+                Ok::<_, ToolError>(Pids {
+                    pids: processes.iter().map(|p| p.pid).collect(),
+                    pgids: processes.iter().map(|p| p.pgid).collect(),
+                    sids: processes.iter().map(|p| p.sid).collect(),
+                    processes,
+                })
+            }
+        },
+    )?;
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! The provider contract (ADR 0030 section 2): what every driver gives the Switchboard. Claude
+//! Code is the first provider; others (Codex, ACP agents) arrive as modules that declare
+//! `"does": {"providers": [...]}` and register a [`Provider`].
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::claude::Credential;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a provider can do.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Capabilities {
+    pub streaming: bool,
+    pub resume: bool,
+    pub interrupt: bool,
+    pub modes: bool,
+    pub questions: bool,
+    pub transcripts: bool,
+}
+
+/// How to launch (or resume) one session.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub id: String,
+    pub resume: bool,
+    pub cwd: PathBuf,
+    pub model: Option<String>,
+    pub mode: String,
+    pub append_system_prompt: Option<String>,
+    pub credential: Credential,
+    pub budget_usd: Option<f64>,
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Extra `VYRE_*` variables for the child.
+    pub env: Vec<(String, std::ffi::OsString)>,
+}
+
+/// pid, process group and session of a live session's process.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema, PartialEq, Eq)]
+pub struct ProcessIds {
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+}
+
+/// A permission question from the provider.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The provider's id for it, used to answer.
+    pub request: String,
+    /// `tool`, `question` (AskUserQuestion) or `plan` (ExitPlanMode).
+    pub kind: String,
+    pub tool: String,
+    pub tool_use_id: Option<String>,
+    pub input: Value,
+    pub description: Option<String>,
+    pub suggestions: Value,
+}
+
+/// What a session says, normalized across providers.
+#[derive(Debug, Clone)]
+pub enum Happening {
+    /// A model turn began streaming for the user message `uuid`.
+    TurnBegan {
+        uuid: Option<String>,
+    },
+    /// Text or reasoning, streamed (`delta`) or whole (`done`).
+    Text {
+        message: String,
+        block: u64,
+        delta: Option<String>,
+        done: bool,
+        reasoning: bool,
+    },
+    ToolStarted {
+        call: String,
+        name: String,
+        summary: String,
+        block: u64,
+    },
+    ToolEnded {
+        call: String,
+        failed: bool,
+    },
+    Asked(Question),
+    /// The provider withdrew a question.
+    Withdrawn {
+        request: String,
+    },
+    /// A user message the provider took into the running turn.
+    Steered {
+        uuid: String,
+    },
+    Limit(Value),
+    /// The turn is over.
+    Finished {
+        ok: bool,
+        canceled: bool,
+        error: Option<String>,
+        cost_usd: f64,
+        total_cost_usd: f64,
+        tokens: Value,
+    },
+    /// A line the provider could not be understood from; logged and skipped.
+    Garbage(String),
+}
+
+/// How a process ended.
+#[derive(Debug, Clone)]
+pub struct Exit {
+    pub status: Option<i32>,
+    pub signal: Option<i32>,
+    pub stderr: String,
+}
+
+impl Exit {
+    pub fn describe(&self) -> String {
+        match (self.status, self.signal) {
+            (Some(0), _) => "exited 0".into(),
+            (Some(code), _) => format!("exited {code}"),
+            (None, Some(sig)) => format!("exited by signal {sig}"),
+            _ => "exited".into(),
+        }
+    }
+}
+
+/// One live session of a provider.
+pub trait Session: Send + Sync {
+    fn ids(&self) -> ProcessIds;
+    /// The next thing the session says; `None` once its process is gone.
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>>;
+    /// A user message; `priority` steers a running turn.
+    fn send(&self, content: Value, uuid: &str, priority: Option<&str>) -> Result<(), String>;
+    /// Answer a question: the provider-specific response.
+    fn answer(&self, request: &str, response: Value) -> Result<(), String>;
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>>;
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), String>>;
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), String>>;
+    /// End the session and its whole process group.
+    fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit>;
+    /// Wait for the process to end on its own (after `next` returned `None`).
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit>;
+}
+
+/// A provider: starts sessions.
+pub trait Provider: Send + Sync {
+    fn id(&self) -> &str;
+    fn driver(&self) -> &str;
+    fn capabilities(&self) -> Capabilities;
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>>;
+}

@@ -1,0 +1,97 @@
+//! The provider router (ADR 0030 section 5): the providers this machine has, by name, and the
+//! credential sessions run on. The `sessions` module fills it at start; the Switchboard (the
+//! `threads` module) asks it for providers and credentials.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+
+use super::claude::Credential;
+use super::provider::Provider;
+use crate::modules::Ctx;
+use crate::tools::{ErrorKind, ToolError};
+use crate::vault::auth::{self, AuthMode};
+
+#[derive(Default)]
+pub struct Router {
+    // std RwLock: registered at start, read per launch.
+    providers: RwLock<BTreeMap<String, Arc<dyn Provider>>>,
+    /// The `sessions` module's context: the vault grants are to `module:sessions`.
+    sessions: RwLock<Option<Ctx>>,
+    /// Where sessions' HOME is (their `~/.claude`).
+    home: RwLock<Option<PathBuf>>,
+}
+
+impl Router {
+    pub fn register(&self, provider: Arc<dyn Provider>) -> Result<(), String> {
+        let mut providers = self.providers.write().expect("providers");
+        let name = provider.id().to_string();
+        if providers.contains_key(&name) {
+            return Err(format!("a provider named {name:?} is already registered"));
+        }
+        providers.insert(name, provider);
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.providers
+            .read()
+            .expect("providers")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, name: &str) -> Result<Arc<dyn Provider>, ToolError> {
+        self.providers
+            .read()
+            .expect("providers")
+            .get(name)
+            .cloned()
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorKind::InvalidInput,
+                    "unknown_provider",
+                    format!(
+                        "no provider named {name:?}; this machine has: {}",
+                        self.names().join(", ")
+                    ),
+                )
+            })
+    }
+
+    pub(crate) fn set_sessions_ctx(&self, ctx: Ctx, home: PathBuf) {
+        *self.sessions.write().expect("sessions ctx") = Some(ctx);
+        *self.home.write().expect("sessions home") = Some(home);
+    }
+
+    /// The auth mode in force and the credential for it, from the vault.
+    pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
+        let ctx = self
+            .sessions
+            .read()
+            .expect("sessions ctx")
+            .clone()
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorKind::Unavailable,
+                    "sessions_unavailable",
+                    "the sessions module is not running",
+                )
+            })?;
+        let (mode, _) =
+            auth::mode(ctx.kernel().config(), ctx.kernel().role()).map_err(ToolError::invalid)?;
+        let credential = match mode.item() {
+            None => Credential::Login,
+            Some(item) => {
+                let value = ctx.vault().fetch(item).await.map_err(ToolError::from)?;
+                let secret = value.primary().clone();
+                match mode {
+                    AuthMode::ApiKey => Credential::ApiKey(secret),
+                    _ => Credential::SetupToken(secret),
+                }
+            }
+        };
+        Ok((mode, credential))
+    }
+}

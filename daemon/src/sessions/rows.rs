@@ -1,0 +1,53 @@
+//! The Switchboard's rows (ADR 0030): `threads_runs` (a session and the options a resume
+//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages).
+
+use crate::store::Migration;
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "CREATE TABLE threads_runs (
+        id TEXT PRIMARY KEY,
+        provider TEXT NOT NULL,
+        driver TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        model TEXT,
+        cwd TEXT NOT NULL,
+        project TEXT,
+        agent TEXT,
+        auth TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        status TEXT NOT NULL,
+        turns INTEGER NOT NULL DEFAULT 0,
+        total_cost_usd REAL NOT NULL DEFAULT 0,
+        pid INTEGER, pgid INTEGER, sid INTEGER,
+        stopped_reason TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE TABLE threads_asks (
+        id TEXT PRIMARY KEY,
+        thread TEXT NOT NULL REFERENCES threads_runs(id),
+        turn TEXT,
+        request TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        input TEXT NOT NULL,
+        suggestions TEXT NOT NULL,
+        status TEXT NOT NULL,
+        decision TEXT,
+        answered_by TEXT,
+        created_at INTEGER NOT NULL,
+        answered_at INTEGER
+    );
+    CREATE INDEX threads_asks_open ON threads_asks(thread, status);
+    CREATE TABLE threads_inbox (
+        id INTEGER PRIMARY KEY,
+        thread TEXT NOT NULL,
+        uuid TEXT NOT NULL,
+        text TEXT NOT NULL,
+        surface TEXT,
+        status TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );",
+}];

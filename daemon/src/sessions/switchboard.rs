@@ -1,0 +1,981 @@
+//! The Switchboard: everything above the provider (ADR 0030). One actor task per live session
+//! owns its provider session; tools send it commands; it turns what the session says into rows
+//! and the events of the ADR's table (`thread.*`, `ask.*`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use super::provider::{Happening, Launch, ProcessIds, Question, Session};
+use super::router::Router;
+use crate::events::NewEvent;
+use crate::modules::Ctx;
+use crate::store::StoreError;
+use crate::tools::{Caller, ErrorKind, ToolError};
+
+/// How long a stopping session gets to exit before its group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    pub cwd: PathBuf,
+    pub model: Option<String>,
+    pub purpose: String,
+    pub project: Option<String>,
+    pub provider: String,
+    pub agent: Option<String>,
+    pub mode: String,
+}
+
+enum Command {
+    Send {
+        text: String,
+        uuid: String,
+        reply: oneshot::Sender<Result<String, ToolError>>,
+    },
+    Answer {
+        ask: String,
+        request: String,
+        response: Value,
+        decision: String,
+        by: String,
+        reply: oneshot::Sender<Result<(), ToolError>>,
+    },
+    Interrupt {
+        reply: oneshot::Sender<Result<(), ToolError>>,
+    },
+    Stop {
+        reason: String,
+        reply: oneshot::Sender<()>,
+    },
+}
+
+#[derive(Clone)]
+struct Live {
+    tx: mpsc::UnboundedSender<Command>,
+    ids: ProcessIds,
+    // std Mutex: read by tools, written by the actor, never held across an await.
+    state: Arc<Mutex<String>>,
+}
+
+pub struct Switchboard {
+    ctx: Ctx,
+    router: Arc<Router>,
+    // std Mutex: a map lookup or insert, never across an await.
+    live: Mutex<HashMap<String, Live>>,
+}
+
+/// A thread as `threads.get` and `threads.list` show it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ThreadInfo {
+    pub thread: String,
+    pub provider: String,
+    pub purpose: String,
+    pub model: Option<String>,
+    pub cwd: String,
+    pub project: Option<String>,
+    pub agent: Option<String>,
+    pub auth: String,
+    pub mode: String,
+    pub state: String,
+    pub live: bool,
+    pub turns: i64,
+    pub total_cost_usd: f64,
+    pub stopped_reason: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// An open or past permission question.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AskInfo {
+    pub ask: String,
+    pub thread: String,
+    pub turn: Option<String>,
+    pub kind: String,
+    pub tool: String,
+    pub summary: String,
+    pub status: String,
+    pub decision: Option<String>,
+}
+
+fn new_id(bytes: usize) -> String {
+    let mut b = vec![0u8; bytes];
+    getrandom::fill(&mut b).expect("randomness");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// A random v4 UUID (Claude session ids and message uuids).
+pub fn uuid_v4() -> String {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b).expect("randomness");
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// Strings that go into events pass here: one that looks like a credential is masked whole.
+fn clean(s: &str) -> String {
+    if crate::redact::scan_str(s).is_some() {
+        "[redacted: this looked like a credential]".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+fn not_found(thread: &str) -> ToolError {
+    ToolError::not_found(
+        "unknown_thread",
+        format!("there is no thread {thread:?}; threads.list shows them"),
+    )
+}
+
+impl Switchboard {
+    pub fn new(ctx: Ctx, router: Arc<Router>) -> Arc<Switchboard> {
+        Arc::new(Switchboard {
+            ctx,
+            router,
+            live: Mutex::new(HashMap::new()),
+        })
+    }
+
+    async fn emit(&self, kind: &str, thread: &str, payload: Value) {
+        let event = NewEvent::new(kind, payload).thread(thread);
+        if let Err(e) = self.ctx.events().emit(event).await {
+            tracing::warn!(thread, kind, error = %e, "event not recorded");
+        }
+    }
+
+    async fn set_status(&self, thread: &str, status: &str) {
+        let (t, s) = (thread.to_string(), status.to_string());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET status = ?1, updated_at = ?2 WHERE id = ?3",
+                    params![s, crate::now_ms(), t],
+                )?;
+                Ok(())
+            })
+            .await;
+    }
+
+    /// Start a new session.
+    pub async fn start(self: &Arc<Self>, req: StartRequest) -> Result<String, ToolError> {
+        if !req.cwd.is_absolute() || !req.cwd.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "cwd {:?} must be an existing folder, given as an absolute path",
+                req.cwd
+            )));
+        }
+        if !matches!(req.mode.as_str(), "default" | "acceptEdits" | "plan") {
+            return Err(ToolError::invalid(
+                "mode must be default, acceptEdits or plan",
+            ));
+        }
+        let provider = self.router.get(&req.provider)?;
+        let thread = uuid_v4();
+        let (auth, credential) = self.router.credential().await?;
+        let auth_name = serde_json::to_value(auth)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        {
+            let (t, r, driver, a) = (
+                thread.clone(),
+                req.clone(),
+                provider.driver().to_string(),
+                auth_name.clone(),
+            );
+            self.ctx
+                .store()
+                .write(move |tx| {
+                    let now = crate::now_ms();
+                    tx.conn().execute(
+                        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'starting', ?11, ?11)",
+                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, a, r.mode, now],
+                    )?;
+                    Ok(())
+                })
+                .await?;
+        }
+        self.emit("thread.state", &thread, json!({ "state": "starting" }))
+            .await;
+        let launch = Launch {
+            id: thread.clone(),
+            resume: false,
+            cwd: req.cwd.clone(),
+            model: req.model.clone(),
+            mode: req.mode.clone(),
+            append_system_prompt: None,
+            credential,
+            budget_usd: None,
+            plugin_dirs: vec![],
+            env: vec![("VYRE_THREAD".into(), thread.clone().into())],
+        };
+        let session = match provider.start(launch).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.set_status(&thread, "failed").await;
+                self.emit(
+                    "thread.state",
+                    &thread,
+                    json!({ "state": "failed", "error": clean(&e) }),
+                )
+                .await;
+                return Err(ToolError::new(
+                    ErrorKind::Unavailable,
+                    "start_failed",
+                    format!("the session could not start: {e}"),
+                ));
+            }
+        };
+        let ids = session.ids();
+        self.ctx
+            .session_processes()
+            .register(&thread, ids.pgid, ids.sid);
+        {
+            let t = thread.clone();
+            self.ctx
+                .store()
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, updated_at = ?4 WHERE id = ?5",
+                        params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t],
+                    )?;
+                    Ok(())
+                })
+                .await?;
+        }
+        self.emit(
+            "thread.started",
+            &thread,
+            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": false }),
+        )
+        .await;
+        self.emit("thread.state", &thread, json!({ "state": "idle" }))
+            .await;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let state = Arc::new(Mutex::new("idle".to_string()));
+        self.live.lock().expect("live").insert(
+            thread.clone(),
+            Live {
+                tx,
+                ids,
+                state: state.clone(),
+            },
+        );
+        let me = self.clone();
+        let t = thread.clone();
+        self.ctx
+            .spawn(async move { me.run(t, session, rx, state).await });
+        Ok(thread)
+    }
+
+    fn live(&self, thread: &str) -> Option<Live> {
+        self.live.lock().expect("live").get(thread).cloned()
+    }
+
+    /// Send words to a thread: a new turn when idle, steered into the running turn otherwise.
+    pub async fn send(
+        &self,
+        thread: &str,
+        text: &str,
+        uuid: Option<String>,
+    ) -> Result<(String, String), ToolError> {
+        if text.trim().is_empty() {
+            return Err(ToolError::invalid("text must not be empty"));
+        }
+        let Some(live) = self.live(thread) else {
+            return Err(if self.info(thread).await?.is_some() {
+                ToolError::conflict(
+                    "not_live",
+                    "this thread's session is not running; resuming it comes with the session lifecycle",
+                )
+            } else {
+                not_found(thread)
+            });
+        };
+        let uuid = uuid.unwrap_or_else(uuid_v4);
+        let (reply, answer) = oneshot::channel();
+        live.tx
+            .send(Command::Send {
+                text: text.to_string(),
+                uuid: uuid.clone(),
+                reply,
+            })
+            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;
+        let via = answer
+            .await
+            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))??;
+        Ok((uuid, via))
+    }
+
+    pub async fn answer(
+        &self,
+        ask: &str,
+        decision: &str,
+        answers: Option<Value>,
+        message: Option<String>,
+        caller: &Caller,
+    ) -> Result<Value, ToolError> {
+        let a = ask.to_string();
+        let row = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT thread, request, status, decision, input, suggestions, kind FROM threads_asks WHERE id = ?1",
+                    [&a],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?, r.get::<_, String>(4)?, r.get::<_, String>(5)?, r.get::<_, String>(6)?)),
+                )
+                .optional()?)
+            })
+            .await?
+            .ok_or_else(|| ToolError::not_found("unknown_ask", format!("there is no ask {ask:?}")))?;
+        let (thread, request, status, earlier, input, suggestions, kind) = row;
+        if let Caller::Session { thread: Some(t) } = caller
+            && *t == thread
+        {
+            return Err(ToolError::refused(
+                "own_ask",
+                "a session cannot answer its own question",
+            ));
+        }
+        match status.as_str() {
+            "answered" => return Ok(json!({ "ask": ask, "decision": earlier, "already": true })),
+            "cancelled" => {
+                return Err(ToolError::conflict(
+                    "ask_closed",
+                    "this question was withdrawn (the turn was interrupted or moved on)",
+                ));
+            }
+            _ => {}
+        }
+        let input: Value = serde_json::from_str(&input).unwrap_or(json!({}));
+        let response = match decision {
+            "deny" => {
+                json!({ "behavior": "deny", "message": message.unwrap_or_else(|| "The person declined this.".into()) })
+            }
+            "allow" | "always" => {
+                let mut updated = input;
+                if kind == "question"
+                    && let Some(answers) = answers
+                {
+                    updated["answers"] = answers;
+                }
+                let mut r = json!({ "behavior": "allow", "updatedInput": updated });
+                if decision == "always" {
+                    r["updatedPermissions"] = safe_permissions(
+                        &serde_json::from_str(&suggestions).unwrap_or(Value::Null),
+                    );
+                }
+                r
+            }
+            other => {
+                return Err(ToolError::invalid(format!(
+                    "decision must be allow, deny or always, not {other:?}"
+                )));
+            }
+        };
+        let live = self
+            .live(&thread)
+            .ok_or_else(|| ToolError::conflict("ask_closed", "the session that asked has ended"))?;
+        let (reply, done) = oneshot::channel();
+        live.tx
+            .send(Command::Answer {
+                ask: ask.to_string(),
+                request,
+                response,
+                decision: decision.to_string(),
+                by: caller.label(),
+                reply,
+            })
+            .map_err(|_| ToolError::conflict("ask_closed", "the session that asked has ended"))?;
+        done.await
+            .map_err(|_| ToolError::conflict("ask_closed", "the session that asked has ended"))??;
+        Ok(json!({ "ask": ask, "decision": decision, "already": false }))
+    }
+
+    pub async fn interrupt(&self, thread: &str) -> Result<(), ToolError> {
+        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
+        let (reply, done) = oneshot::channel();
+        live.tx
+            .send(Command::Interrupt { reply })
+            .map_err(|_| not_found(thread))?;
+        done.await.map_err(|_| not_found(thread))?
+    }
+
+    pub async fn stop(&self, thread: &str, reason: &str) -> Result<bool, ToolError> {
+        let Some(live) = self.live(thread) else {
+            return match self.info(thread).await? {
+                Some(_) => Ok(false),
+                None => Err(not_found(thread)),
+            };
+        };
+        let (reply, done) = oneshot::channel();
+        if live
+            .tx
+            .send(Command::Stop {
+                reason: reason.to_string(),
+                reply,
+            })
+            .is_ok()
+        {
+            let _ = done.await;
+        }
+        Ok(true)
+    }
+
+    /// Stop every live session (vyred is shutting down).
+    pub async fn stop_all(&self, reason: &str) {
+        let threads: Vec<String> = self.live.lock().expect("live").keys().cloned().collect();
+        for t in threads {
+            let _ = self.stop(&t, reason).await;
+        }
+    }
+
+    pub fn pids(&self) -> Vec<ProcessIds> {
+        self.live
+            .lock()
+            .expect("live")
+            .values()
+            .map(|l| l.ids)
+            .collect()
+    }
+
+    pub async fn info(&self, thread: &str) -> Result<Option<ThreadInfo>, ToolError> {
+        let t = thread.to_string();
+        let mut found = self
+            .ctx
+            .store()
+            .read(move |c| Ok(query_threads(c, Some(&t))?))
+            .await?;
+        Ok(found.pop().map(|i| self.with_live(i)))
+    }
+
+    pub async fn list(&self) -> Result<Vec<ThreadInfo>, ToolError> {
+        let all = self
+            .ctx
+            .store()
+            .read(|c| Ok(query_threads(c, None)?))
+            .await?;
+        Ok(all.into_iter().map(|i| self.with_live(i)).collect())
+    }
+
+    fn with_live(&self, mut info: ThreadInfo) -> ThreadInfo {
+        if let Some(live) = self.live(&info.thread) {
+            info.live = true;
+            info.state = live.state.lock().expect("state").clone();
+        }
+        info
+    }
+
+    pub async fn asks(&self, thread: &str, open_only: bool) -> Result<Vec<AskInfo>, ToolError> {
+        let t = thread.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, thread, turn, kind, tool, summary, status, decision FROM threads_asks
+                     WHERE thread = ?1 AND (?2 = 0 OR status = 'open') ORDER BY created_at",
+                )?;
+                let rows = stmt.query_map(params![t, open_only as i64], |r| {
+                    Ok(AskInfo {
+                        ask: r.get(0)?,
+                        thread: r.get(1)?,
+                        turn: r.get(2)?,
+                        kind: r.get(3)?,
+                        tool: r.get(4)?,
+                        summary: r.get(5)?,
+                        status: r.get(6)?,
+                        decision: r.get(7)?,
+                    })
+                })?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await?)
+    }
+
+    /// The actor: owns one provider session until it ends.
+    async fn run(
+        self: Arc<Self>,
+        thread: String,
+        mut session: Box<dyn Session>,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        shown: Arc<Mutex<String>>,
+    ) {
+        let mut a = Actor {
+            thread: thread.clone(),
+            turns: 0,
+            turn: None,
+            own_uuid: None,
+            running: false,
+            asks: HashMap::new(),
+            tools: HashMap::new(),
+            total: 0.0,
+            steered: Default::default(),
+            shown,
+        };
+        loop {
+            tokio::select! {
+                command = rx.recv() => {
+                    let Some(command) = command else { break };
+                    match command {
+                        Command::Send { text, uuid, reply } => {
+                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid).await);
+                        }
+                        Command::Answer { ask, request, response, decision, by, reply } => {
+                            let _ = reply.send(self.on_answer(&mut a, session.as_ref(), &ask, &request, response, &decision, &by).await);
+                        }
+                        Command::Interrupt { reply } => {
+                            self.cancel_asks(&mut a, "interrupted").await;
+                            let _ = reply.send(session.interrupt().await.map_err(|e| ToolError::conflict("interrupt_failed", e)));
+                        }
+                        Command::Stop { reason, reply } => {
+                            self.cancel_asks(&mut a, &reason).await;
+                            self.close_turn(&mut a, true).await;
+                            let _exit = session.stop(STOP_GRACE).await;
+                            self.ended(&a, &reason).await;
+                            let _ = reply.send(());
+                            return;
+                        }
+                    }
+                }
+                happening = session.next() => {
+                    match happening {
+                        Some(h) => self.on_happening(&mut a, h).await,
+                        None => {
+                            let exit = session.exit().await;
+                            if a.running {
+                                let error = clean(&format!("Claude Code {} mid-turn: {}", exit.describe(), exit.stderr.lines().last().unwrap_or("")));
+                                self.cancel_asks(&mut a, "exited").await;
+                                self.close_turn(&mut a, true).await;
+                                self.state(&mut a, "failed", json!({ "error": error })).await;
+                                self.state(&mut a, "idle", json!({})).await;
+                            }
+                            self.ended(&a, &exit.describe()).await;
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let exit = session.stop(STOP_GRACE).await;
+        self.ended(&a, &exit.describe()).await;
+    }
+
+    async fn state(&self, a: &mut Actor, state: &str, extra: Value) {
+        *a.shown.lock().expect("state") = state.to_string();
+        let mut payload = json!({ "state": state, "turn": a.turn });
+        if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        self.emit("thread.state", &a.thread, payload).await;
+        self.set_status(&a.thread, state).await;
+    }
+
+    async fn on_send(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        text: &str,
+        uuid: &str,
+    ) -> Result<String, ToolError> {
+        let content = json!([{ "type": "text", "text": text }]);
+        if a.running {
+            session
+                .send(content, uuid, Some("next"))
+                .map_err(|e| ToolError::conflict("not_live", e))?;
+            a.steered_pending(uuid);
+            self.emit(
+                "thread.sent",
+                &a.thread,
+                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
+            )
+            .await;
+            return Ok("steer".into());
+        }
+        a.turns += 1;
+        let turn = format!("{}:{}", a.thread, a.turns);
+        a.turn = Some(turn.clone());
+        a.own_uuid = Some(uuid.to_string());
+        a.running = true;
+        session
+            .send(content, uuid, None)
+            .map_err(|e| ToolError::conflict("not_live", e))?;
+        let (t, n) = (a.thread.clone(), a.turns);
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET turns = ?1 WHERE id = ?2",
+                    params![n as i64, t],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "thread.turn",
+            &a.thread,
+            json!({ "turn": turn, "uuid": uuid, "text": clean(text) }),
+        )
+        .await;
+        self.state(a, "running", json!({})).await;
+        Ok("turn".into())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn on_answer(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        ask: &str,
+        request: &str,
+        response: Value,
+        decision: &str,
+        by: &str,
+    ) -> Result<(), ToolError> {
+        if a.asks.remove(request).is_none() {
+            return Err(ToolError::conflict(
+                "ask_closed",
+                "this question is no longer open",
+            ));
+        }
+        session
+            .answer(request, response)
+            .map_err(|e| ToolError::conflict("ask_closed", e))?;
+        let (id, d, b) = (ask.to_string(), decision.to_string(), by.to_string());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_asks SET status = 'answered', decision = ?1, answered_by = ?2, answered_at = ?3 WHERE id = ?4",
+                    params![d, b, crate::now_ms(), id],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "ask.answered",
+            &a.thread,
+            json!({ "ask": ask, "decision": decision, "turn": a.turn }),
+        )
+        .await;
+        if a.asks.is_empty() && a.running {
+            self.state(a, "running", json!({})).await;
+        }
+        Ok(())
+    }
+
+    async fn on_happening(&self, a: &mut Actor, h: Happening) {
+        match h {
+            Happening::TurnBegan { .. } => {}
+            Happening::Text {
+                message,
+                block,
+                delta,
+                done,
+                reasoning,
+            } => {
+                let mut p = json!({ "message": message, "block": block, "turn": a.turn });
+                if let Some(d) = delta {
+                    p["delta"] = json!(clean(&d));
+                }
+                if done {
+                    p["done"] = json!(true);
+                }
+                if reasoning {
+                    p["kind"] = json!("reasoning");
+                }
+                self.emit("thread.text", &a.thread, p).await;
+            }
+            Happening::ToolStarted {
+                call,
+                name,
+                summary,
+                block,
+            } => {
+                a.tools.insert(call.clone(), name.clone());
+                self.emit(
+                    "thread.tool",
+                    &a.thread,
+                    json!({ "id": call, "call": call, "name": name, "phase": "started", "status": "running", "summary": clean(&summary), "block": block, "turn": a.turn }),
+                )
+                .await;
+            }
+            Happening::ToolEnded { call, failed } => {
+                let name = a.tools.remove(&call).unwrap_or_default();
+                let status = if failed { "failed" } else { "completed" };
+                self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
+            }
+            Happening::Asked(q) => self.on_asked(a, q).await,
+            Happening::Withdrawn { request } => {
+                if let Some(ask) = a.asks.remove(&request) {
+                    self.close_ask(a, &ask, "cancelled").await;
+                }
+            }
+            Happening::Steered { uuid } => {
+                if a.own_uuid.as_deref() != Some(uuid.as_str()) && a.steered.remove(&uuid) {
+                    self.emit(
+                        "thread.steered",
+                        &a.thread,
+                        json!({ "uuid": uuid, "turn": a.turn }),
+                    )
+                    .await;
+                }
+            }
+            Happening::Limit(info) => {
+                self.emit(
+                    "thread.limit",
+                    &a.thread,
+                    json!({ "info": info, "turn": a.turn }),
+                )
+                .await;
+            }
+            Happening::Finished {
+                ok,
+                canceled,
+                error,
+                total_cost_usd,
+                tokens,
+                ..
+            } => {
+                let cost = (total_cost_usd - a.total).max(0.0);
+                a.total = total_cost_usd;
+                self.cancel_asks(a, "turn ended").await;
+                self.close_turn(a, canceled).await;
+                self.emit("thread.usage", &a.thread, json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "turn": a.turn })).await;
+                let mut p = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "tokens": tokens, "turn": a.turn });
+                if canceled {
+                    p["canceled"] = json!(true);
+                    p["reason"] = json!("interrupt");
+                }
+                if let Some(e) = error {
+                    p["error"] = json!(clean(&e));
+                }
+                self.emit("thread.finished", &a.thread, p).await;
+                let (t, total) = (a.thread.clone(), total_cost_usd);
+                let _ = self
+                    .ctx
+                    .store()
+                    .write(move |tx| {
+                        tx.conn().execute(
+                            "UPDATE threads_runs SET total_cost_usd = ?1 WHERE id = ?2",
+                            params![total, t],
+                        )?;
+                        Ok(())
+                    })
+                    .await;
+                a.running = false;
+                a.own_uuid = None;
+                self.state(a, "idle", json!({})).await;
+            }
+            Happening::Garbage(line) => {
+                tracing::warn!(thread = %a.thread, "skipped a line the session wrote that is not JSON: {}", line.chars().take(120).collect::<String>());
+            }
+        }
+    }
+
+    async fn on_asked(&self, a: &mut Actor, q: Question) {
+        let ask = new_id(9);
+        let summary = clean(&q.description.clone().unwrap_or_else(|| q.tool.clone()));
+        let (id, t, turn) = (ask.clone(), a.thread.clone(), a.turn.clone());
+        let q2 = q.clone();
+        let sum = summary.clone();
+        let stored: Result<(), StoreError> = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "INSERT INTO threads_asks (id, thread, turn, request, kind, tool, summary, input, suggestions, status, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'open', ?10)",
+                    params![id, t, turn, q2.request, q2.kind, q2.tool, sum, q2.input.to_string(), q2.suggestions.to_string(), crate::now_ms()],
+                )?;
+                Ok(())
+            })
+            .await;
+        if let Err(e) = stored {
+            tracing::error!(error = %e, "cannot record an ask; denying it");
+            return;
+        }
+        a.asks.insert(q.request.clone(), ask.clone());
+        self.emit("ask.raised", &a.thread, json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn })).await;
+        self.state(a, "waiting", json!({})).await;
+    }
+
+    async fn close_ask(&self, a: &Actor, ask: &str, why: &str) {
+        let id = ask.to_string();
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled', answered_at = ?1 WHERE id = ?2 AND status = 'open'",
+                    params![crate::now_ms(), id],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "ask.answered",
+            &a.thread,
+            json!({ "ask": ask, "decision": "cancelled", "reason": why, "turn": a.turn }),
+        )
+        .await;
+    }
+
+    async fn cancel_asks(&self, a: &mut Actor, why: &str) {
+        let open: Vec<String> = a.asks.drain().map(|(_, ask)| ask).collect();
+        for ask in open {
+            self.close_ask(a, &ask, why).await;
+        }
+    }
+
+    /// Tool calls the turn left open end as canceled.
+    async fn close_turn(&self, a: &mut Actor, canceled: bool) {
+        let open: Vec<(String, String)> = a.tools.drain().collect();
+        for (call, name) in open {
+            let status = if canceled { "canceled" } else { "completed" };
+            self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
+        }
+    }
+
+    async fn ended(&self, a: &Actor, reason: &str) {
+        self.live.lock().expect("live").remove(&a.thread);
+        self.ctx.session_processes().unregister(&a.thread);
+        let (t, r) = (a.thread.clone(), reason.to_string());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET status = 'stopped', stopped_reason = ?1, updated_at = ?2 WHERE id = ?3",
+                    params![r, crate::now_ms(), t],
+                )?;
+                Ok(())
+            })
+            .await;
+        *a.shown.lock().expect("state") = "stopped".into();
+        self.emit("thread.stopped", &a.thread, json!({ "reason": reason }))
+            .await;
+    }
+}
+
+struct Actor {
+    thread: String,
+    turns: u64,
+    turn: Option<String>,
+    own_uuid: Option<String>,
+    running: bool,
+    /// Open asks: the provider's request id → the ask id.
+    asks: HashMap<String, String>,
+    /// Tool calls started and not yet done: call → name.
+    tools: HashMap<String, String>,
+    total: f64,
+    /// Steered messages not yet taken in.
+    steered: std::collections::HashSet<String>,
+    shown: Arc<Mutex<String>>,
+}
+
+impl Actor {
+    /// A message sent into the running turn, waiting for the CLI to take it in.
+    fn steered_pending(&mut self, uuid: &str) {
+        self.steered.insert(uuid.to_string());
+    }
+}
+
+/// `updatedPermissions` for "always": the suggestions as rules in `localSettings`, without any
+/// switch to a mode Vyre does not offer (never bypassPermissions).
+pub fn safe_permissions(suggestions: &Value) -> Value {
+    let kept: Vec<Value> = suggestions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| match s["type"].as_str() {
+            Some("addRules") => {
+                let mut s = s.clone();
+                s["destination"] = json!("localSettings");
+                Some(s)
+            }
+            Some("setMode") => match s["mode"].as_str() {
+                Some("default" | "acceptEdits" | "plan") => Some(s.clone()),
+                _ => None,
+            },
+            Some("addDirectories") => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    Value::Array(kept)
+}
+
+fn query_threads(
+    c: &rusqlite::Connection,
+    thread: Option<&str>,
+) -> rusqlite::Result<Vec<ThreadInfo>> {
+    let mut stmt = c.prepare(
+        "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at
+         FROM threads_runs WHERE (?1 IS NULL OR id = ?1) ORDER BY updated_at DESC",
+    )?;
+    let rows = stmt.query_map([thread], |r| {
+        Ok(ThreadInfo {
+            thread: r.get(0)?,
+            provider: r.get(1)?,
+            purpose: r.get(2)?,
+            model: r.get(3)?,
+            cwd: r.get(4)?,
+            project: r.get(5)?,
+            agent: r.get(6)?,
+            auth: r.get(7)?,
+            mode: r.get(8)?,
+            state: r.get(9)?,
+            live: false,
+            turns: r.get(10)?,
+            total_cost_usd: r.get(11)?,
+            stopped_reason: r.get(12)?,
+            created_at: r.get(13)?,
+            updated_at: r.get(14)?,
+        })
+    })?;
+    rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn always_never_grants_bypass() {
+        let s = json!([
+            { "type": "addRules", "rules": [{ "toolName": "Bash", "ruleContent": "ls" }], "behavior": "allow", "destination": "session" },
+            { "type": "setMode", "mode": "bypassPermissions", "destination": "session" },
+            { "type": "setMode", "mode": "acceptEdits", "destination": "session" },
+            { "type": "replaceRules", "rules": [], "destination": "userSettings" }
+        ]);
+        let kept = safe_permissions(&s);
+        assert_eq!(kept.as_array().unwrap().len(), 2);
+        assert_eq!(kept[0]["destination"], "localSettings");
+        assert_eq!(kept[1]["mode"], "acceptEdits");
+        assert!(!kept.to_string().contains("bypass"));
+    }
+}

@@ -1,0 +1,371 @@
+//! Threads end to end: vyred's Switchboard driving the real Claude Code CLI against the fake
+//! Messages API, observed through tools and the event stream as any surface would.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vyre::client::{Client, EventStream};
+
+use crate::claude_e2e::claude_bin;
+use crate::fake_api::FakeApi;
+use crate::support::*;
+
+const KEY: &str = "sk-ant-api03-fake-threads-key-22222222";
+
+struct Rig {
+    home: TempHome,
+    api: FakeApi,
+    vyred: InProcess,
+    sock: Client,
+    work: std::path::PathBuf,
+}
+
+async fn rig(name: &str) -> Option<Rig> {
+    let bin = claude_bin()?;
+    let home = TempHome::new(name);
+    let api = FakeApi::start().await;
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({
+        "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" }
+    });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "anthropic-api-key", "value": KEY }),
+    )
+    .await
+    .unwrap();
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "anthropic-api-key", "to": "sessions" }),
+    )
+    .await
+    .unwrap();
+    Some(Rig {
+        home,
+        api,
+        vyred,
+        sock,
+        work,
+    })
+}
+
+/// Events of `thread` until one matches `until`.
+async fn events_until(stream: &mut EventStream, until: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let mut seen = Vec::new();
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(60), stream.next())
+            .await
+            .expect("events in time")
+            .expect("stream open")
+            .expect("no error");
+        let event: Value = serde_json::from_str(&msg.data).unwrap();
+        let done = until(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_starts_and_streams_a_turn() {
+    let Some(r) = rig("threads-turn").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "hello from vyre" }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(events.iter().all(|e| e["thread"] == thread.as_str()));
+    let started = of_type(&events, "thread.started");
+    assert_eq!(started.len(), 1);
+    assert_eq!(started[0]["payload"]["provider"], "claude");
+    assert_eq!(started[0]["payload"]["auth"], "api-key");
+    assert_eq!(started[0]["payload"]["resumed"], false);
+    let turn = of_type(&events, "thread.turn");
+    assert_eq!(turn[0]["payload"]["turn"], format!("{thread}:1"));
+    assert_eq!(turn[0]["payload"]["text"], "hello from vyre");
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [hello from vyre]"), "{text}");
+    assert!(
+        of_type(&events, "thread.text")
+            .iter()
+            .any(|e| e["payload"]["done"] == true)
+    );
+    assert_eq!(of_type(&events, "thread.usage").len(), 1);
+    let finished = of_type(&events, "thread.finished");
+    assert_eq!(finished[0]["payload"]["ok"], true);
+    let states: Vec<&str> = of_type(&events, "thread.state")
+        .iter()
+        .map(|e| e["payload"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["starting", "idle", "running"],
+        "then idle after finished"
+    );
+    let after = events_until(&mut stream, |e| e["type"] == "thread.state").await;
+    assert_eq!(after[0]["payload"]["state"], "idle");
+
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            got["state"].as_str(),
+            got["live"].as_bool(),
+            got["turns"].as_i64()
+        ),
+        (Some("idle"), Some(true), Some(1))
+    );
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    assert_eq!(pids["pids"].as_array().unwrap().len(), 1);
+    // The key reached the API from the vault, on fd 3.
+    assert!(
+        r.api
+            .message_requests()
+            .iter()
+            .all(|q| q.api_key.as_deref() == Some(KEY))
+    );
+
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let stopped = events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    assert_eq!(stopped.last().unwrap()["payload"]["reason"], "stopped");
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    assert!(pids["pids"].as_array().unwrap().is_empty());
+    let listed = r.sock.call("threads.list", &json!({})).await.unwrap();
+    assert_eq!(listed[0]["state"], "stopped");
+    // The transcript grew in the sessions' HOME, not the real one.
+    assert!(r.home.dir.join("home/.claude/projects").exists());
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
+    let Some(r) = rig("threads-ask").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch allowed.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = of_type(&events, "ask.raised")[0]["payload"].clone();
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("tool"), Some("Bash"))
+    );
+    let waiting = events_until(&mut stream, |e| e["type"] == "thread.state").await;
+    assert_eq!(waiting.last().unwrap()["payload"]["state"], "waiting");
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["asks"][0]["status"], "open");
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        r.work.join("allowed.txt").exists(),
+        "the allowed command ran"
+    );
+    let tools = of_type(&events, "thread.tool");
+    assert!(
+        tools.iter().any(|t| t["payload"]["status"] == "completed"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        of_type(&events, "ask.answered")[0]["payload"]["decision"],
+        "allow"
+    );
+    // Answering again returns the earlier outcome.
+    let again = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "deny" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (again["decision"].as_str(), again["already"].as_bool()),
+        (Some("allow"), Some(true))
+    );
+
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch denied.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "deny", "message": "not today" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        !r.work.join("denied.txt").exists(),
+        "the denied command did not run"
+    );
+    assert!(
+        of_type(&events, "thread.tool")
+            .iter()
+            .any(|t| t["payload"]["status"] == "failed")
+    );
+    let err = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": "nope", "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown_ask"), "{err}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_only_call_from_inside_a_session_is_refused() {
+    let Some(r) = rig("threads-peer").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The session's Bash (detached with setsid, so not by ancestry alone) tries to act as a person.
+    let command = format!(
+        "RUNBASH setsid curl -s --unix-socket {} -X POST -H 'content-type: application/json' -d '{{\"name\":\"sneaky\"}}' http://localhost/v1/tools/devices.add > peer.txt 2>&1; setsid env VYRE_HOME={} {} tools > tools.txt 2>&1; true",
+        r.home.home().socket().display(),
+        r.home.vyre_home().display(),
+        BIN
+    );
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": command }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let out = std::fs::read_to_string(r.work.join("peer.txt")).unwrap();
+    assert!(out.contains("person_only"), "{out}");
+    let tools = std::fs::read_to_string(r.work.join("tools.txt")).unwrap();
+    assert!(
+        tools.contains("threads.list") && !tools.contains("devices.add"),
+        "a session is not shown person-only tools: {tools}"
+    );
+    let devices = r.sock.call("devices.list", &json!({})).await.unwrap();
+    assert!(
+        devices.as_array().unwrap().is_empty(),
+        "no device was added"
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_to_threads_gets_clear_errors() {
+    let Some(r) = rig("threads-bad").await else {
+        return;
+    };
+    for (tool, input, code) in [
+        (
+            "threads.start",
+            json!({ "cwd": "relative/path" }),
+            "invalid_input",
+        ),
+        (
+            "threads.start",
+            json!({ "cwd": "/definitely/not/here" }),
+            "invalid_input",
+        ),
+        (
+            "threads.start",
+            json!({ "cwd": r.work, "provider": "codex" }),
+            "unknown_provider",
+        ),
+        (
+            "threads.send",
+            json!({ "thread": "nope", "text": "hi" }),
+            "unknown_thread",
+        ),
+        ("threads.get", json!({ "thread": "nope" }), "unknown_thread"),
+        (
+            "threads.stop",
+            json!({ "thread": "nope" }),
+            "unknown_thread",
+        ),
+        (
+            "threads.answer",
+            json!({ "ask": "nope", "decision": "allow" }),
+            "unknown_ask",
+        ),
+    ] {
+        let err = r.sock.call(tool, &input).await.unwrap_err().to_string();
+        assert!(err.contains(code), "{tool} {input}: {err}");
+    }
+    r.vyred.stop().await;
+    let _ = &r.home;
+}

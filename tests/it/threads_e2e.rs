@@ -369,3 +369,48 @@ async fn bad_input_to_threads_gets_clear_errors() {
     r.vyred.stop().await;
     let _ = &r.home;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
+    let Some(r) = rig("threads-interrupt").await else { return };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r.sock.call("threads.start", &json!({ "cwd": r.work })).await.unwrap()["thread"].as_str().unwrap().to_string();
+    r.sock.call("threads.send", &json!({ "thread": thread, "text": "please answer SLOWLY" })).await.unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.text" && e["payload"]["delta"].is_string()).await;
+    r.sock.call("threads.interrupt", &json!({ "thread": thread })).await.unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let finished = &of_type(&events, "thread.finished")[0]["payload"];
+    assert_eq!((finished["canceled"].as_bool(), finished["reason"].as_str()), (Some(true), Some("interrupt")), "{finished}");
+    let idle = events_until(&mut stream, |e| e["type"] == "thread.state").await;
+    assert_eq!(idle.last().unwrap()["payload"]["state"], "idle");
+
+    r.sock.call("threads.send", &json!({ "thread": thread, "text": "are you there" })).await.unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(of_type(&events, "thread.finished")[0]["payload"]["ok"], true);
+    let text: String = of_type(&events, "thread.text").iter().filter_map(|e| e["payload"]["delta"].as_str()).collect();
+    assert!(text.contains("reply to [are you there]"), "{text}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
+    let Some(r) = rig("threads-steer").await else { return };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r.sock.call("threads.start", &json!({ "cwd": r.work })).await.unwrap()["thread"].as_str().unwrap().to_string();
+    // A read-only command runs without asking; steer while it runs.
+    r.sock.call("threads.send", &json!({ "thread": thread, "text": "RUNBASH sleep 3; echo slept" })).await.unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.tool" && e["payload"]["phase"] == "started").await;
+    let sent = r.sock.call("threads.send", &json!({ "thread": thread, "text": "also mention the weather" })).await.unwrap();
+    assert_eq!(sent["via"], "steer");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let steered = of_type(&events, "thread.steered");
+    assert_eq!(steered.len(), 1, "the CLI took the message in at a step: {events:?}");
+    assert_eq!(steered[0]["payload"]["uuid"], sent["uuid"]);
+    assert_eq!(of_type(&events, "thread.turn").len(), 0, "no second turn: it joined this one");
+    let sent_events = of_type(&events, "thread.sent");
+    assert!(sent_events.is_empty() || sent_events[0]["payload"]["via"] == "steer");
+    // The folded message reached the model in the same turn.
+    let folded = r.api.message_requests().iter().any(|q| q.body.to_string().contains("also mention the weather"));
+    assert!(folded, "the steered words reached the API");
+    r.vyred.stop().await;
+}

@@ -372,45 +372,221 @@ async fn bad_input_to_threads_gets_clear_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
-    let Some(r) = rig("threads-interrupt").await else { return };
+    let Some(r) = rig("threads-interrupt").await else {
+        return;
+    };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r.sock.call("threads.start", &json!({ "cwd": r.work })).await.unwrap()["thread"].as_str().unwrap().to_string();
-    r.sock.call("threads.send", &json!({ "thread": thread, "text": "please answer SLOWLY" })).await.unwrap();
-    events_until(&mut stream, |e| e["type"] == "thread.text" && e["payload"]["delta"].is_string()).await;
-    r.sock.call("threads.interrupt", &json!({ "thread": thread })).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "please answer SLOWLY" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
     let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     let finished = &of_type(&events, "thread.finished")[0]["payload"];
-    assert_eq!((finished["canceled"].as_bool(), finished["reason"].as_str()), (Some(true), Some("interrupt")), "{finished}");
+    assert_eq!(
+        (finished["canceled"].as_bool(), finished["reason"].as_str()),
+        (Some(true), Some("interrupt")),
+        "{finished}"
+    );
     let idle = events_until(&mut stream, |e| e["type"] == "thread.state").await;
     assert_eq!(idle.last().unwrap()["payload"]["state"], "idle");
 
-    r.sock.call("threads.send", &json!({ "thread": thread, "text": "are you there" })).await.unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "are you there" }),
+        )
+        .await
+        .unwrap();
     let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    assert_eq!(of_type(&events, "thread.finished")[0]["payload"]["ok"], true);
-    let text: String = of_type(&events, "thread.text").iter().filter_map(|e| e["payload"]["delta"].as_str()).collect();
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
     assert!(text.contains("reply to [are you there]"), "{text}");
     r.vyred.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
-    let Some(r) = rig("threads-steer").await else { return };
+    let Some(r) = rig("threads-steer").await else {
+        return;
+    };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r.sock.call("threads.start", &json!({ "cwd": r.work })).await.unwrap()["thread"].as_str().unwrap().to_string();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
     // A read-only command runs without asking; steer while it runs.
-    r.sock.call("threads.send", &json!({ "thread": thread, "text": "RUNBASH sleep 3; echo slept" })).await.unwrap();
-    events_until(&mut stream, |e| e["type"] == "thread.tool" && e["payload"]["phase"] == "started").await;
-    let sent = r.sock.call("threads.send", &json!({ "thread": thread, "text": "also mention the weather" })).await.unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH sleep 3; echo slept" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.tool" && e["payload"]["phase"] == "started"
+    })
+    .await;
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "also mention the weather" }),
+        )
+        .await
+        .unwrap();
     assert_eq!(sent["via"], "steer");
     let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     let steered = of_type(&events, "thread.steered");
-    assert_eq!(steered.len(), 1, "the CLI took the message in at a step: {events:?}");
+    assert_eq!(
+        steered.len(),
+        1,
+        "the CLI took the message in at a step: {events:?}"
+    );
     assert_eq!(steered[0]["payload"]["uuid"], sent["uuid"]);
-    assert_eq!(of_type(&events, "thread.turn").len(), 0, "no second turn: it joined this one");
+    assert_eq!(
+        of_type(&events, "thread.turn").len(),
+        0,
+        "no second turn: it joined this one"
+    );
     let sent_events = of_type(&events, "thread.sent");
     assert!(sent_events.is_empty() || sent_events[0]["payload"]["via"] == "steer");
     // The folded message reached the model in the same turn.
-    let folded = r.api.message_requests().iter().any(|q| q.body.to_string().contains("also mention the weather"));
+    let folded = r
+        .api
+        .message_requests()
+        .iter()
+        .any(|q| q.body.to_string().contains("also mention the weather"));
     assert!(folded, "the steered words reached the API");
     r.vyred.stop().await;
+}
+
+/// A stand-in CLI for what the real one cannot be made to do: garbage on stdout, then a crash
+/// mid-turn.
+const CRASHING_CLI: &str = r#"#!/bin/sh
+read line
+echo '{"type":"control_response","response":{"subtype":"success","request_id":"vyre-1","response":{"claude_code_version":"2.1.328"}}}'
+read line
+echo 'this line is not json'
+echo '{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_x"}}}'
+echo '{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}'
+echo '{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}}}'
+echo 'boom: the fake CLI fell over' >&2
+sleep 0.2
+exit 3
+"#;
+
+async fn rig_with_cli(name: &str, cli: &str) -> (TempHome, InProcess, Client, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let home = TempHome::new(name);
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let script = home.dir.join("fake-claude");
+    std::fs::write(&script, cli).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config =
+        json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    (home, vyred, sock, work)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_writes_garbage_and_crashes_mid_turn_fails_the_turn_and_says_why() {
+    let (_home, vyred, sock, work) = rig_with_cli("threads-crash", CRASHING_CLI).await;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let thread = sock
+        .call("threads.start", &json!({ "cwd": work, "text": "go" }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert_eq!(
+        text, "partial ",
+        "the garbage line was skipped and the stream went on"
+    );
+    let states: Vec<&Value> = of_type(&events, "thread.state");
+    let failed = states
+        .iter()
+        .find(|e| e["payload"]["state"] == "failed")
+        .expect("the turn failed");
+    let error = failed["payload"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("exited 3") && error.contains("fell over"),
+        "{error}"
+    );
+    assert_eq!(
+        states.last().unwrap()["payload"]["state"],
+        "idle",
+        "failed is followed by idle"
+    );
+    assert_eq!(events.last().unwrap()["payload"]["reason"], "exited 3");
+    let got = sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (got["live"].as_bool(), got["state"].as_str()),
+        (Some(false), Some("stopped"))
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_cli_is_a_clear_error_naming_what_to_install() {
+    let home = TempHome::new("threads-missing-cli");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({ "sessions": { "claude": "/nonexistent/bin/claude", "home": home.dir.join("home"), "auth": "login" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let err = vyred
+        .socket_client()
+        .call("threads.start", &json!({ "cwd": work }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("start_failed")
+            && err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
+        "{err}"
+    );
+    vyred.stop().await;
 }

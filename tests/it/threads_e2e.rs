@@ -590,3 +590,102 @@ async fn a_missing_cli_is_a_clear_error_naming_what_to_install() {
     );
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones() {
+    let Some(r) = rig("threads-floor").await else {
+        return;
+    };
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,mode.*", None)
+        .await
+        .unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::create_dir_all(r.work.join(".claude")).unwrap();
+    for command in [
+        "rm -rf /",
+        "echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json",
+    ] {
+        r.sock
+            .call(
+                "threads.send",
+                &json!({ "thread": thread, "text": format!("RUNBASH {command}") }),
+            )
+            .await
+            .unwrap();
+        let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+        assert!(
+            of_type(&events, "ask.raised").is_empty(),
+            "{command}: nobody was asked"
+        );
+        let denied = of_type(&events, "thread.denied");
+        assert_eq!(denied.len(), 1, "{command}: {events:?}");
+        assert_eq!(denied[0]["payload"]["by"], "floor");
+        assert!(
+            denied[0]["payload"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("floor refuses")
+        );
+        assert!(
+            of_type(&events, "thread.tool")
+                .iter()
+                .any(|t| t["payload"]["status"] == "failed")
+        );
+    }
+    assert!(!r.work.join(".claude/settings.local.json").exists());
+
+    r.sock
+        .call(
+            "threads.mode",
+            &json!({ "thread": thread, "mode": "acceptEdits" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "mode.changed").await;
+    assert_eq!(events.last().unwrap()["payload"]["mode"], "acceptEdits");
+    let err = r
+        .sock
+        .call(
+            "threads.mode",
+            &json!({ "thread": thread, "mode": "bypassPermissions" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("default, acceptEdits or plan"),
+        "{err}"
+    );
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["mode"], "acceptEdits");
+    r.sock
+        .call(
+            "threads.model",
+            &json!({ "thread": thread, "model": "claude-fake-2" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "which model" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(last.body["model"], "claude-fake-2");
+    r.vyred.stop().await;
+}

@@ -156,6 +156,22 @@ pub struct ThreadInput {
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModeInput {
+    thread: String,
+    /// default, acceptEdits or plan.
+    mode: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInput {
+    thread: String,
+    #[serde(default)]
+    model: Option<String>,
+}
+
 #[derive(Serialize, JsonSchema)]
 pub struct Detail {
     #[serde(flatten)]
@@ -330,6 +346,43 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                 })?;
                 let asks = b.asks(&input.thread, false).await?;
                 Ok::<_, ToolError>(Detail { info, asks })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.mode",
+            "Change a session's permission mode: default, acceptEdits or plan (never bypass).",
+        )
+        .person_only(),
+        move |input: ModeInput, cx| {
+            let b = b.clone();
+            async move {
+                if let crate::tools::Caller::Session { thread: Some(t) } = &cx.caller
+                    && *t == input.thread
+                {
+                    return Err(ToolError::refused(
+                        "own_thread",
+                        "a session cannot change its own mode",
+                    ));
+                }
+                b.set_mode(&input.thread, &input.mode).await?;
+                Ok::<_, ToolError>(Done { ok: true })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.model",
+            "Change a live session's model; leave it out for the session's default.",
+        ),
+        move |input: ModelInput, _| {
+            let b = b.clone();
+            async move {
+                b.set_model(&input.thread, input.model).await?;
+                Ok::<_, ToolError>(Done { ok: true })
             }
         },
     )?;

@@ -51,6 +51,14 @@ enum Command {
     Interrupt {
         reply: oneshot::Sender<Result<(), ToolError>>,
     },
+    Mode {
+        mode: String,
+        reply: oneshot::Sender<Result<(), ToolError>>,
+    },
+    Model {
+        model: Option<String>,
+        reply: oneshot::Sender<Result<(), ToolError>>,
+    },
     Stop {
         reason: String,
         reply: oneshot::Sender<()>,
@@ -414,6 +422,51 @@ impl Switchboard {
         Ok(json!({ "ask": ask, "decision": decision, "already": false }))
     }
 
+    /// Change a live session's permission mode (`default`, `acceptEdits`, `plan`; never bypass).
+    pub async fn set_mode(&self, thread: &str, mode: &str) -> Result<(), ToolError> {
+        if !matches!(mode, "default" | "acceptEdits" | "plan") {
+            return Err(ToolError::invalid(
+                "mode must be default, acceptEdits or plan",
+            ));
+        }
+        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
+        let (reply, done) = oneshot::channel();
+        live.tx
+            .send(Command::Mode {
+                mode: mode.to_string(),
+                reply,
+            })
+            .map_err(|_| not_found(thread))?;
+        done.await.map_err(|_| not_found(thread))?
+    }
+
+    /// Change a live session's model (`None`: the session's default).
+    pub async fn set_model(&self, thread: &str, model: Option<String>) -> Result<(), ToolError> {
+        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
+        let (reply, done) = oneshot::channel();
+        live.tx
+            .send(Command::Model { model, reply })
+            .map_err(|_| not_found(thread))?;
+        done.await.map_err(|_| not_found(thread))?
+    }
+
+    async fn update_run(&self, thread: &str, column: &'static str, value: Option<String>) {
+        let t = thread.to_string();
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    &format!(
+                        "UPDATE threads_runs SET {column} = ?1, updated_at = ?2 WHERE id = ?3"
+                    ),
+                    params![value, crate::now_ms(), t],
+                )?;
+                Ok(())
+            })
+            .await;
+    }
+
     pub async fn interrupt(&self, thread: &str) -> Result<(), ToolError> {
         let live = self.live(thread).ok_or_else(|| not_found(thread))?;
         let (reply, done) = oneshot::channel();
@@ -550,6 +603,21 @@ impl Switchboard {
                             self.cancel_asks(&mut a, "interrupted").await;
                             let _ = reply.send(session.interrupt().await.map_err(|e| ToolError::conflict("interrupt_failed", e)));
                         }
+                        Command::Mode { mode, reply } => {
+                            let result = session.set_mode(&mode).await.map_err(|e| ToolError::conflict("mode_failed", e));
+                            if result.is_ok() {
+                                self.update_run(&a.thread, "mode", Some(mode.clone())).await;
+                                self.emit("mode.changed", &a.thread, json!({ "mode": mode, "turn": a.turn })).await;
+                            }
+                            let _ = reply.send(result);
+                        }
+                        Command::Model { model, reply } => {
+                            let result = session.set_model(model.as_deref()).await.map_err(|e| ToolError::conflict("model_failed", e));
+                            if result.is_ok() {
+                                self.update_run(&a.thread, "model", model).await;
+                            }
+                            let _ = reply.send(result);
+                        }
                         Command::Stop { reason, reply } => {
                             self.cancel_asks(&mut a, &reason).await;
                             self.close_turn(&mut a, true).await;
@@ -562,7 +630,7 @@ impl Switchboard {
                 }
                 happening = session.next() => {
                     match happening {
-                        Some(h) => self.on_happening(&mut a, h).await,
+                        Some(h) => self.on_happening(&mut a, session.as_ref(), h).await,
                         None => {
                             let exit = session.exit().await;
                             if a.running {
@@ -688,7 +756,7 @@ impl Switchboard {
         Ok(())
     }
 
-    async fn on_happening(&self, a: &mut Actor, h: Happening) {
+    async fn on_happening(&self, a: &mut Actor, session: &dyn Session, h: Happening) {
         match h {
             Happening::TurnBegan { .. } => {}
             Happening::Text {
@@ -729,7 +797,20 @@ impl Switchboard {
                 let status = if failed { "failed" } else { "completed" };
                 self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
             }
-            Happening::Asked(q) => self.on_asked(a, q).await,
+            Happening::Asked(q) => match super::floor::check(&q.tool, &q.input) {
+                // The floor refuses without asking anyone.
+                Some(why) => {
+                    let _ =
+                        session.answer(&q.request, json!({ "behavior": "deny", "message": why }));
+                    self.emit(
+                        "thread.denied",
+                        &a.thread,
+                        json!({ "tool": q.tool, "call": q.tool_use_id, "reason": clean(&why), "by": "floor", "turn": a.turn }),
+                    )
+                    .await;
+                }
+                None => self.on_asked(a, q).await,
+            },
             Happening::Withdrawn { request } => {
                 if let Some(ask) = a.asks.remove(&request) {
                     self.close_ask(a, &ask, "cancelled").await;

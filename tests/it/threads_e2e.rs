@@ -426,7 +426,24 @@ async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
         .filter_map(|e| e["payload"]["delta"].as_str())
         .collect();
     assert!(text.contains("reply to [are you there]"), "{text}");
+
+    // Stopping vyred stops the session with it, leaving no process behind.
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    let pid = pids["pids"][0].as_i64().unwrap() as i32;
     r.vyred.stop().await;
+    let gone = wait_until(Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true)
+    });
+    assert!(gone, "the session's process ended with vyred");
+    let events = stored_events(&r.home.home().database());
+    let stopped = events
+        .iter()
+        .rev()
+        .find(|(_, kind, _)| kind == "thread.stopped")
+        .expect("thread.stopped");
+    assert_eq!(stopped.2["reason"], "restart");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

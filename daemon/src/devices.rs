@@ -51,12 +51,6 @@ pub fn hash_token(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-fn random_hex(bytes: usize) -> Result<String, ToolError> {
-    let mut buf = vec![0u8; bytes];
-    getrandom::fill(&mut buf).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
-}
-
 fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRecord> {
     Ok(DeviceRecord {
         id: row.get(0)?,
@@ -110,8 +104,8 @@ impl Devices {
                 "a device name must be 1 to 64 characters with no control characters",
             ));
         }
-        let id = format!("d{}", random_hex(6)?);
-        let token = format!("vyre_dev_{}", random_hex(32)?);
+        let id = format!("d{}", crate::ids::random_hex(6));
+        let token = format!("vyre_dev_{}", crate::ids::random_hex(32));
         let hash = hash_token(&token);
         let at = crate::now_ms();
         let rec = DeviceRecord {

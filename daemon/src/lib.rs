@@ -22,6 +22,7 @@ pub mod config;
 pub mod daemon;
 pub mod devices;
 pub mod events;
+pub mod ids;
 pub mod kernel;
 mod kernel_migrations;
 pub mod lock;

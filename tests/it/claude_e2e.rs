@@ -47,20 +47,8 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
     }
 }
 
-pub fn uuid() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).unwrap();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+fn uuid() -> String {
+    vyre::ids::uuid_v4()
 }
 
 /// Messages until a `result`, answering permission questions with `answer`.

@@ -258,6 +258,20 @@ fn question(id: String, r: &Value) -> Question {
     }
 }
 
+impl ClaudeSession {
+    /// A control request whose answer only matters for success or failure.
+    fn control(&self, request: Value) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            self.process
+                .peer
+                .request(request)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+}
+
 impl Session for ClaudeSession {
     fn ids(&self) -> ProcessIds {
         self.ids
@@ -290,38 +304,15 @@ impl Session for ClaudeSession {
     }
 
     fn interrupt(&self) -> BoxFuture<'_, Result<(), String>> {
-        Box::pin(async move {
-            self.process
-                .peer
-                .request(json!({ "subtype": "interrupt" }))
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        self.control(json!({ "subtype": "interrupt" }))
     }
 
     fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), String>> {
-        let request = json!({ "subtype": "set_permission_mode", "mode": mode });
-        Box::pin(async move {
-            self.process
-                .peer
-                .request(request)
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        self.control(json!({ "subtype": "set_permission_mode", "mode": mode }))
     }
 
     fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), String>> {
-        let request = json!({ "subtype": "set_model", "model": model });
-        Box::pin(async move {
-            self.process
-                .peer
-                .request(request)
-                .await
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        self.control(json!({ "subtype": "set_model", "model": model }))
     }
 
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {

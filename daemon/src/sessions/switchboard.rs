@@ -114,29 +114,6 @@ pub struct AskInfo {
     pub decision: Option<String>,
 }
 
-fn new_id(bytes: usize) -> String {
-    let mut b = vec![0u8; bytes];
-    getrandom::fill(&mut b).expect("randomness");
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// A random v4 UUID (Claude session ids and message uuids).
-pub fn uuid_v4() -> String {
-    let mut b = [0u8; 16];
-    getrandom::fill(&mut b).expect("randomness");
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
-
 /// Strings that go into events pass here: one that looks like a credential is masked whole.
 fn clean(s: &str) -> String {
     if crate::redact::scan_str(s).is_some() {
@@ -170,17 +147,7 @@ impl Switchboard {
     }
 
     async fn set_status(&self, thread: &str, status: &str) {
-        let (t, s) = (thread.to_string(), status.to_string());
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_runs SET status = ?1, updated_at = ?2 WHERE id = ?3",
-                    params![s, crate::now_ms(), t],
-                )?;
-                Ok(())
-            })
+        self.update_run(thread, "status", Some(status.to_string()))
             .await;
     }
 
@@ -198,7 +165,7 @@ impl Switchboard {
             ));
         }
         let provider = self.router.get(&req.provider)?;
-        let thread = uuid_v4();
+        let thread = crate::ids::uuid_v4();
         let (auth, credential) = self.router.credential().await?;
         let auth_name = serde_json::to_value(auth)
             .ok()
@@ -321,7 +288,7 @@ impl Switchboard {
                 not_found(thread)
             });
         };
-        let uuid = uuid.unwrap_or_else(uuid_v4);
+        let uuid = uuid.unwrap_or_else(crate::ids::uuid_v4);
         let (reply, answer) = oneshot::channel();
         live.tx
             .send(Command::Send {
@@ -879,7 +846,7 @@ impl Switchboard {
     }
 
     async fn on_asked(&self, a: &mut Actor, q: Question) {
-        let ask = new_id(9);
+        let ask = crate::ids::random_hex(9);
         let summary = clean(&q.description.clone().unwrap_or_else(|| q.tool.clone()));
         let (id, t, turn) = (ask.clone(), a.thread.clone(), a.turn.clone());
         let q2 = q.clone();

@@ -546,9 +546,7 @@ impl Vault {
 }
 
 fn new_item_id() -> Result<String, VaultError> {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).map_err(|e| VaultError::KeyStore(e.to_string()))?;
-    Ok(format!("i{}", super::keystore::hex(&b)))
+    Ok(format!("i{}", crate::ids::random_hex(8)))
 }
 
 /// Open one sealed row with the key it names.

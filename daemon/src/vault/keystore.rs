@@ -69,9 +69,7 @@ impl KeyRing {
 }
 
 pub fn new_key_id() -> Result<String, VaultError> {
-    let mut b = [0u8; 6];
-    getrandom::fill(&mut b).map_err(|e| VaultError::KeyStore(e.to_string()))?;
-    Ok(format!("k{}", hex(&b)))
+    Ok(format!("k{}", crate::ids::random_hex(6)))
 }
 
 /// The passphrase key with what derived it, kept while the vault is unlocked so that new keys
@@ -320,9 +318,7 @@ impl KeyStore for MemoryKeyStore {
     }
 }
 
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::ids::hex;
 
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {

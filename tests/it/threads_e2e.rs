@@ -706,3 +706,177 @@ async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones()
     assert_eq!(last.body["model"], "claude-fake-2");
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_takes_every_process_the_session_started_even_detached_ones() {
+    let Some(r) = rig("threads-orphans").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let command = "RUNBASH (sleep 600 & echo $! > plain.pid); (setsid sleep 601 & echo $! > setsid.pid); (sh -c 'setsid sleep 602 & echo $! > double.pid' &); sleep 0.5; echo started";
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": command }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "ask.raised" || e["type"] == "thread.finished"
+    })
+    .await;
+    if let Some(ask) = of_type(&events, "ask.raised").first() {
+        r.sock
+            .call(
+                "threads.answer",
+                &json!({ "ask": ask["payload"]["ask"], "decision": "allow" }),
+            )
+            .await
+            .unwrap();
+        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    }
+    let pids: Vec<i32> = ["plain.pid", "setsid.pid", "double.pid"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(r.work.join(f))
+                .unwrap_or_else(|e| panic!("{f}: {e}"))
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+    };
+    assert!(
+        pids.iter().all(|p| alive(*p)),
+        "the session's children run: {pids:?}"
+    );
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || pids.iter().all(|p| !alive(*p))),
+        "every one is gone, detached or not: {:?}",
+        pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
+    let Some(r) = rig("threads-resume").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "first words" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let key: String = r
+        .work
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = r
+        .home
+        .dir
+        .join("home/.claude/projects")
+        .join(key)
+        .join(format!("{thread}.jsonl"));
+    let lines_before = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .count();
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "second words" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "turn");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = of_type(&events, "thread.started");
+    assert_eq!(started[0]["payload"]["resumed"], true);
+    assert_eq!(
+        of_type(&events, "thread.turn")[0]["payload"]["turn"],
+        format!("{thread}:2")
+    );
+    let lines_after = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        lines_after > lines_before,
+        "the same transcript grew: {lines_before} -> {lines_after}"
+    );
+    // The model saw the earlier turn.
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert!(
+        last.body.to_string().contains("first words"),
+        "the resumed session has its history"
+    );
+
+    // "always" writes a rule, so the same call does not ask again.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch always.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "always" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let rules = std::fs::read_to_string(r.work.join(".claude/settings.local.json")).unwrap();
+    assert!(rules.contains("touch always.txt"), "{rules}");
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch always.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        of_type(&events, "ask.raised").is_empty(),
+        "no second question: {events:?}"
+    );
+    r.vyred.stop().await;
+}

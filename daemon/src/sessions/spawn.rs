@@ -135,6 +135,47 @@ pub async fn kill_group(child: &mut Child, pgid: i32, grace: Duration) {
     }
 }
 
+/// End every process whose environment carries `name=value` (a session's `VYRE_THREAD`): what
+/// a session started and then detached from its group and session (`setsid`, a double fork)
+/// still inherited the variable. Returns how many were signalled. Linux only; elsewhere the
+/// process group is the bound.
+pub fn kill_tagged(name: &str, value: &str) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let needle = format!("{name}={value}");
+        let me = std::process::id();
+        let mut killed = 0;
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+                killed += 1;
+            }
+        }
+        killed
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (name, value);
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

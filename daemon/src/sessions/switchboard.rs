@@ -78,6 +78,8 @@ pub struct Switchboard {
     router: Arc<Router>,
     // std Mutex: a map lookup or insert, never across an await.
     live: Mutex<HashMap<String, Live>>,
+    // tokio Mutex: held across a launch, so two sends never resume one thread twice.
+    launching: tokio::sync::Mutex<()>,
 }
 
 /// A thread as `threads.get` and `threads.list` show it.
@@ -136,6 +138,7 @@ impl Switchboard {
             ctx,
             router,
             live: Mutex::new(HashMap::new()),
+            launching: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -166,36 +169,84 @@ impl Switchboard {
         }
         let provider = self.router.get(&req.provider)?;
         let thread = crate::ids::uuid_v4();
-        let (auth, credential) = self.router.credential().await?;
-        let auth_name = serde_json::to_value(auth)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
         {
-            let (t, r, driver, a) = (
-                thread.clone(),
-                req.clone(),
-                provider.driver().to_string(),
-                auth_name.clone(),
-            );
+            let (t, r, driver) = (thread.clone(), req.clone(), provider.driver().to_string());
             self.ctx
                 .store()
                 .write(move |tx| {
                     let now = crate::now_ms();
                     tx.conn().execute(
                         "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'starting', ?11, ?11)",
-                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, a, r.mode, now],
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
+                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
                     )?;
                     Ok(())
                 })
                 .await?;
         }
-        self.emit("thread.state", &thread, json!({ "state": "starting" }))
+        self.launch(&thread, &req, false, 0).await?;
+        Ok(thread)
+    }
+
+    /// Start the session of an existing thread that is not live, resuming its transcript.
+    async fn resume(self: &Arc<Self>, thread: &str) -> Result<(), ToolError> {
+        let _one_at_a_time = self.launching.lock().await;
+        if self.live(thread).is_some() {
+            return Ok(());
+        }
+        let t = thread.to_string();
+        let row = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT provider, purpose, model, cwd, project, agent, mode, turns FROM threads_runs WHERE id = ?1",
+                    [&t],
+                    |r| {
+                        Ok((
+                            StartRequest {
+                                provider: r.get(0)?,
+                                purpose: r.get(1)?,
+                                model: r.get(2)?,
+                                cwd: PathBuf::from(r.get::<_, String>(3)?),
+                                project: r.get(4)?,
+                                agent: r.get(5)?,
+                                mode: r.get(6)?,
+                            },
+                            r.get::<_, i64>(7)?,
+                        ))
+                    },
+                )
+                .optional()?)
+            })
+            .await?;
+        let Some((req, turns)) = row else {
+            return Err(not_found(thread));
+        };
+        self.launch(thread, &req, true, turns.max(0) as u64).await
+    }
+
+    /// Launch (or relaunch) a thread's process and its actor.
+    async fn launch(
+        self: &Arc<Self>,
+        thread: &str,
+        req: &StartRequest,
+        resume: bool,
+        turns: u64,
+    ) -> Result<(), ToolError> {
+        let provider = self.router.get(&req.provider)?;
+        let (auth, credential) = self.router.credential().await?;
+        let auth_name = serde_json::to_value(auth)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        self.update_run(thread, "auth", Some(auth_name.clone()))
+            .await;
+        self.emit("thread.state", thread, json!({ "state": "starting" }))
             .await;
         let launch = Launch {
-            id: thread.clone(),
-            resume: false,
+            id: thread.to_string(),
+            resume,
             cwd: req.cwd.clone(),
             model: req.model.clone(),
             mode: req.mode.clone(),
@@ -203,15 +254,15 @@ impl Switchboard {
             credential,
             budget_usd: None,
             plugin_dirs: vec![],
-            env: vec![("VYRE_THREAD".into(), thread.clone().into())],
+            env: vec![("VYRE_THREAD".into(), thread.into())],
         };
         let session = match provider.start(launch).await {
             Ok(s) => s,
             Err(e) => {
-                self.set_status(&thread, "failed").await;
+                self.set_status(thread, "failed").await;
                 self.emit(
                     "thread.state",
-                    &thread,
+                    thread,
                     json!({ "state": "failed", "error": clean(&e) }),
                 )
                 .await;
@@ -225,14 +276,14 @@ impl Switchboard {
         let ids = session.ids();
         self.ctx
             .session_processes()
-            .register(&thread, ids.pgid, ids.sid);
+            .register(thread, ids.pgid, ids.sid);
         {
-            let t = thread.clone();
+            let t = thread.to_string();
             self.ctx
                 .store()
                 .write(move |tx| {
                     tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, updated_at = ?4 WHERE id = ?5",
+                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, stopped_reason = NULL, updated_at = ?4 WHERE id = ?5",
                         params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t],
                     )?;
                     Ok(())
@@ -241,16 +292,16 @@ impl Switchboard {
         }
         self.emit(
             "thread.started",
-            &thread,
-            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": false }),
+            thread,
+            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume }),
         )
         .await;
-        self.emit("thread.state", &thread, json!({ "state": "idle" }))
+        self.emit("thread.state", thread, json!({ "state": "idle" }))
             .await;
         let (tx, rx) = mpsc::unbounded_channel();
         let state = Arc::new(Mutex::new("idle".to_string()));
         self.live.lock().expect("live").insert(
-            thread.clone(),
+            thread.to_string(),
             Live {
                 tx,
                 ids,
@@ -258,10 +309,10 @@ impl Switchboard {
             },
         );
         let me = self.clone();
-        let t = thread.clone();
+        let t = thread.to_string();
         self.ctx
-            .spawn(async move { me.run(t, session, rx, state).await });
-        Ok(thread)
+            .spawn(async move { me.run(t, session, rx, state, turns).await });
+        Ok(())
     }
 
     fn live(&self, thread: &str) -> Option<Live> {
@@ -270,7 +321,7 @@ impl Switchboard {
 
     /// Send words to a thread: a new turn when idle, steered into the running turn otherwise.
     pub async fn send(
-        &self,
+        self: &Arc<Self>,
         thread: &str,
         text: &str,
         uuid: Option<String>,
@@ -278,15 +329,15 @@ impl Switchboard {
         if text.trim().is_empty() {
             return Err(ToolError::invalid("text must not be empty"));
         }
-        let Some(live) = self.live(thread) else {
-            return Err(if self.info(thread).await?.is_some() {
-                ToolError::conflict(
-                    "not_live",
-                    "this thread's session is not running; resuming it comes with the session lifecycle",
-                )
-            } else {
-                not_found(thread)
-            });
+        let live = match self.live(thread) {
+            Some(live) => live,
+            // A thread whose session is closed resumes on its transcript.
+            None => {
+                self.resume(thread).await?;
+                self.live(thread).ok_or_else(|| {
+                    ToolError::conflict("not_live", "the session ended as it resumed")
+                })?
+            }
         };
         let uuid = uuid.unwrap_or_else(crate::ids::uuid_v4);
         let (reply, answer) = oneshot::channel();
@@ -542,10 +593,11 @@ impl Switchboard {
         mut session: Box<dyn Session>,
         mut rx: mpsc::UnboundedReceiver<Command>,
         shown: Arc<Mutex<String>>,
+        turns: u64,
     ) {
         let mut a = Actor {
             thread: thread.clone(),
-            turns: 0,
+            turns,
             turn: None,
             own_uuid: None,
             running: false,
@@ -801,6 +853,8 @@ impl Switchboard {
                 )
                 .await;
             }
+            // A result with no turn running (after an interrupt, say) is stale: drop it.
+            Happening::Finished { .. } if !a.running => {}
             Happening::Finished {
                 ok,
                 canceled,
@@ -910,6 +964,15 @@ impl Switchboard {
     }
 
     async fn ended(&self, a: &Actor, reason: &str) {
+        // Whatever the session started and detached from its group goes too.
+        let thread = a.thread.clone();
+        let swept =
+            tokio::task::spawn_blocking(move || super::spawn::kill_tagged("VYRE_THREAD", &thread))
+                .await
+                .unwrap_or(0);
+        if swept > 0 {
+            tracing::info!(thread = %a.thread, swept, "ended processes the session had detached");
+        }
         self.live.lock().expect("live").remove(&a.thread);
         self.ctx.session_processes().unregister(&a.thread);
         let (t, r) = (a.thread.clone(), reason.to_string());

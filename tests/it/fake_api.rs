@@ -122,8 +122,15 @@ async fn handle(
 /// What the fake answers.
 #[derive(Debug, Clone)]
 pub enum Reply {
-    Text { text: String, slowly: bool },
-    Bash { id: String, command: String },
+    Text {
+        text: String,
+        slowly: bool,
+    },
+    Tool {
+        id: String,
+        name: String,
+        input: Value,
+    },
 }
 
 fn texts_of(message: &Value) -> Vec<String> {
@@ -177,11 +184,31 @@ fn script(body: &Value) -> Reply {
         .find(|t| !t.trim_start().starts_with('<'))
         .cloned()
         .unwrap_or_default();
+    let id = format!("toolu_fake_{}", messages.len());
     if let Some(command) = prompt.split("RUNBASH ").nth(1) {
-        let id = format!("toolu_fake_{}", messages.len());
-        return Reply::Bash {
+        let input = json!({ "command": command.trim(), "description": "run it" });
+        return Reply::Tool {
             id,
-            command: command.trim().to_string(),
+            name: "Bash".into(),
+            input,
+        };
+    }
+    if prompt.contains("ASKQUESTION") {
+        let input = json!({ "questions": [{
+            "question": "Which color do you prefer?", "header": "Color", "multiSelect": false,
+            "options": [{ "label": "Blue", "description": "the sky" }, { "label": "Red", "description": "a rose" }]
+        }] });
+        return Reply::Tool {
+            id,
+            name: "AskUserQuestion".into(),
+            input,
+        };
+    }
+    if prompt.contains("EXITPLAN") {
+        return Reply::Tool {
+            id,
+            name: "ExitPlanMode".into(),
+            input: json!({ "plan": "1. do the thing" }),
         };
     }
     Reply::Text {
@@ -193,8 +220,8 @@ fn script(body: &Value) -> Reply {
 fn whole(n: u64, model: &str, reply: &Reply) -> Value {
     let (content, stop) = match reply {
         Reply::Text { text, .. } => (json!([{ "type": "text", "text": text }]), "end_turn"),
-        Reply::Bash { id, command } => (
-            json!([{ "type": "tool_use", "id": id, "name": "Bash", "input": { "command": command, "description": "run it" } }]),
+        Reply::Tool { id, name, input } => (
+            json!([{ "type": "tool_use", "id": id, "name": name, "input": input }]),
             "tool_use",
         ),
     };
@@ -252,9 +279,9 @@ fn stream(n: u64, model: String, reply: Reply) -> Response {
                 .await;
                 "end_turn"
             }
-            Reply::Bash { id, command } => {
-                send(sse("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": id, "name": "Bash", "input": {} } }))).await;
-                let input = json!({ "command": command, "description": "run it" }).to_string();
+            Reply::Tool { id, name, input } => {
+                send(sse("content_block_start", json!({ "type": "content_block_start", "index": 0, "content_block": { "type": "tool_use", "id": id, "name": name, "input": {} } }))).await;
+                let input = input.to_string();
                 send(sse("content_block_delta", json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "input_json_delta", "partial_json": input } }))).await;
                 send(sse(
                     "content_block_stop",

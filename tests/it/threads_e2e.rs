@@ -880,3 +880,84 @@ async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {
+    let Some(r) = rig("threads-questions").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "ASKQUESTION please" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = &of_type(&events, "ask.raised")[0]["payload"];
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("question"), Some("AskUserQuestion"))
+    );
+    let answers = json!({ "Which color do you prefer?": "Blue" });
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow", "answers": answers }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let answered = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        answered.contains("Which color do you prefer?") && answered.contains("Blue"),
+        "the answer reached the model: {answered}"
+    );
+
+    r.sock
+        .call("threads.mode", &json!({ "thread": thread, "mode": "plan" }))
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "EXITPLAN now" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = &of_type(&events, "ask.raised")[0]["payload"];
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("plan"), Some("ExitPlanMode"))
+    );
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    r.vyred.stop().await;
+}

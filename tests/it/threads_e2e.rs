@@ -961,3 +961,110 @@ async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now() {
+    let Some(r) = rig("threads-queue").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let send = |text: &str, mode: &str| {
+        let (sock, thread) = (r.sock.clone(), thread.clone());
+        let input = json!({ "thread": thread, "text": text, "mode": mode });
+        async move { sock.call("threads.send", &input).await.unwrap() }
+    };
+    send("first, SLOWLY", "steer").await;
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    let one = send("queued one", "queue").await;
+    let two = send("queued two", "queue").await;
+    assert_eq!(
+        (one["via"].as_str(), two["via"].as_str()),
+        (Some("queued"), Some("queued"))
+    );
+    r.sock
+        .call(
+            "threads.edit",
+            &json!({ "queued": two["queued"], "text": "queued two, edited" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call("threads.unqueue", &json!({ "queued": one["queued"] }))
+        .await
+        .unwrap();
+    let err = r
+        .sock
+        .call("threads.unqueue", &json!({ "queued": one["queued"] }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not_queued"), "{err}");
+
+    let events = events_until(&mut stream, |e| e["type"] == "thread.turn").await;
+    let queued = of_type(&events, "thread.queued");
+    assert_eq!(queued.len(), 3, "two queued, one edited: {queued:?}");
+    assert_eq!(queued[2]["payload"]["edited"], true);
+    let unqueued = of_type(&events, "thread.unqueued");
+    assert_eq!(unqueued[0]["payload"]["reason"], "unqueued");
+    assert_eq!(unqueued[1]["payload"]["reason"], "taken");
+    let sent = of_type(&events, "thread.sent");
+    assert_eq!(sent.last().unwrap()["payload"]["via"], "turn");
+    let turn = &events.last().unwrap()["payload"];
+    assert_eq!(
+        (turn["text"].as_str(), turn["turn"].as_str()),
+        (
+            Some("queued two, edited"),
+            Some(format!("{thread}:2").as_str())
+        )
+    );
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [queued two, edited]"), "{text}");
+    assert!(
+        !r.api
+            .message_requests()
+            .iter()
+            .any(|q| q.body.to_string().contains("queued one")),
+        "the message taken back never went out"
+    );
+
+    // send_now: the running turn is cut short and the queued message runs next.
+    send("second, SLOWLY", "steer").await;
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    let urgent = send("urgent", "queue").await;
+    let now = r
+        .sock
+        .call("threads.send_now", &json!({ "queued": urgent["queued"] }))
+        .await
+        .unwrap();
+    assert_eq!(now["via"], "now");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.turn").await;
+    assert_eq!(events.last().unwrap()["payload"]["text"], "urgent");
+    assert!(
+        of_type(&events, "thread.finished").len() == 1,
+        "the cut-short turn finished first"
+    );
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [urgent]"), "{text}");
+    r.vyred.stop().await;
+}

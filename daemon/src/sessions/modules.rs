@@ -123,13 +123,23 @@ pub struct SendInput {
     /// An idempotency key, the user message's uuid.
     #[serde(default)]
     uuid: Option<String>,
+    /// While a turn runs: steer (join it, the default) or queue (after it).
+    #[serde(default)]
+    mode: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
-pub struct Sent {
-    uuid: String,
-    /// turn (a new turn) or steer (joined the running one).
-    via: String,
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueuedInput {
+    /// The queued message's id (from threads.send or thread.queued).
+    queued: i64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    queued: i64,
+    text: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -255,7 +265,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                 };
                 let thread = b.start(request).await?;
                 if let Some(text) = input.text {
-                    b.send(&thread, &text, None).await?;
+                    b.send(&thread, &text, None, false).await?;
                 }
                 Ok::<_, ToolError>(Started { thread })
             }
@@ -263,13 +273,53 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.send", "Send words to a thread: a new turn when it is idle, joining the running turn at its next step otherwise."),
+        ToolDef::new(
+            "threads.send",
+            "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
+        ),
         move |input: SendInput, _| {
             let b = b.clone();
             async move {
-                let (uuid, via) = b.send(&input.thread, &input.text, input.uuid).await?;
-                Ok::<_, ToolError>(Sent { uuid, via })
+                let queue = match input.mode.as_deref() {
+                    None | Some("steer") => false,
+                    Some("queue") => true,
+                    Some(other) => return Err(ToolError::invalid(format!("mode must be steer or queue, not {other:?}"))),
+                };
+                b.send(&input.thread, &input.text, input.uuid, queue).await
             }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.unqueue",
+            "Take a queued message back before it is handed over.",
+        ),
+        move |input: QueuedInput, _| {
+            let b = b.clone();
+            async move {
+                b.unqueue(input.queued).await?;
+                Ok::<_, ToolError>(Done { ok: true })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new("threads.edit", "Change the words of a queued message."),
+        move |input: EditInput, _| {
+            let b = b.clone();
+            async move {
+                b.edit(input.queued, &input.text).await?;
+                Ok::<_, ToolError>(Done { ok: true })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs."),
+        move |input: QueuedInput, _| {
+            let b = b.clone();
+            async move { b.send_now(input.queued).await }
         },
     )?;
     let b = board.clone();

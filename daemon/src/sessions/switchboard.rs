@@ -38,7 +38,12 @@ enum Command {
     Send {
         text: String,
         uuid: String,
-        reply: oneshot::Sender<Result<String, ToolError>>,
+        queue: bool,
+        reply: oneshot::Sender<Result<Sent, ToolError>>,
+    },
+    SendNow {
+        queued: i64,
+        reply: oneshot::Sender<Result<Sent, ToolError>>,
     },
     Answer {
         ask: String,
@@ -101,6 +106,17 @@ pub struct ThreadInfo {
     pub stopped_reason: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+/// What became of a send.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Sent {
+    pub uuid: String,
+    /// `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
+    /// end) or `now` (a queued message sent at once).
+    pub via: String,
+    /// The `threads_inbox` row, for a queued message.
+    pub queued: Option<i64>,
 }
 
 /// An open or past permission question.
@@ -325,7 +341,8 @@ impl Switchboard {
         thread: &str,
         text: &str,
         uuid: Option<String>,
-    ) -> Result<(String, String), ToolError> {
+        queue: bool,
+    ) -> Result<Sent, ToolError> {
         if text.trim().is_empty() {
             return Err(ToolError::invalid("text must not be empty"));
         }
@@ -345,13 +362,13 @@ impl Switchboard {
             .send(Command::Send {
                 text: text.to_string(),
                 uuid: uuid.clone(),
+                queue,
                 reply,
             })
             .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;
-        let via = answer
+        answer
             .await
-            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))??;
-        Ok((uuid, via))
+            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?
     }
 
     pub async fn answer(
@@ -605,6 +622,7 @@ impl Switchboard {
             tools: HashMap::new(),
             total: 0.0,
             steered: Default::default(),
+            pending_now: None,
             shown,
         };
         loop {
@@ -612,8 +630,11 @@ impl Switchboard {
                 command = rx.recv() => {
                     let Some(command) = command else { break };
                     match command {
-                        Command::Send { text, uuid, reply } => {
-                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid).await);
+                        Command::Send { text, uuid, queue, reply } => {
+                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, queue).await);
+                        }
+                        Command::SendNow { queued, reply } => {
+                            let _ = reply.send(self.on_send_now(&mut a, session.as_ref(), queued).await);
                         }
                         Command::Answer { ask, request, response, decision, by, reply } => {
                             let _ = reply.send(self.on_answer(&mut a, session.as_ref(), &ask, &request, response, &decision, &by).await);
@@ -686,7 +707,34 @@ impl Switchboard {
         session: &dyn Session,
         text: &str,
         uuid: &str,
-    ) -> Result<String, ToolError> {
+        queue: bool,
+    ) -> Result<Sent, ToolError> {
+        if a.running && queue {
+            // "After this turn": Vyre's own queue, where it can be taken back or edited.
+            let (t, u, x) = (a.thread.clone(), uuid.to_string(), text.to_string());
+            let queued = self
+                .ctx
+                .store()
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, 'queued', ?4)",
+                        params![t, u, x, crate::now_ms()],
+                    )?;
+                    Ok(tx.conn().last_insert_rowid())
+                })
+                .await?;
+            self.emit(
+                "thread.queued",
+                &a.thread,
+                json!({ "queued": queued, "uuid": uuid, "text": clean(text), "turn": a.turn }),
+            )
+            .await;
+            return Ok(Sent {
+                uuid: uuid.to_string(),
+                via: "queued".into(),
+                queued: Some(queued),
+            });
+        }
         let content = json!([{ "type": "text", "text": text }]);
         if a.running {
             session
@@ -699,16 +747,100 @@ impl Switchboard {
                 json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
             )
             .await;
-            return Ok("steer".into());
+            return Ok(Sent {
+                uuid: uuid.to_string(),
+                via: "steer".into(),
+                queued: None,
+            });
         }
+        session
+            .send(content, uuid, None)
+            .map_err(|e| ToolError::conflict("not_live", e))?;
+        self.begin_turn(a, text, uuid).await;
+        Ok(Sent {
+            uuid: uuid.to_string(),
+            via: "turn".into(),
+            queued: None,
+        })
+    }
+
+    /// A queued message, sent at once: it cuts the running turn short and runs next.
+    async fn on_send_now(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        queued: i64,
+    ) -> Result<Sent, ToolError> {
+        let (uuid, text) = self
+            .take_queued(&a.thread, Some(queued))
+            .await?
+            .ok_or_else(|| {
+                ToolError::conflict(
+                    "not_queued",
+                    "that message is no longer queued (sent, taken back, or never there)",
+                )
+            })?;
+        let content = json!([{ "type": "text", "text": text }]);
+        if a.running {
+            session
+                .send(content, &uuid, Some("now"))
+                .map_err(|e| ToolError::conflict("not_live", e))?;
+            a.pending_now = Some((uuid.clone(), text.clone()));
+        } else {
+            session
+                .send(content, &uuid, None)
+                .map_err(|e| ToolError::conflict("not_live", e))?;
+        }
+        self.emit(
+            "thread.unqueued",
+            &a.thread,
+            json!({ "queued": queued, "uuid": uuid, "reason": "taken" }),
+        )
+        .await;
+        self.emit("thread.sent", &a.thread, json!({ "text": clean(&text), "uuid": uuid, "via": "now", "queued": queued, "turn": a.turn })).await;
+        if !a.running {
+            self.begin_turn(a, &text, &uuid).await;
+        }
+        Ok(Sent {
+            uuid,
+            via: "now".into(),
+            queued: Some(queued),
+        })
+    }
+
+    /// Take a queued row (the given one, or the oldest): `(uuid, text)` when it was still queued.
+    async fn take_queued(
+        &self,
+        thread: &str,
+        id: Option<i64>,
+    ) -> Result<Option<(String, String)>, ToolError> {
+        let t = thread.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let row = tx
+                    .conn()
+                    .query_row(
+                        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'queued' AND (?2 IS NULL OR id = ?2) ORDER BY id LIMIT 1",
+                        params![t, id],
+                        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)),
+                    )
+                    .optional()?;
+                let Some((id, uuid, text)) = row else { return Ok(None) };
+                tx.conn().execute("UPDATE threads_inbox SET status = 'taken' WHERE id = ?1", [id])?;
+                Ok(Some((uuid, text)))
+            })
+            .await?)
+    }
+
+    /// A turn begins for a message already handed to the session.
+    async fn begin_turn(&self, a: &mut Actor, text: &str, uuid: &str) {
         a.turns += 1;
         let turn = format!("{}:{}", a.thread, a.turns);
         a.turn = Some(turn.clone());
         a.own_uuid = Some(uuid.to_string());
         a.running = true;
-        session
-            .send(content, uuid, None)
-            .map_err(|e| ToolError::conflict("not_live", e))?;
         let (t, n) = (a.thread.clone(), a.turns);
         let _ = self
             .ctx
@@ -728,7 +860,150 @@ impl Switchboard {
         )
         .await;
         self.state(a, "running", json!({})).await;
-        Ok("turn".into())
+    }
+
+    /// At a turn's end: a message sent "now" runs; else the oldest queued one is handed over.
+    async fn next_turn(&self, a: &mut Actor, session: &dyn Session) {
+        if let Some((uuid, text)) = a.pending_now.take() {
+            self.begin_turn(a, &text, &uuid).await;
+            return;
+        }
+        let taken = match self.take_queued(&a.thread, None).await {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::warn!(thread = %a.thread, error = %e, "cannot read the queue");
+                return;
+            }
+        };
+        let Some((uuid, text)) = taken else { return };
+        let queued = self.queued_id(&uuid).await;
+        if let Err(e) = session.send(json!([{ "type": "text", "text": text }]), &uuid, None) {
+            tracing::warn!(thread = %a.thread, error = %e, "cannot hand over a queued message");
+            return;
+        }
+        self.emit(
+            "thread.unqueued",
+            &a.thread,
+            json!({ "queued": queued, "uuid": uuid, "reason": "taken" }),
+        )
+        .await;
+        self.emit(
+            "thread.sent",
+            &a.thread,
+            json!({ "text": clean(&text), "uuid": uuid, "via": "turn", "queued": queued }),
+        )
+        .await;
+        self.begin_turn(a, &text, &uuid).await;
+    }
+
+    async fn queued_id(&self, uuid: &str) -> Option<i64> {
+        let u = uuid.to_string();
+        self.ctx
+            .store()
+            .read(move |c| {
+                Ok(
+                    c.query_row("SELECT id FROM threads_inbox WHERE uuid = ?1", [u], |r| {
+                        r.get(0)
+                    })
+                    .optional()?,
+                )
+            })
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Take a queued message back before it is handed over.
+    pub async fn unqueue(&self, queued: i64) -> Result<(), ToolError> {
+        let row = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let row = tx
+                    .conn()
+                    .query_row("SELECT thread, uuid FROM threads_inbox WHERE id = ?1 AND status = 'queued'", [queued], |r| {
+                        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .optional()?;
+                if row.is_some() {
+                    tx.conn().execute("UPDATE threads_inbox SET status = 'unqueued' WHERE id = ?1", [queued])?;
+                }
+                Ok(row)
+            })
+            .await?;
+        let (thread, uuid) = row
+            .ok_or_else(|| ToolError::conflict("not_queued", "that message is no longer queued"))?;
+        self.emit(
+            "thread.unqueued",
+            &thread,
+            json!({ "queued": queued, "uuid": uuid, "reason": "unqueued" }),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// Change the words of a queued message.
+    pub async fn edit(&self, queued: i64, text: &str) -> Result<(), ToolError> {
+        if text.trim().is_empty() {
+            return Err(ToolError::invalid("text must not be empty"));
+        }
+        let x = text.to_string();
+        let row = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let n = tx.conn().execute(
+                    "UPDATE threads_inbox SET text = ?1 WHERE id = ?2 AND status = 'queued'",
+                    params![x, queued],
+                )?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                Ok(Some(tx.conn().query_row(
+                    "SELECT thread, uuid FROM threads_inbox WHERE id = ?1",
+                    [queued],
+                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+                )?))
+            })
+            .await?;
+        let (thread, uuid) = row
+            .ok_or_else(|| ToolError::conflict("not_queued", "that message is no longer queued"))?;
+        self.emit(
+            "thread.queued",
+            &thread,
+            json!({ "queued": queued, "uuid": uuid, "text": clean(text), "edited": true }),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// Send a queued message at once.
+    pub async fn send_now(&self, queued: i64) -> Result<Sent, ToolError> {
+        let thread: Option<String> = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT thread FROM threads_inbox WHERE id = ?1",
+                    [queued],
+                    |r| r.get(0),
+                )
+                .optional()?)
+            })
+            .await?;
+        let thread = thread.ok_or_else(|| {
+            ToolError::not_found("unknown_queued", "there is no such queued message")
+        })?;
+        let live = self.live(&thread).ok_or_else(|| {
+            ToolError::conflict("not_live", "its thread's session is not running")
+        })?;
+        let (reply, answer) = oneshot::channel();
+        live.tx
+            .send(Command::SendNow { queued, reply })
+            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;
+        answer
+            .await
+            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -892,6 +1167,7 @@ impl Switchboard {
                 a.running = false;
                 a.own_uuid = None;
                 self.state(a, "idle", json!({})).await;
+                self.next_turn(a, session).await;
             }
             Happening::Garbage(line) => {
                 tracing::warn!(thread = %a.thread, "skipped a line the session wrote that is not JSON: {}", line.chars().take(120).collect::<String>());
@@ -1006,6 +1282,8 @@ struct Actor {
     total: f64,
     /// Steered messages not yet taken in.
     steered: std::collections::HashSet<String>,
+    /// A queued message sent "now": it runs when the cut-short turn reports its result.
+    pending_now: Option<(String, String)>,
     shown: Arc<Mutex<String>>,
 }
 

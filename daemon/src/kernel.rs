@@ -14,6 +14,7 @@ use crate::events::Bus;
 use crate::modules::{ModuleStatus, ModuleTable};
 use crate::paths::VyreHome;
 use crate::peer::SessionProcesses;
+use crate::sessions::router::Router;
 use crate::store::{Store, StoreError};
 use crate::tools::Registry;
 use crate::vault::VaultAccess;
@@ -79,6 +80,8 @@ struct Inner {
     listeners: RwLock<Vec<ListenerInfo>>,
     // std RwLock: set once by the vault module at its start, read on each fetch.
     vault: RwLock<Option<Arc<dyn VaultAccess>>>,
+    /// Session providers by name, registered by the modules that declare them.
+    router: Arc<Router>,
 }
 
 /// The shared state of one vyred. Cheap to clone.
@@ -122,6 +125,7 @@ impl Kernel {
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
                 vault: RwLock::new(None),
+                router: Arc::new(Router::default()),
             }),
         })
     }
@@ -167,6 +171,11 @@ impl Kernel {
     }
     pub fn uptime_s(&self) -> u64 {
         self.inner.started.elapsed().as_secs()
+    }
+
+    /// The session providers' router.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.inner.router
     }
 
     /// The vault, once its module has started.

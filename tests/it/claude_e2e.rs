@@ -168,3 +168,39 @@ async fn a_tool_call_asks_and_its_bash_sees_no_key() {
     assert!(reply.contains("tool said: dumped"), "{reply}");
     p.stop(Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_claude_driver_passes_the_provider_contract() {
+    use vyre::sessions::claude_provider::ClaudeProvider;
+    use vyre::sessions::conformance::{Script, conform};
+    use vyre::sessions::provider::Launch;
+    let Some(bin) = claude_bin() else { return };
+    let home = TempHome::new("claude-conform");
+    let api = FakeApi::start().await;
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let provider = ClaudeProvider {
+        program: bin,
+        base_url: Some(api.url()),
+        home: home.dir.join("home"),
+    };
+    let id = uuid();
+    let launch = |resume: bool| Launch {
+        id: id.clone(),
+        resume,
+        cwd: work.clone(),
+        model: None,
+        mode: "default".into(),
+        append_system_prompt: None,
+        credential: Credential::ApiKey(Secret::new("sk-ant-api03-conform-0000000000".into())),
+        budget_usd: None,
+        plugin_dirs: vec![],
+        env: vec![],
+    };
+    let script = Script {
+        hello: "hello".into(),
+        tool: |m| format!("RUNBASH touch {}", m.display()),
+    };
+    let passed = conform(&provider, launch, &work, &script).await.unwrap();
+    assert_eq!(passed.len(), 6, "{passed:?}");
+}

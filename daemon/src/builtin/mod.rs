@@ -8,10 +8,9 @@ use std::sync::Arc;
 use crate::kernel::Kernel;
 use crate::modules::Module;
 use crate::sessions::modules::{SessionsModule, ThreadsModule};
-use crate::sessions::router::Router;
 
 pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
-    let router = Arc::new(Router::default());
+    let router = kernel.router().clone();
     vec![
         Arc::new(system::System),
         Arc::new(devices::DevicesModule::new(kernel.devices().clone())),

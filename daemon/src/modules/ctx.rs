@@ -78,6 +78,22 @@ impl Ctx {
         ModuleVault { ctx: self.clone() }
     }
 
+    /// Register a session provider this module declares under `does.providers`.
+    pub fn provider(
+        &self,
+        provider: Arc<dyn crate::sessions::provider::Provider>,
+    ) -> Result<(), StartError> {
+        let name = provider.id().to_string();
+        if !self.manifest.does.providers.contains(&name) {
+            return Err(format!(
+                "provider {name:?} is not declared in {}'s manifest (does.providers)",
+                self.name
+            )
+            .into());
+        }
+        Ok(self.kernel.router().register(provider)?)
+    }
+
     /// The vault module hands the kernel its implementation here; no other module may.
     pub fn provide_vault(
         &self,

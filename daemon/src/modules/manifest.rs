@@ -8,6 +8,8 @@ use crate::config::Role;
 #[serde(deny_unknown_fields, default)]
 pub struct Does {
     pub tools: Vec<String>,
+    /// Session providers this module registers (ADR 0030 section 5), e.g. `claude`.
+    pub providers: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
@@ -108,6 +110,14 @@ impl Manifest {
             }
             if self.does.tools[..i].contains(tool) {
                 return Err(format!("does.tools: {tool:?} is listed twice"));
+            }
+        }
+        for (i, p) in self.does.providers.iter().enumerate() {
+            if !super::valid_module_name(p) {
+                return Err(format!("does.providers: {p:?} is not a provider name"));
+            }
+            if self.does.providers[..i].contains(p) {
+                return Err(format!("does.providers: {p:?} is listed twice"));
             }
         }
         for kind in self.watches.emits.iter().chain(&self.watches.on) {

@@ -73,7 +73,7 @@ impl Module for SessionsModule {
                     .ok()
                     .filter(|v| !v.is_empty())
             });
-            router.register(Arc::new(ClaudeProvider {
+            ctx.provider(Arc::new(ClaudeProvider {
                 program: claude_program(&ctx),
                 base_url,
                 home: home.clone(),

@@ -303,6 +303,16 @@ mod tests {
                 with(r#"{"requires":"vault"}"#),
                 "invalid type",
             ),
+            (
+                "bad provider name",
+                with(r#"{"does":{"providers":["Co Dex"]}}"#),
+                "not a provider name",
+            ),
+            (
+                "provider twice",
+                with(r#"{"does":{"providers":["codex","codex"]}}"#),
+                "listed twice",
+            ),
         ];
         for (name, text, expected) in cases {
             let err = Manifest::parse(text).expect_err(name);

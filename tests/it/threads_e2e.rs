@@ -1068,3 +1068,71 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
     assert!(text.contains("reply to [urgent]"), "{text}");
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
+    let Some(r) = rig("threads-models").await else {
+        return;
+    };
+    let models = r
+        .sock
+        .call("sessions.models.get", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        models["chat"],
+        json!({ "model": "opus", "source": "default" })
+    );
+    assert_eq!(
+        models["job"],
+        json!({ "model": "haiku", "source": "default" })
+    );
+    let set = r
+        .sock
+        .call(
+            "sessions.models.set",
+            &json!({ "purpose": "chat", "model": "claude-fake-chat" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        set["chat"],
+        json!({ "model": "claude-fake-chat", "source": "set" })
+    );
+    let err = r
+        .sock
+        .call(
+            "sessions.models.set",
+            &json!({ "purpose": "gossip", "model": "x" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("purpose must be one of"), "{err}");
+
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    r.sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "which model am I" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.started")[0]["payload"]["model"],
+        "claude-fake-chat"
+    );
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(last.body["model"], "claude-fake-chat");
+    r.sock
+        .call("sessions.models.set", &json!({ "purpose": "chat" }))
+        .await
+        .unwrap();
+    let models = r
+        .sock
+        .call("sessions.models.get", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(models["chat"]["source"], "default", "cleared");
+    r.vyred.stop().await;
+}

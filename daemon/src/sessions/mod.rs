@@ -8,6 +8,7 @@ pub mod claude;
 pub mod claude_provider;
 pub mod conformance;
 pub mod floor;
+pub mod models;
 pub mod modules;
 pub mod provider;
 pub mod router;

@@ -78,6 +78,8 @@ impl Module for SessionsModule {
                 base_url,
                 home: home.clone(),
             }))?;
+            ctx.store().migrate(super::models::MIGRATIONS).await?;
+            super::models::register(&ctx)?;
             router.set_sessions_ctx(ctx, home);
             Ok(())
         })
@@ -240,6 +242,7 @@ impl Module for ThreadsModule {
 
 fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::StartError> {
     let b = board.clone();
+    let c = ctx.clone();
     ctx.tool(
         ToolDef::new(
             "threads.start",
@@ -247,17 +250,38 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ),
         move |input: StartInput, _| {
             let b = b.clone();
+            let c = c.clone();
             async move {
+                let purpose = input.purpose.unwrap_or_else(|| {
+                    if input.agent.is_some() {
+                        "agent".into()
+                    } else if input.project.is_some() {
+                        "project".into()
+                    } else {
+                        "chat".into()
+                    }
+                });
+                if !super::models::PURPOSES.contains(&purpose.as_str()) {
+                    return Err(ToolError::invalid(format!(
+                        "purpose must be one of {}",
+                        super::models::PURPOSES.join(", ")
+                    )));
+                }
+                // An explicit model wins; else the purpose's, from the sessions module.
+                let model = match input.model {
+                    Some(m) => m,
+                    None => c
+                        .call("sessions.models.get", serde_json::json!({}))
+                        .await?
+                        .get(&purpose)
+                        .and_then(|p| p["model"].as_str())
+                        .map(String::from)
+                        .unwrap_or_else(|| super::models::default_model(&purpose).to_string()),
+                };
                 let request = StartRequest {
                     cwd: input.cwd,
-                    model: input.model,
-                    purpose: input.purpose.unwrap_or_else(|| {
-                        if input.project.is_some() {
-                            "project".into()
-                        } else {
-                            "chat".into()
-                        }
-                    }),
+                    model: Some(model),
+                    purpose,
                     project: input.project,
                     provider: input.provider.unwrap_or_else(|| "claude".into()),
                     agent: input.agent,

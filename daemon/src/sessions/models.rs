@@ -1,0 +1,141 @@
+//! Models per purpose (ADR 0030 section 9): Opus for real work, a faster model for quick answers
+//! and background jobs. The model of a new session is, in order: an explicit one, the purpose's
+//! override set by a person (`sessions.models.set`), `sessions.models` in config, the default.
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::modules::{Ctx, StartError, ToolDef};
+use crate::store::Migration;
+use crate::tools::ToolError;
+
+pub const PURPOSES: &[&str] = &[
+    "chat", "agent", "project", "capsule", "job", "memory", "planner", "learn",
+];
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "CREATE TABLE sessions_models (
+        purpose TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        set_at INTEGER NOT NULL,
+        set_by TEXT NOT NULL
+    );",
+}];
+
+/// The default model of a purpose.
+pub fn default_model(purpose: &str) -> &'static str {
+    match purpose {
+        "chat" | "agent" | "project" => "opus",
+        _ => "haiku",
+    }
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Choice {
+    pub model: String,
+    /// `set` (by a person), `config` (sessions.models) or `default`.
+    pub source: String,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct GetInput {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetInput {
+    /// chat, agent, project, capsule, job, memory, planner or learn.
+    purpose: String,
+    /// The model; leave it out to go back to config or the default.
+    #[serde(default)]
+    model: Option<String>,
+}
+
+async fn choices(ctx: &Ctx) -> Result<BTreeMap<String, Choice>, ToolError> {
+    let set: Vec<(String, String)> = ctx
+        .store()
+        .read(|c| {
+            let mut stmt = c.prepare("SELECT purpose, model FROM sessions_models")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await?;
+    let config = ctx
+        .kernel()
+        .config()
+        .config
+        .sessions
+        .as_ref()
+        .and_then(|s| s.get("models"))
+        .cloned()
+        .unwrap_or(Value::Null);
+    Ok(PURPOSES
+        .iter()
+        .map(|p| {
+            let choice = if let Some((_, m)) = set.iter().find(|(q, _)| q == p) {
+                Choice {
+                    model: m.clone(),
+                    source: "set".into(),
+                }
+            } else if let Some(m) = config.get(*p).and_then(Value::as_str) {
+                Choice {
+                    model: m.to_string(),
+                    source: "config".into(),
+                }
+            } else {
+                Choice {
+                    model: default_model(p).to_string(),
+                    source: "default".into(),
+                }
+            };
+            (p.to_string(), choice)
+        })
+        .collect())
+}
+
+pub fn register(ctx: &Ctx) -> Result<(), StartError> {
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "sessions.models.get",
+            "The model each purpose uses and where that comes from (set, config or default).",
+        ),
+        move |_: GetInput, _| {
+            let c = c.clone();
+            async move { choices(&c).await }
+        },
+    )?;
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new("sessions.models.set", "Choose the model for a purpose, or clear the choice.").person_only(),
+        move |input: SetInput, cx| {
+            let c = c.clone();
+            async move {
+                if !PURPOSES.contains(&input.purpose.as_str()) {
+                    return Err(ToolError::invalid(format!("purpose must be one of {}", PURPOSES.join(", "))));
+                }
+                let (purpose, model, by) = (input.purpose, input.model, cx.caller.label());
+                c.store()
+                    .write(move |tx| {
+                        match model.filter(|m| !m.trim().is_empty()) {
+                            Some(m) => tx.conn().execute(
+                                "INSERT INTO sessions_models (purpose, model, set_at, set_by) VALUES (?1, ?2, ?3, ?4)
+                                 ON CONFLICT(purpose) DO UPDATE SET model = excluded.model, set_at = excluded.set_at, set_by = excluded.set_by",
+                                params![purpose, m, crate::now_ms(), by],
+                            )?,
+                            None => tx.conn().execute("DELETE FROM sessions_models WHERE purpose = ?1", [purpose])?,
+                        };
+                        Ok(())
+                    })
+                    .await?;
+                choices(&c).await
+            }
+        },
+    )?;
+    Ok(())
+}

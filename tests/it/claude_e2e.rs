@@ -32,6 +32,8 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
         cwd,
         session_id: uuid(),
         resume: false,
+        fork_from: None,
+        resume_at: None,
         model: Some("claude-fake-1".into()),
         permission_mode: "default".into(),
         append_system_prompt: Some("You are running inside a Vyre test.".into()),
@@ -188,6 +190,8 @@ async fn the_claude_driver_passes_the_provider_contract() {
     let launch = |resume: bool| Launch {
         id: id.clone(),
         resume,
+        fork_from: None,
+        resume_at: None,
         cwd: work.clone(),
         model: None,
         mode: "default".into(),

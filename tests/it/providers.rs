@@ -23,6 +23,8 @@ async fn a_fake_provider_passes_the_provider_contract() {
     let launch = |resume: bool| Launch {
         id: "fake-thread".into(),
         resume,
+        fork_from: None,
+        resume_at: None,
         cwd: work.clone(),
         model: None,
         mode: "default".into(),

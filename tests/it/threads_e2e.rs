@@ -1136,3 +1136,100 @@ async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
     assert_eq!(models["chat"]["source"], "default", "cleared");
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() {
+    let Some(r) = rig("threads-fork").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut uuids = Vec::new();
+    for word in ["alpha", "beta", "gamma"] {
+        let sent = r
+            .sock
+            .call("threads.send", &json!({ "thread": thread, "text": word }))
+            .await
+            .unwrap();
+        uuids.push(sent["uuid"].as_str().unwrap().to_string());
+        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    }
+
+    let fork = r
+        .sock
+        .call("threads.fork", &json!({ "thread": thread }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(fork, thread);
+    let events = events_until(&mut stream, |e| e["type"] == "thread.started").await;
+    let started = &events.last().unwrap()["payload"];
+    assert_eq!(started["forked_from"], thread.as_str());
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": fork, "text": "fork words" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == fork.as_str()
+    })
+    .await;
+    let last = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        last.contains("alpha") && last.contains("gamma") && last.contains("fork words"),
+        "the fork has the history"
+    );
+
+    r.sock
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": uuids[1] }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.rewound").await;
+    assert_eq!(events.last().unwrap()["payload"]["uuid"], uuids[1].as_str());
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "delta" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == thread.as_str()
+    })
+    .await;
+    let last = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        last.contains("beta") && last.contains("delta"),
+        "kept up to the rewind point"
+    );
+    assert!(!last.contains("gamma"), "what came after it is dropped");
+    r.vyred.stop().await;
+}

@@ -43,6 +43,10 @@ pub struct ClaudeOptions {
     /// The Claude session id: new (`--session-id`) or resumed (`--resume`).
     pub session_id: String,
     pub resume: bool,
+    /// Start as a fork of this session (`--resume=<it> --fork-session --session-id=<session_id>`).
+    pub fork_from: Option<String>,
+    /// Resume with the history cut after this message (`--resume-session-at`).
+    pub resume_at: Option<String>,
     pub model: Option<String>,
     /// `default`, `acceptEdits` or `plan`.
     pub permission_mode: String,
@@ -88,7 +92,9 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
         args.push(format!("--model={model}"));
     }
     args.push("--permission-prompt-tool=stdio".into());
-    if o.resume {
+    if let Some(from) = &o.fork_from {
+        args.push(format!("--resume={from}"));
+    } else if o.resume {
         args.push(format!("--resume={}", o.session_id));
     }
     args.push("--setting-sources=user,project,local".into());
@@ -97,7 +103,13 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
     for dir in &o.plugin_dirs {
         args.push(format!("--plugin-dir={}", dir.display()));
     }
-    if !o.resume {
+    if o.fork_from.is_some() {
+        args.push("--fork-session".into());
+    }
+    if let Some(at) = &o.resume_at {
+        args.push(format!("--resume-session-at={at}"));
+    }
+    if !o.resume || o.fork_from.is_some() {
         args.push(format!("--session-id={}", o.session_id));
     }
     args
@@ -283,6 +295,8 @@ mod tests {
             cwd: "/work".into(),
             session_id: "11111111-1111-4111-8111-111111111111".into(),
             resume: false,
+            fork_from: None,
+            resume_at: None,
             model: Some("claude-sonnet-5".into()),
             permission_mode: "default".into(),
             append_system_prompt: None,

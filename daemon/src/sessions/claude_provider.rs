@@ -44,6 +44,8 @@ impl Provider for ClaudeProvider {
                 cwd: launch.cwd,
                 session_id: launch.id,
                 resume: launch.resume,
+                fork_from: launch.fork_from,
+                resume_at: launch.resume_at,
                 model: launch.model,
                 permission_mode: launch.mode,
                 append_system_prompt: launch.append_system_prompt,

@@ -132,6 +132,23 @@ pub struct SendInput {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct ForkInput {
+    thread: String,
+    /// Fork from this message (its uuid); the whole history when left out.
+    #[serde(default)]
+    uuid: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RewindInput {
+    thread: String,
+    /// The user message (its uuid, from threads.send or thread.turn) to continue from.
+    uuid: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct QueuedInput {
     /// The queued message's id (from threads.send or thread.queued).
     queued: i64,
@@ -310,6 +327,34 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                     Some(other) => return Err(ToolError::invalid(format!("mode must be steer or queue, not {other:?}"))),
                 };
                 b.send(&input.thread, &input.text, input.uuid, queue).await
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.fork",
+            "A new thread that continues from this one's history (up to a message, when given).",
+        ),
+        move |input: ForkInput, _| {
+            let b = b.clone();
+            async move {
+                let thread = b.fork(&input.thread, input.uuid).await?;
+                Ok::<_, ToolError>(Started { thread })
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.rewind",
+            "Continue a thread from an earlier message: what came after it is dropped.",
+        ),
+        move |input: RewindInput, _| {
+            let b = b.clone();
+            async move {
+                b.rewind(&input.thread, &input.uuid).await?;
+                Ok::<_, ToolError>(Done { ok: true })
             }
         },
     )?;

@@ -30,6 +30,10 @@ pub struct Capabilities {
 pub struct Launch {
     pub id: String,
     pub resume: bool,
+    /// Start as a fork of this thread (a new id, a copy of its history).
+    pub fork_from: Option<String>,
+    /// Resume with the history cut after this message uuid (a rewind).
+    pub resume_at: Option<String>,
     pub cwd: PathBuf,
     pub model: Option<String>,
     pub mode: String,

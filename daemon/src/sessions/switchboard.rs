@@ -108,6 +108,13 @@ pub struct ThreadInfo {
     pub updated_at: i64,
 }
 
+/// How a launch starts its session.
+enum How {
+    New,
+    Resume { at: Option<String> },
+    Fork { from: String, at: Option<String> },
+}
+
 /// What became of a send.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Sent {
@@ -200,18 +207,28 @@ impl Switchboard {
                 })
                 .await?;
         }
-        self.launch(&thread, &req, false, 0).await?;
+        self.launch(&thread, &req, How::New, 0).await?;
         Ok(thread)
     }
 
     /// Start the session of an existing thread that is not live, resuming its transcript.
-    async fn resume(self: &Arc<Self>, thread: &str) -> Result<(), ToolError> {
+    async fn resume(self: &Arc<Self>, thread: &str, at: Option<String>) -> Result<(), ToolError> {
         let _one_at_a_time = self.launching.lock().await;
         if self.live(thread).is_some() {
             return Ok(());
         }
+        let row = self.launch_options(thread).await?;
+        let Some((req, turns)) = row else {
+            return Err(not_found(thread));
+        };
+        self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
+            .await
+    }
+
+    /// The options a thread was started with (what a resume or a fork reuses) and its turn count.
+    async fn launch_options(&self, thread: &str) -> Result<Option<(StartRequest, i64)>, ToolError> {
         let t = thread.to_string();
-        let row = self
+        Ok(self
             .ctx
             .store()
             .read(move |c| {
@@ -235,11 +252,81 @@ impl Switchboard {
                 )
                 .optional()?)
             })
-            .await?;
-        let Some((req, turns)) = row else {
+            .await?)
+    }
+
+    /// A new thread that continues from this one's history (up to `at`, when given).
+    pub async fn fork(
+        self: &Arc<Self>,
+        thread: &str,
+        at: Option<String>,
+    ) -> Result<String, ToolError> {
+        let (req, _) = self
+            .launch_options(thread)
+            .await?
+            .ok_or_else(|| not_found(thread))?;
+        let new = crate::ids::uuid_v4();
+        {
+            let (t, r, driver) = (
+                new.clone(),
+                req.clone(),
+                self.router.get(&req.provider)?.driver().to_string(),
+            );
+            self.ctx
+                .store()
+                .write(move |tx| {
+                    let now = crate::now_ms();
+                    tx.conn().execute(
+                        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
+                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
+                    )?;
+                    Ok(())
+                })
+                .await?;
+        }
+        self.launch(
+            &new,
+            &req,
+            How::Fork {
+                from: thread.to_string(),
+                at,
+            },
+            0,
+        )
+        .await?;
+        Ok(new)
+    }
+
+    /// Continue this thread from an earlier message: everything after it is dropped.
+    pub async fn rewind(self: &Arc<Self>, thread: &str, uuid: &str) -> Result<(), ToolError> {
+        if self.launch_options(thread).await?.is_none() {
             return Err(not_found(thread));
-        };
-        self.launch(thread, &req, true, turns.max(0) as u64).await
+        }
+        if self.live(thread).is_some() {
+            self.stop(thread, "rewind").await?;
+        }
+        let _one_at_a_time = self.launching.lock().await;
+        let (req, turns) = self
+            .launch_options(thread)
+            .await?
+            .ok_or_else(|| not_found(thread))?;
+        self.launch(
+            thread,
+            &req,
+            How::Resume {
+                at: Some(uuid.to_string()),
+            },
+            turns.max(0) as u64,
+        )
+        .await?;
+        self.emit(
+            "thread.rewound",
+            thread,
+            json!({ "uuid": uuid, "at": uuid }),
+        )
+        .await;
+        Ok(())
     }
 
     /// Launch (or relaunch) a thread's process and its actor.
@@ -247,9 +334,14 @@ impl Switchboard {
         self: &Arc<Self>,
         thread: &str,
         req: &StartRequest,
-        resume: bool,
+        how: How,
         turns: u64,
     ) -> Result<(), ToolError> {
+        let (resume, fork_from, resume_at) = match &how {
+            How::New => (false, None, None),
+            How::Resume { at } => (true, None, at.clone()),
+            How::Fork { from, at } => (false, Some(from.clone()), at.clone()),
+        };
         let provider = self.router.get(&req.provider)?;
         let (auth, credential) = self.router.credential().await?;
         let auth_name = serde_json::to_value(auth)
@@ -263,6 +355,8 @@ impl Switchboard {
         let launch = Launch {
             id: thread.to_string(),
             resume,
+            fork_from: fork_from.clone(),
+            resume_at,
             cwd: req.cwd.clone(),
             model: req.model.clone(),
             mode: req.mode.clone(),
@@ -309,7 +403,7 @@ impl Switchboard {
         self.emit(
             "thread.started",
             thread,
-            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume }),
+            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume, "forked_from": fork_from }),
         )
         .await;
         self.emit("thread.state", thread, json!({ "state": "idle" }))
@@ -350,7 +444,7 @@ impl Switchboard {
             Some(live) => live,
             // A thread whose session is closed resumes on its transcript.
             None => {
-                self.resume(thread).await?;
+                self.resume(thread, None).await?;
                 self.live(thread).ok_or_else(|| {
                     ToolError::conflict("not_live", "the session ended as it resumed")
                 })?

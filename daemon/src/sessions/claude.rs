@@ -347,6 +347,28 @@ mod tests {
     }
 
     #[test]
+    fn a_fork_and_a_rewind_have_their_flags() {
+        let mut o = options();
+        o.fork_from = Some("old-id".into());
+        o.resume_at = Some("msg-uuid".into());
+        let args = argv(&o);
+        for expected in [
+            "--resume=old-id",
+            "--fork-session",
+            "--resume-session-at=msg-uuid",
+        ] {
+            assert!(
+                args.contains(&expected.to_string()),
+                "{expected} in {args:?}"
+            );
+        }
+        assert!(
+            args.contains(&format!("--session-id={}", o.session_id)),
+            "the fork gets its own id"
+        );
+    }
+
+    #[test]
     fn the_environment_is_built_from_nothing_and_holds_no_secret() {
         let env = environment(&options());
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();

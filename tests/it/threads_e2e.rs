@@ -1233,3 +1233,75 @@ async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() 
     assert!(!last.contains("gamma"), "what came after it is dropped");
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_older_than_the_pinned_version_is_refused_with_what_to_install() {
+    let old = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.0.1 (Claude Code)'; exit 0; fi\nexit 1\n";
+    let (_home, vyred, sock, work) = rig_with_cli("threads-old-cli", old).await;
+    let err = sock
+        .call("threads.start", &json!({ "cwd": work }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("older than 2.1.328")
+            && err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
+        "{err}"
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundled_installs_the_pinned_cli_on_first_use_and_says_so() {
+    // Needs npm (which `tests/run` has, since it installs the pinned CLI the same way).
+    if claude_bin().is_none() {
+        return;
+    }
+    let home = TempHome::new("threads-bundled");
+    let api = FakeApi::start().await;
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({ "sessions": { "claude": "bundled", "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "anthropic-api-key", "value": KEY }),
+    )
+    .await
+    .unwrap();
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "anthropic-api-key", "to": "sessions" }),
+    )
+    .await
+    .unwrap();
+    let mut stream = sock.events("types=claude.*,thread.*", None).await.unwrap();
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "text": "hello bundled" }),
+        )
+        .await
+        .unwrap();
+    assert!(thread["thread"].is_string());
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(of_type(&events, "claude.install_started").len(), 1);
+    assert_eq!(
+        of_type(&events, "claude.installed")[0]["payload"]["version"],
+        "2.1.328"
+    );
+    assert!(
+        home.vyre_home()
+            .join("claude-code/node_modules/.bin/claude")
+            .exists()
+    );
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [hello bundled]"), "{text}");
+    vyred.stop().await;
+}

@@ -14,7 +14,7 @@ use super::provider::{
 use super::wire::Incoming;
 
 pub struct ClaudeProvider {
-    pub program: PathBuf,
+    pub cli: std::sync::Arc<super::cli::ClaudeCli>,
     pub base_url: Option<String>,
     /// HOME for the sessions (where `~/.claude` lives).
     pub home: PathBuf,
@@ -39,8 +39,9 @@ impl Provider for ClaudeProvider {
     }
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
         Box::pin(async move {
+            let program = self.cli.program().await?;
             let options = ClaudeOptions {
-                program: self.program.clone(),
+                program,
                 cwd: launch.cwd,
                 session_id: launch.id,
                 resume: launch.resume,

@@ -6,6 +6,7 @@
 
 pub mod claude;
 pub mod claude_provider;
+pub mod cli;
 pub mod conformance;
 pub mod floor;
 pub mod models;

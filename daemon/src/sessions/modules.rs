@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::claude_provider::ClaudeProvider;
+use super::cli::{ClaudeCli, Source};
 use super::provider::ProcessIds;
 use super::router::Router;
 use super::switchboard::{AskInfo, StartRequest, Switchboard, ThreadInfo};
@@ -18,29 +19,6 @@ use crate::tools::ToolError;
 
 pub struct SessionsModule {
     pub router: Arc<Router>,
-}
-
-/// Which Claude Code to run: `sessions.claude` is `installed` (the `claude` on PATH), or a path.
-fn claude_program(ctx: &Ctx) -> PathBuf {
-    let configured = ctx
-        .kernel()
-        .config()
-        .config
-        .sessions
-        .as_ref()
-        .and_then(|s| s.get("claude"))
-        .and_then(Value::as_str)
-        .map(String::from);
-    match configured.as_deref() {
-        None | Some("installed") => std::env::var_os("PATH")
-            .and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|p| p.join("claude"))
-                    .find(|p| p.is_file())
-            })
-            .unwrap_or_else(|| PathBuf::from("claude")),
-        Some(path) => PathBuf::from(path),
-    }
 }
 
 fn session_setting(ctx: &Ctx, key: &str) -> Option<String> {
@@ -74,7 +52,13 @@ impl Module for SessionsModule {
                     .filter(|v| !v.is_empty())
             });
             ctx.provider(Arc::new(ClaudeProvider {
-                program: claude_program(&ctx),
+                cli: Arc::new(ClaudeCli::new(
+                    Source::parse(
+                        session_setting(&ctx, "claude").as_deref(),
+                        ctx.kernel().home().root(),
+                    ),
+                    Some(ctx.clone()),
+                )),
                 base_url,
                 home: home.clone(),
             }))?;

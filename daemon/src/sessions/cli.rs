@@ -1,0 +1,225 @@
+//! Which Claude Code CLI runs sessions (`sessions.claude`): `installed` (the `claude` on PATH,
+//! the default), a path, or `bundled` (the pinned version, installed with npm on first use into
+//! `VYRE_HOME/claude-code`). Whatever the source, its version is checked once: older than the
+//! pinned one is refused with what to install; newer is allowed with a warning in the log.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::sync::OnceCell;
+
+use super::claude::PINNED_VERSION;
+use crate::events::NewEvent;
+use crate::modules::Ctx;
+
+#[derive(Debug, Clone)]
+pub enum Source {
+    Installed,
+    Path(PathBuf),
+    Bundled { dir: PathBuf },
+}
+
+impl Source {
+    pub fn parse(setting: Option<&str>, home: &Path) -> Source {
+        match setting {
+            None | Some("installed") => Source::Installed,
+            Some("bundled") => Source::Bundled {
+                dir: home.join("claude-code"),
+            },
+            Some(path) => Source::Path(PathBuf::from(path)),
+        }
+    }
+}
+
+pub struct ClaudeCli {
+    source: Source,
+    /// Where install events go (the `sessions` module).
+    ctx: Option<Ctx>,
+    resolved: OnceCell<PathBuf>,
+}
+
+fn install_hint() -> String {
+    format!(
+        "install it with `npm install -g @anthropic-ai/claude-code@{PINNED_VERSION}`, or set sessions.claude in config.json to its path or to \"bundled\""
+    )
+}
+
+/// `2.1.328 (Claude Code)` → `[2, 1, 328]`.
+pub fn parse_version(text: &str) -> Option<Vec<u64>> {
+    let word = text.split_whitespace().next()?;
+    let parts: Option<Vec<u64>> = word.split('.').map(|p| p.parse().ok()).collect();
+    parts.filter(|p| p.len() == 3)
+}
+
+async fn version_of(program: &Path) -> Option<String> {
+    let out = tokio::time::timeout(
+        Duration::from_secs(15),
+        tokio::process::Command::new(program)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl ClaudeCli {
+    pub fn new(source: Source, ctx: Option<Ctx>) -> ClaudeCli {
+        ClaudeCli {
+            source,
+            ctx,
+            resolved: OnceCell::new(),
+        }
+    }
+
+    /// A fixed program (tests, tools).
+    pub fn at(program: PathBuf) -> ClaudeCli {
+        Self::new(Source::Path(program), None)
+    }
+
+    /// The program to run, installed and checked on first use.
+    pub async fn program(&self) -> Result<PathBuf, String> {
+        self.resolved
+            .get_or_try_init(|| self.resolve())
+            .await
+            .cloned()
+    }
+
+    async fn resolve(&self) -> Result<PathBuf, String> {
+        let program = match &self.source {
+            Source::Installed => std::env::var_os("PATH")
+                .and_then(|paths| {
+                    std::env::split_paths(&paths)
+                        .map(|p| p.join("claude"))
+                        .find(|p| p.is_file())
+                })
+                .ok_or_else(|| {
+                    format!(
+                        "Claude Code is not installed: no `claude` on PATH; {}",
+                        install_hint()
+                    )
+                })?,
+            Source::Path(path) => {
+                if !path.is_file() {
+                    return Err(format!(
+                        "Claude Code was not found at {}: {}",
+                        path.display(),
+                        install_hint()
+                    ));
+                }
+                path.clone()
+            }
+            Source::Bundled { dir } => self.bundled(dir).await?,
+        };
+        match version_of(&program)
+            .await
+            .as_deref()
+            .and_then(|v| parse_version(v).map(|p| (v.to_string(), p)))
+        {
+            Some((text, version)) => {
+                let pinned = parse_version(PINNED_VERSION).expect("the pinned version parses");
+                if version < pinned {
+                    return Err(format!(
+                        "Claude Code {} at {} is older than {PINNED_VERSION}, the version Vyre speaks to; {}",
+                        text.split_whitespace().next().unwrap_or("?"),
+                        program.display(),
+                        install_hint()
+                    ));
+                }
+                if version > pinned {
+                    tracing::warn!(version = %text, pinned = PINNED_VERSION, "Claude Code is newer than the version Vyre was tested with");
+                }
+            }
+            None => {
+                tracing::warn!(program = %program.display(), "cannot tell Claude Code's version; going on")
+            }
+        }
+        Ok(program)
+    }
+
+    /// The pinned CLI in `dir`, installed with npm when it is missing or another version.
+    async fn bundled(&self, dir: &Path) -> Result<PathBuf, String> {
+        let program = dir.join("node_modules/.bin/claude");
+        let current = version_of(&program).await.unwrap_or_default();
+        if current.split_whitespace().next() == Some(PINNED_VERSION) {
+            return Ok(program);
+        }
+        self.emit(
+            "claude.install_started",
+            serde_json::json!({ "version": PINNED_VERSION }),
+        )
+        .await;
+        let started = Instant::now();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let out = tokio::process::Command::new("npm")
+            .args(["install", "--prefix"])
+            .arg(dir)
+            .args([
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                &format!("@anthropic-ai/claude-code@{PINNED_VERSION}"),
+            ])
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output()
+            .await;
+        let failure = match out {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("sessions.claude is \"bundled\", which installs Claude Code with npm, and npm is not on PATH".to_string()),
+            Err(e) => Some(format!("npm could not run: {e}")),
+            Ok(o) if !o.status.success() => Some(format!(
+                "npm install of @anthropic-ai/claude-code@{PINNED_VERSION} failed: {}",
+                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("no output")
+            )),
+            Ok(_) if !program.is_file() => Some(format!("npm finished but {} is missing", program.display())),
+            Ok(_) => None,
+        };
+        match failure {
+            Some(error) => {
+                self.emit(
+                    "claude.install_failed",
+                    serde_json::json!({ "version": PINNED_VERSION, "error": error }),
+                )
+                .await;
+                Err(error)
+            }
+            None => {
+                let seconds = started.elapsed().as_secs();
+                self.emit(
+                    "claude.installed",
+                    serde_json::json!({ "version": PINNED_VERSION, "seconds": seconds }),
+                )
+                .await;
+                Ok(program)
+            }
+        }
+    }
+
+    async fn emit(&self, kind: &str, payload: serde_json::Value) {
+        if let Some(ctx) = &self.ctx
+            && let Err(e) = ctx.events().emit(NewEvent::new(kind, payload)).await
+        {
+            tracing::warn!(error = %e, "cannot record {kind}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_as_numbers() {
+        assert_eq!(
+            parse_version("2.1.328 (Claude Code)"),
+            Some(vec![2, 1, 328])
+        );
+        assert!(parse_version("2.1.99").unwrap() < parse_version("2.1.328").unwrap());
+        assert_eq!(parse_version("garbage"), None);
+        assert_eq!(parse_version(""), None);
+    }
+}

@@ -1305,3 +1305,62 @@ async fn bundled_installs_the_pinned_cli_on_first_use_and_says_so() {
     assert!(text.contains("reply to [hello bundled]"), "{text}");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_go_with_the_words() {
+    let Some(r) = rig("threads-images").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+    let image = json!({ "media_type": "image/png", "data": png });
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "what is in this picture", "images": [image] }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        !events.iter().any(|e| e.to_string().contains(png)),
+        "image data never rides on events"
+    );
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    let has_image = last.body["messages"].as_array().unwrap().iter().any(|m| {
+        m["content"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|b| b["type"] == "image" && b["source"]["data"] == png)
+        })
+    });
+    assert!(has_image, "the image reached the model");
+    for (bad, why) in [
+        (
+            json!({ "media_type": "image/tiff", "data": png }),
+            "image/png",
+        ),
+        (
+            json!({ "media_type": "image/png", "data": "not base64!" }),
+            "base64",
+        ),
+    ] {
+        let err = r
+            .sock
+            .call(
+                "threads.send",
+                &json!({ "thread": thread, "text": "x", "images": [bad] }),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+    }
+    r.vyred.stop().await;
+}

@@ -112,6 +112,39 @@ pub struct SendInput {
     /// While a turn runs: steer (join it, the default) or queue (after it).
     #[serde(default)]
     mode: Option<String>,
+    /// Images to send with the words.
+    #[serde(default)]
+    images: Vec<Image>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Image {
+    /// image/png, image/jpeg, image/gif or image/webp.
+    media_type: String,
+    /// The image, base64.
+    data: String,
+}
+
+impl Image {
+    /// The Messages API's image block, after checking what can be checked here.
+    fn block(&self) -> Result<Value, ToolError> {
+        if !matches!(
+            self.media_type.as_str(),
+            "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+        ) {
+            return Err(ToolError::invalid(
+                "an image must be image/png, image/jpeg, image/gif or image/webp",
+            ));
+        }
+        let base64 = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=');
+        if self.data.is_empty() || !self.data.bytes().all(base64) {
+            return Err(ToolError::invalid("an image's data must be base64"));
+        }
+        Ok(
+            serde_json::json!({ "type": "image", "source": { "type": "base64", "media_type": self.media_type, "data": self.data } }),
+        )
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -290,7 +323,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                 };
                 let thread = b.start(request).await?;
                 if let Some(text) = input.text {
-                    b.send(&thread, &text, None, false).await?;
+                    b.send(&thread, &text, None, false, vec![]).await?;
                 }
                 Ok::<_, ToolError>(Started { thread })
             }
@@ -310,7 +343,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                     Some("queue") => true,
                     Some(other) => return Err(ToolError::invalid(format!("mode must be steer or queue, not {other:?}"))),
                 };
-                b.send(&input.thread, &input.text, input.uuid, queue).await
+                let images = input.images.iter().map(Image::block).collect::<Result<Vec<_>, _>>()?;
+                b.send(&input.thread, &input.text, input.uuid, queue, images).await
             }
         },
     )?;

@@ -39,6 +39,8 @@ enum Command {
         text: String,
         uuid: String,
         queue: bool,
+        /// Image content blocks to send before the text.
+        images: Vec<Value>,
         reply: oneshot::Sender<Result<Sent, ToolError>>,
     },
     SendNow {
@@ -436,9 +438,15 @@ impl Switchboard {
         text: &str,
         uuid: Option<String>,
         queue: bool,
+        images: Vec<Value>,
     ) -> Result<Sent, ToolError> {
         if text.trim().is_empty() {
             return Err(ToolError::invalid("text must not be empty"));
+        }
+        if queue && !images.is_empty() {
+            return Err(ToolError::invalid(
+                "images go with steer or a new turn; the queue keeps words only",
+            ));
         }
         let live = match self.live(thread) {
             Some(live) => live,
@@ -457,6 +465,7 @@ impl Switchboard {
                 text: text.to_string(),
                 uuid: uuid.clone(),
                 queue,
+                images,
                 reply,
             })
             .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;
@@ -724,8 +733,8 @@ impl Switchboard {
                 command = rx.recv() => {
                     let Some(command) = command else { break };
                     match command {
-                        Command::Send { text, uuid, queue, reply } => {
-                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, queue).await);
+                        Command::Send { text, uuid, queue, images, reply } => {
+                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, queue, images).await);
                         }
                         Command::SendNow { queued, reply } => {
                             let _ = reply.send(self.on_send_now(&mut a, session.as_ref(), queued).await);
@@ -802,6 +811,7 @@ impl Switchboard {
         text: &str,
         uuid: &str,
         queue: bool,
+        images: Vec<Value>,
     ) -> Result<Sent, ToolError> {
         if a.running && queue {
             // "After this turn": Vyre's own queue, where it can be taken back or edited.
@@ -829,7 +839,9 @@ impl Switchboard {
                 queued: Some(queued),
             });
         }
-        let content = json!([{ "type": "text", "text": text }]);
+        let mut blocks = images;
+        blocks.push(json!({ "type": "text", "text": text }));
+        let content = Value::Array(blocks);
         if a.running {
             session
                 .send(content, uuid, Some("next"))

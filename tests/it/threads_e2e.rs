@@ -1364,3 +1364,78 @@ async fn images_go_with_the_words() {
     }
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_threads_commands_work_from_the_terminal() {
+    let Some(r) = rig("threads-cli").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let run = |args: Vec<String>| {
+        let mut cmd = r.home.command();
+        cmd.args(&args);
+        async move {
+            tokio::task::spawn_blocking(move || cmd.output().unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let work = r.work.display().to_string();
+    let out = run(vec![
+        "threads".into(),
+        "start".into(),
+        "--cwd".into(),
+        work,
+        "--text".into(),
+        "from the terminal".into(),
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let thread = serde_json::from_slice::<Value>(&out.stdout).unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let out = run(vec![
+        "threads".into(),
+        "send".into(),
+        thread.clone(),
+        "and again".into(),
+    ])
+    .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["via"],
+        "turn"
+    );
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [and again]"), "{text}");
+    let out = run(vec!["threads".into(), "get".into(), thread.clone()]).await;
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (got["turns"].as_i64(), got["state"].as_str()),
+        (Some(2), Some("idle"))
+    );
+    let out = run(vec![
+        "threads".into(),
+        "answer".into(),
+        "nope".into(),
+        "allow".into(),
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown_ask"));
+    r.vyred.stop().await;
+}

@@ -229,10 +229,15 @@ pub fn input_from_args(schema: &Value, args: &[String]) -> Result<Value, String>
             input.insert(key, value);
         }
     }
-    // Positional words fill the required fields not yet given, in order.
-    let free: Vec<&(String, Value, bool)> = props
-        .iter()
-        .filter(|(k, _, req)| *req && !input.contains_key(k))
+    // Positional words fill the required fields not yet given, in the order the schema lists
+    // them as required (the order of the input type's fields; `properties` is sorted by name).
+    let free: Vec<&(String, Value, bool)> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter_map(|name| props.iter().find(|(k, _, _)| k == name))
+        .filter(|(k, _, _)| !input.contains_key(k))
         .collect();
     let mut free = free.into_iter();
     for word in positional {
@@ -319,5 +324,13 @@ mod tests {
                 .unwrap_err()
                 .contains("unexpected argument")
         );
+        // Two required fields take positional words in their declared order, not by name.
+        let two = json!({
+            "type": "object",
+            "required": ["thread", "text"],
+            "properties": { "text": { "type": "string" }, "thread": { "type": "string" } }
+        });
+        let input = input_from_args(&two, &words("t-1 hello")).unwrap();
+        assert_eq!(input, json!({ "thread": "t-1", "text": "hello" }));
     }
 }

@@ -41,6 +41,7 @@ impl Provider for FakeProvider {
                 cwd: launch.cwd.clone(),
                 env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
                 fd3: None,
+                subreaper: None,
             })
             .map_err(|e| e.to_string())?;
             let (tx, rx) = mpsc::unbounded_channel();

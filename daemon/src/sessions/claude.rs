@@ -178,6 +178,7 @@ impl ClaudeProcess {
             cwd: o.cwd.clone(),
             env: environment(o),
             fd3,
+            subreaper: spawn::find_tini(),
         })
         .map_err(|e| match e {
             SpawnError::Start { source, .. } if source.kind() == std::io::ErrorKind::NotFound => DriverError::StartFailed(format!(

@@ -24,6 +24,18 @@ pub struct SpawnSpec {
     pub env: Vec<(String, OsString)>,
     /// A secret to hand over on fd 3 (read to its end by the child).
     pub fd3: Option<Secret>,
+    /// Run under this `tini`, as a subreaper (`tini -s --`), so that processes the child detaches
+    /// (a double fork) are re-parented to it and stay inside the session's tree.
+    pub subreaper: Option<PathBuf>,
+}
+
+/// `tini` on PATH, when installed (the box image has it).
+pub fn find_tini() -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("tini"))
+            .find(|p| p.is_file())
+    })
 }
 
 /// A started process and its identity.
@@ -50,7 +62,14 @@ pub enum SpawnError {
 
 /// Start `spec` in a new session (so also a new process group) with piped stdio.
 pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
-    let mut cmd = Command::new(&spec.program);
+    let mut cmd = match &spec.subreaper {
+        Some(tini) => {
+            let mut c = Command::new(tini);
+            c.args(["-s", "--"]).arg(&spec.program);
+            c
+        }
+        None => Command::new(&spec.program),
+    };
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
@@ -195,6 +214,7 @@ mod tests {
                 ("ONLY".into(), "this".into()),
             ],
             fd3: Some(Secret::new("the-secret-on-fd3".into())),
+            subreaper: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut out = String::new();
@@ -230,6 +250,48 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn under_tini_a_detached_grandchild_stays_in_the_tree() {
+        let Some(tini) = find_tini() else {
+            eprintln!("skipped: tini is not installed");
+            return;
+        };
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "sh -c 'setsid sleep 600 & echo $!'; sleep 600".into(),
+            ],
+            cwd: std::env::temp_dir(),
+            env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+            fd3: None,
+            subreaper: Some(tini),
+        };
+        let mut s = spawn(spec).unwrap();
+        let mut buf = [0u8; 32];
+        let n = s.stdout.read(&mut buf).await.unwrap();
+        let orphan: i32 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap();
+        let parent_of = |pid: i32| -> i32 {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let close = stat.rfind(')').unwrap_or(0);
+            stat[close + 1..]
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0)
+        };
+        let reparented = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            parent_of(orphan) == s.pid
+        });
+        assert!(
+            reparented,
+            "the double-forked sleep's parent is the session's tini, not init"
+        );
+        kill_group(&mut s.child, s.pgid, Duration::from_secs(1)).await;
+        let _ = nix::sys::signal::kill(Pid::from_raw(orphan), Signal::SIGKILL);
+    }
+
+    #[tokio::test]
     async fn killing_the_group_takes_the_grandchildren() {
         let spec = SpawnSpec {
             program: "/bin/sh".into(),
@@ -237,6 +299,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
             fd3: None,
+            subreaper: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 32];

@@ -1439,3 +1439,59 @@ async fn the_threads_commands_work_from_the_terminal() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown_ask"));
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_cancels_the_open_ask_and_answering_it_then_is_refused() {
+    let Some(r) = rig("threads-cancel-ask").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch never.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let answered = of_type(&events, "ask.answered");
+    assert_eq!(
+        answered[0]["payload"]["decision"], "cancelled",
+        "{events:?}"
+    );
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["canceled"],
+        true
+    );
+    let err = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("ask_closed"), "{err}");
+    assert!(!r.work.join("never.txt").exists());
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["asks"][0]["status"], "cancelled");
+    r.vyred.stop().await;
+}

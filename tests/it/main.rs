@@ -11,5 +11,8 @@ mod fake_provider;
 mod lifecycle;
 mod modules;
 mod providers;
+mod threads_asks;
+mod threads_cli;
 mod threads_e2e;
+mod threads_flow;
 mod vault;

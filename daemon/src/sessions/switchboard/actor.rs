@@ -1,0 +1,493 @@
+//! The actor: one task per live session that owns its provider session, takes the Switchboard's
+//! commands, and turns what the session says into rows and events.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::params;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::*;
+
+impl Switchboard {
+    /// The actor: owns one provider session until it ends.
+    pub(super) async fn run(
+        self: Arc<Self>,
+        thread: String,
+        mut session: Box<dyn Session>,
+        mut rx: mpsc::UnboundedReceiver<Command>,
+        shown: Arc<Mutex<String>>,
+        turns: u64,
+    ) {
+        let mut a = Actor {
+            thread: thread.clone(),
+            turns,
+            turn: None,
+            own_uuid: None,
+            running: false,
+            asks: HashMap::new(),
+            tools: HashMap::new(),
+            total: 0.0,
+            steered: Default::default(),
+            pending_now: None,
+            shown,
+        };
+        loop {
+            tokio::select! {
+                command = rx.recv() => {
+                    let Some(command) = command else { break };
+                    match command {
+                        Command::Send { text, uuid, queue, images, reply } => {
+                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, queue, images).await);
+                        }
+                        Command::SendNow { queued, reply } => {
+                            let _ = reply.send(self.on_send_now(&mut a, session.as_ref(), queued).await);
+                        }
+                        Command::Answer { ask, request, response, decision, by, reply } => {
+                            let _ = reply.send(self.on_answer(&mut a, session.as_ref(), &ask, &request, response, &decision, &by).await);
+                        }
+                        Command::Interrupt { reply } => {
+                            self.cancel_asks(&mut a, "interrupted").await;
+                            let _ = reply.send(session.interrupt().await.map_err(|e| ToolError::conflict("interrupt_failed", e)));
+                        }
+                        Command::Mode { mode, reply } => {
+                            let result = session.set_mode(&mode).await.map_err(|e| ToolError::conflict("mode_failed", e));
+                            if result.is_ok() {
+                                self.update_run(&a.thread, "mode", Some(mode.clone())).await;
+                                self.emit("mode.changed", &a.thread, json!({ "mode": mode, "turn": a.turn })).await;
+                            }
+                            let _ = reply.send(result);
+                        }
+                        Command::Model { model, reply } => {
+                            let result = session.set_model(model.as_deref()).await.map_err(|e| ToolError::conflict("model_failed", e));
+                            if result.is_ok() {
+                                self.update_run(&a.thread, "model", model).await;
+                            }
+                            let _ = reply.send(result);
+                        }
+                        Command::Stop { reason, reply } => {
+                            self.cancel_asks(&mut a, &reason).await;
+                            self.close_turn(&mut a, true).await;
+                            let _exit = session.stop(STOP_GRACE).await;
+                            self.ended(&a, &reason).await;
+                            let _ = reply.send(());
+                            return;
+                        }
+                    }
+                }
+                happening = session.next() => {
+                    match happening {
+                        Some(h) => self.on_happening(&mut a, session.as_ref(), h).await,
+                        None => {
+                            let exit = session.exit().await;
+                            if a.running {
+                                let error = clean(&format!("Claude Code {} mid-turn: {}", exit.describe(), exit.stderr.lines().last().unwrap_or("")));
+                                self.cancel_asks(&mut a, "exited").await;
+                                self.close_turn(&mut a, true).await;
+                                self.state(&mut a, "failed", json!({ "error": error })).await;
+                                self.state(&mut a, "idle", json!({})).await;
+                            }
+                            self.ended(&a, &exit.describe()).await;
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        let exit = session.stop(STOP_GRACE).await;
+        self.ended(&a, &exit.describe()).await;
+    }
+
+    pub(super) async fn state(&self, a: &mut Actor, state: &str, extra: Value) {
+        *a.shown.lock().expect("state") = state.to_string();
+        let mut payload = json!({ "state": state, "turn": a.turn });
+        if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        self.emit("thread.state", &a.thread, payload).await;
+        self.set_status(&a.thread, state).await;
+    }
+
+    pub(super) async fn on_send(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        text: &str,
+        uuid: &str,
+        queue: bool,
+        images: Vec<Value>,
+    ) -> Result<Sent, ToolError> {
+        if a.running && queue {
+            // "After this turn": Vyre's own queue, where it can be taken back or edited.
+            let (t, u, x) = (a.thread.clone(), uuid.to_string(), text.to_string());
+            let queued = self
+                .ctx
+                .store()
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, 'queued', ?4)",
+                        params![t, u, x, crate::now_ms()],
+                    )?;
+                    Ok(tx.conn().last_insert_rowid())
+                })
+                .await?;
+            self.emit(
+                "thread.queued",
+                &a.thread,
+                json!({ "queued": queued, "uuid": uuid, "text": clean(text), "turn": a.turn }),
+            )
+            .await;
+            return Ok(Sent {
+                uuid: uuid.to_string(),
+                via: "queued".into(),
+                queued: Some(queued),
+            });
+        }
+        let mut blocks = images;
+        blocks.push(json!({ "type": "text", "text": text }));
+        let content = Value::Array(blocks);
+        if a.running {
+            session
+                .send(content, uuid, Some("next"))
+                .map_err(|e| ToolError::conflict("not_live", e))?;
+            a.steered_pending(uuid);
+            self.emit(
+                "thread.sent",
+                &a.thread,
+                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
+            )
+            .await;
+            return Ok(Sent {
+                uuid: uuid.to_string(),
+                via: "steer".into(),
+                queued: None,
+            });
+        }
+        session
+            .send(content, uuid, None)
+            .map_err(|e| ToolError::conflict("not_live", e))?;
+        self.begin_turn(a, text, uuid).await;
+        Ok(Sent {
+            uuid: uuid.to_string(),
+            via: "turn".into(),
+            queued: None,
+        })
+    }
+
+    /// A turn begins for a message already handed to the session.
+    pub(super) async fn begin_turn(&self, a: &mut Actor, text: &str, uuid: &str) {
+        a.turns += 1;
+        let turn = format!("{}:{}", a.thread, a.turns);
+        a.turn = Some(turn.clone());
+        a.own_uuid = Some(uuid.to_string());
+        a.running = true;
+        let (t, n) = (a.thread.clone(), a.turns);
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET turns = ?1 WHERE id = ?2",
+                    params![n as i64, t],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "thread.turn",
+            &a.thread,
+            json!({ "turn": turn, "uuid": uuid, "text": clean(text) }),
+        )
+        .await;
+        self.state(a, "running", json!({})).await;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn on_answer(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        ask: &str,
+        request: &str,
+        response: Value,
+        decision: &str,
+        by: &str,
+    ) -> Result<(), ToolError> {
+        if a.asks.remove(request).is_none() {
+            return Err(ToolError::conflict(
+                "ask_closed",
+                "this question is no longer open",
+            ));
+        }
+        session
+            .answer(request, response)
+            .map_err(|e| ToolError::conflict("ask_closed", e))?;
+        let (id, d, b) = (ask.to_string(), decision.to_string(), by.to_string());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_asks SET status = 'answered', decision = ?1, answered_by = ?2, answered_at = ?3 WHERE id = ?4",
+                    params![d, b, crate::now_ms(), id],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "ask.answered",
+            &a.thread,
+            json!({ "ask": ask, "decision": decision, "turn": a.turn }),
+        )
+        .await;
+        if a.asks.is_empty() && a.running {
+            self.state(a, "running", json!({})).await;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn on_happening(&self, a: &mut Actor, session: &dyn Session, h: Happening) {
+        match h {
+            Happening::TurnBegan { .. } => {}
+            Happening::Text {
+                message,
+                block,
+                delta,
+                done,
+                reasoning,
+            } => {
+                let mut p = json!({ "message": message, "block": block, "turn": a.turn });
+                if let Some(d) = delta {
+                    p["delta"] = json!(clean(&d));
+                }
+                if done {
+                    p["done"] = json!(true);
+                }
+                if reasoning {
+                    p["kind"] = json!("reasoning");
+                }
+                self.emit("thread.text", &a.thread, p).await;
+            }
+            Happening::ToolStarted {
+                call,
+                name,
+                summary,
+                block,
+            } => {
+                a.tools.insert(call.clone(), name.clone());
+                self.emit(
+                    "thread.tool",
+                    &a.thread,
+                    json!({ "id": call, "call": call, "name": name, "phase": "started", "status": "running", "summary": clean(&summary), "block": block, "turn": a.turn }),
+                )
+                .await;
+            }
+            Happening::ToolEnded { call, failed } => {
+                let name = a.tools.remove(&call).unwrap_or_default();
+                let status = if failed { "failed" } else { "completed" };
+                self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
+            }
+            Happening::Asked(q) => match crate::sessions::floor::check(&q.tool, &q.input) {
+                // The floor refuses without asking anyone.
+                Some(why) => {
+                    let _ =
+                        session.answer(&q.request, json!({ "behavior": "deny", "message": why }));
+                    self.emit(
+                        "thread.denied",
+                        &a.thread,
+                        json!({ "tool": q.tool, "call": q.tool_use_id, "reason": clean(&why), "by": "floor", "turn": a.turn }),
+                    )
+                    .await;
+                }
+                None => self.on_asked(a, q).await,
+            },
+            Happening::Withdrawn { request } => {
+                if let Some(ask) = a.asks.remove(&request) {
+                    self.close_ask(a, &ask, "cancelled").await;
+                }
+            }
+            Happening::Steered { uuid } => {
+                if a.own_uuid.as_deref() != Some(uuid.as_str()) && a.steered.remove(&uuid) {
+                    self.emit(
+                        "thread.steered",
+                        &a.thread,
+                        json!({ "uuid": uuid, "turn": a.turn }),
+                    )
+                    .await;
+                }
+            }
+            Happening::Limit(info) => {
+                self.emit(
+                    "thread.limit",
+                    &a.thread,
+                    json!({ "info": info, "turn": a.turn }),
+                )
+                .await;
+            }
+            // A result with no turn running (after an interrupt, say) is stale: drop it.
+            Happening::Finished { .. } if !a.running => {}
+            Happening::Finished {
+                ok,
+                canceled,
+                error,
+                total_cost_usd,
+                tokens,
+                ..
+            } => {
+                let cost = (total_cost_usd - a.total).max(0.0);
+                a.total = total_cost_usd;
+                self.cancel_asks(a, "turn ended").await;
+                self.close_turn(a, canceled).await;
+                self.emit("thread.usage", &a.thread, json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "turn": a.turn })).await;
+                let mut p = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "tokens": tokens, "turn": a.turn });
+                if canceled {
+                    p["canceled"] = json!(true);
+                    p["reason"] = json!("interrupt");
+                }
+                if let Some(e) = error {
+                    p["error"] = json!(clean(&e));
+                }
+                self.emit("thread.finished", &a.thread, p).await;
+                let (t, total) = (a.thread.clone(), total_cost_usd);
+                let _ = self
+                    .ctx
+                    .store()
+                    .write(move |tx| {
+                        tx.conn().execute(
+                            "UPDATE threads_runs SET total_cost_usd = ?1 WHERE id = ?2",
+                            params![total, t],
+                        )?;
+                        Ok(())
+                    })
+                    .await;
+                a.running = false;
+                a.own_uuid = None;
+                self.state(a, "idle", json!({})).await;
+                self.next_turn(a, session).await;
+            }
+            Happening::Garbage(line) => {
+                tracing::warn!(thread = %a.thread, "skipped a line the session wrote that is not JSON: {}", line.chars().take(120).collect::<String>());
+            }
+        }
+    }
+
+    pub(super) async fn on_asked(&self, a: &mut Actor, q: Question) {
+        let ask = crate::ids::random_hex(9);
+        let summary = clean(&q.description.clone().unwrap_or_else(|| q.tool.clone()));
+        let (id, t, turn) = (ask.clone(), a.thread.clone(), a.turn.clone());
+        let q2 = q.clone();
+        let sum = summary.clone();
+        let stored: Result<(), StoreError> = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "INSERT INTO threads_asks (id, thread, turn, request, kind, tool, summary, input, suggestions, status, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'open', ?10)",
+                    params![id, t, turn, q2.request, q2.kind, q2.tool, sum, q2.input.to_string(), q2.suggestions.to_string(), crate::now_ms()],
+                )?;
+                Ok(())
+            })
+            .await;
+        if let Err(e) = stored {
+            tracing::error!(error = %e, "cannot record an ask; denying it");
+            return;
+        }
+        a.asks.insert(q.request.clone(), ask.clone());
+        self.emit("ask.raised", &a.thread, json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn })).await;
+        self.state(a, "waiting", json!({})).await;
+    }
+
+    pub(super) async fn close_ask(&self, a: &Actor, ask: &str, why: &str) {
+        let id = ask.to_string();
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled', answered_at = ?1 WHERE id = ?2 AND status = 'open'",
+                    params![crate::now_ms(), id],
+                )?;
+                Ok(())
+            })
+            .await;
+        self.emit(
+            "ask.answered",
+            &a.thread,
+            json!({ "ask": ask, "decision": "cancelled", "reason": why, "turn": a.turn }),
+        )
+        .await;
+    }
+
+    pub(super) async fn cancel_asks(&self, a: &mut Actor, why: &str) {
+        let open: Vec<String> = a.asks.drain().map(|(_, ask)| ask).collect();
+        for ask in open {
+            self.close_ask(a, &ask, why).await;
+        }
+    }
+
+    /// Tool calls the turn left open end as canceled.
+    pub(super) async fn close_turn(&self, a: &mut Actor, canceled: bool) {
+        let open: Vec<(String, String)> = a.tools.drain().collect();
+        for (call, name) in open {
+            let status = if canceled { "canceled" } else { "completed" };
+            self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
+        }
+    }
+
+    pub(super) async fn ended(&self, a: &Actor, reason: &str) {
+        // Whatever the session started and detached from its group goes too.
+        let thread = a.thread.clone();
+        let swept = tokio::task::spawn_blocking(move || {
+            crate::sessions::spawn::kill_tagged("VYRE_THREAD", &thread)
+        })
+        .await
+        .unwrap_or(0);
+        if swept > 0 {
+            tracing::info!(thread = %a.thread, swept, "ended processes the session had detached");
+        }
+        self.live.lock().expect("live").remove(&a.thread);
+        self.ctx.session_processes().unregister(&a.thread);
+        let (t, r) = (a.thread.clone(), reason.to_string());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET status = 'stopped', stopped_reason = ?1, updated_at = ?2 WHERE id = ?3",
+                    params![r, crate::now_ms(), t],
+                )?;
+                Ok(())
+            })
+            .await;
+        *a.shown.lock().expect("state") = "stopped".into();
+        self.emit("thread.stopped", &a.thread, json!({ "reason": reason }))
+            .await;
+    }
+}
+
+pub(super) struct Actor {
+    pub(super) thread: String,
+    pub(super) turns: u64,
+    pub(super) turn: Option<String>,
+    pub(super) own_uuid: Option<String>,
+    pub(super) running: bool,
+    /// Open asks: the provider's request id → the ask id.
+    pub(super) asks: HashMap<String, String>,
+    /// Tool calls started and not yet done: call → name.
+    pub(super) tools: HashMap<String, String>,
+    pub(super) total: f64,
+    /// Steered messages not yet taken in.
+    pub(super) steered: std::collections::HashSet<String>,
+    /// A queued message sent "now": it runs when the cut-short turn reports its result.
+    pub(super) pending_now: Option<(String, String)>,
+    pub(super) shown: Arc<Mutex<String>>,
+}
+
+impl Actor {
+    /// A message sent into the running turn, waiting for the CLI to take it in.
+    pub(super) fn steered_pending(&mut self, uuid: &str) {
+        self.steered.insert(uuid.to_string());
+    }
+}

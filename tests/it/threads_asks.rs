@@ -1,0 +1,404 @@
+//! Threads and their questions on the real CLI: asks allowed, denied and always; the floor;
+//! AskUserQuestion and ExitPlanMode; a cancelled ask; the peer check from inside a session.
+
+use serde_json::json;
+
+use crate::support::*;
+use crate::threads_e2e::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
+    let Some(r) = rig("threads-ask").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch allowed.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = of_type(&events, "ask.raised")[0]["payload"].clone();
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("tool"), Some("Bash"))
+    );
+    let waiting = events_until(&mut stream, |e| e["type"] == "thread.state").await;
+    assert_eq!(waiting.last().unwrap()["payload"]["state"], "waiting");
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["asks"][0]["status"], "open");
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        r.work.join("allowed.txt").exists(),
+        "the allowed command ran"
+    );
+    let tools = of_type(&events, "thread.tool");
+    assert!(
+        tools.iter().any(|t| t["payload"]["status"] == "completed"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        of_type(&events, "ask.answered")[0]["payload"]["decision"],
+        "allow"
+    );
+    // Answering again returns the earlier outcome.
+    let again = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "deny" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (again["decision"].as_str(), again["already"].as_bool()),
+        (Some("allow"), Some(true))
+    );
+
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch denied.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "deny", "message": "not today" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        !r.work.join("denied.txt").exists(),
+        "the denied command did not run"
+    );
+    assert!(
+        of_type(&events, "thread.tool")
+            .iter()
+            .any(|t| t["payload"]["status"] == "failed")
+    );
+    let err = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": "nope", "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown_ask"), "{err}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones() {
+    let Some(r) = rig("threads-floor").await else {
+        return;
+    };
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,mode.*", None)
+        .await
+        .unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::create_dir_all(r.work.join(".claude")).unwrap();
+    for command in [
+        "rm -rf /",
+        "echo '{\"permissions\":{\"allow\":[\"Bash\"]}}' > .claude/settings.local.json",
+    ] {
+        r.sock
+            .call(
+                "threads.send",
+                &json!({ "thread": thread, "text": format!("RUNBASH {command}") }),
+            )
+            .await
+            .unwrap();
+        let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+        assert!(
+            of_type(&events, "ask.raised").is_empty(),
+            "{command}: nobody was asked"
+        );
+        let denied = of_type(&events, "thread.denied");
+        assert_eq!(denied.len(), 1, "{command}: {events:?}");
+        assert_eq!(denied[0]["payload"]["by"], "floor");
+        assert!(
+            denied[0]["payload"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("floor refuses")
+        );
+        assert!(
+            of_type(&events, "thread.tool")
+                .iter()
+                .any(|t| t["payload"]["status"] == "failed")
+        );
+    }
+    assert!(!r.work.join(".claude/settings.local.json").exists());
+
+    r.sock
+        .call(
+            "threads.mode",
+            &json!({ "thread": thread, "mode": "acceptEdits" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "mode.changed").await;
+    assert_eq!(events.last().unwrap()["payload"]["mode"], "acceptEdits");
+    let err = r
+        .sock
+        .call(
+            "threads.mode",
+            &json!({ "thread": thread, "mode": "bypassPermissions" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("default, acceptEdits or plan"),
+        "{err}"
+    );
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["mode"], "acceptEdits");
+    r.sock
+        .call(
+            "threads.model",
+            &json!({ "thread": thread, "model": "claude-fake-2" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "which model" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(last.body["model"], "claude-fake-2");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {
+    let Some(r) = rig("threads-questions").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "ASKQUESTION please" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = &of_type(&events, "ask.raised")[0]["payload"];
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("question"), Some("AskUserQuestion"))
+    );
+    let answers = json!({ "Which color do you prefer?": "Blue" });
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow", "answers": answers }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let answered = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        answered.contains("Which color do you prefer?") && answered.contains("Blue"),
+        "the answer reached the model: {answered}"
+    );
+
+    r.sock
+        .call("threads.mode", &json!({ "thread": thread, "mode": "plan" }))
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "EXITPLAN now" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = &of_type(&events, "ask.raised")[0]["payload"];
+    assert_eq!(
+        (raised["kind"].as_str(), raised["tool"].as_str()),
+        (Some("plan"), Some("ExitPlanMode"))
+    );
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": raised["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_cancels_the_open_ask_and_answering_it_then_is_refused() {
+    let Some(r) = rig("threads-cancel-ask").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch never.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let answered = of_type(&events, "ask.answered");
+    assert_eq!(
+        answered[0]["payload"]["decision"], "cancelled",
+        "{events:?}"
+    );
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["canceled"],
+        true
+    );
+    let err = r
+        .sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("ask_closed"), "{err}");
+    assert!(!r.work.join("never.txt").exists());
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["asks"][0]["status"], "cancelled");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_only_call_from_inside_a_session_is_refused() {
+    let Some(r) = rig("threads-peer").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The session's Bash (detached with setsid, so not by ancestry alone) tries to act as a person.
+    let command = format!(
+        "RUNBASH setsid curl -s --unix-socket {} -X POST -H 'content-type: application/json' -d '{{\"name\":\"sneaky\"}}' http://localhost/v1/tools/devices.add > peer.txt 2>&1; setsid env VYRE_HOME={} {} tools > tools.txt 2>&1; true",
+        r.home.home().socket().display(),
+        r.home.vyre_home().display(),
+        BIN
+    );
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": command }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let out = std::fs::read_to_string(r.work.join("peer.txt")).unwrap();
+    assert!(out.contains("person_only"), "{out}");
+    let tools = std::fs::read_to_string(r.work.join("tools.txt")).unwrap();
+    assert!(
+        tools.contains("threads.list") && !tools.contains("devices.add"),
+        "a session is not shown person-only tools: {tools}"
+    );
+    let devices = r.sock.call("devices.list", &json!({})).await.unwrap();
+    assert!(
+        devices.as_array().unwrap().is_empty(),
+        "no device was added"
+    );
+    r.vyred.stop().await;
+}

@@ -1,0 +1,220 @@
+//! Which CLI runs and what becomes of its processes: a crashing CLI, a missing or old one, the
+//! bundled install, and stopping everything a session started.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::claude_e2e::claude_bin;
+use crate::fake_api::FakeApi;
+use crate::support::*;
+use crate::threads_e2e::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_that_writes_garbage_and_crashes_mid_turn_fails_the_turn_and_says_why() {
+    let (_home, vyred, sock, work) = rig_with_cli("threads-crash", CRASHING_CLI).await;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let thread = sock
+        .call("threads.start", &json!({ "cwd": work, "text": "go" }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert_eq!(
+        text, "partial ",
+        "the garbage line was skipped and the stream went on"
+    );
+    let states: Vec<&Value> = of_type(&events, "thread.state");
+    let failed = states
+        .iter()
+        .find(|e| e["payload"]["state"] == "failed")
+        .expect("the turn failed");
+    let error = failed["payload"]["error"].as_str().unwrap();
+    assert!(
+        error.contains("exited 3") && error.contains("fell over"),
+        "{error}"
+    );
+    assert_eq!(
+        states.last().unwrap()["payload"]["state"],
+        "idle",
+        "failed is followed by idle"
+    );
+    assert_eq!(events.last().unwrap()["payload"]["reason"], "exited 3");
+    let got = sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (got["live"].as_bool(), got["state"].as_str()),
+        (Some(false), Some("stopped"))
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_cli_is_a_clear_error_naming_what_to_install() {
+    let home = TempHome::new("threads-missing-cli");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({ "sessions": { "claude": "/nonexistent/bin/claude", "home": home.dir.join("home"), "auth": "login" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let err = vyred
+        .socket_client()
+        .call("threads.start", &json!({ "cwd": work }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("start_failed")
+            && err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
+        "{err}"
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cli_older_than_the_pinned_version_is_refused_with_what_to_install() {
+    let old = "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.0.1 (Claude Code)'; exit 0; fi\nexit 1\n";
+    let (_home, vyred, sock, work) = rig_with_cli("threads-old-cli", old).await;
+    let err = sock
+        .call("threads.start", &json!({ "cwd": work }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("older than 2.1.328")
+            && err.contains("npm install -g @anthropic-ai/claude-code@2.1.328"),
+        "{err}"
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bundled_installs_the_pinned_cli_on_first_use_and_says_so() {
+    // Needs npm (which `tests/run` has, since it installs the pinned CLI the same way).
+    if claude_bin().is_none() {
+        return;
+    }
+    let home = TempHome::new("threads-bundled");
+    let api = FakeApi::start().await;
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({ "sessions": { "claude": "bundled", "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    sock.call(
+        "vault.put",
+        &json!({ "name": "anthropic-api-key", "value": KEY }),
+    )
+    .await
+    .unwrap();
+    sock.call(
+        "vault.grant",
+        &json!({ "item": "anthropic-api-key", "to": "sessions" }),
+    )
+    .await
+    .unwrap();
+    let mut stream = sock.events("types=claude.*,thread.*", None).await.unwrap();
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "text": "hello bundled" }),
+        )
+        .await
+        .unwrap();
+    assert!(thread["thread"].is_string());
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(of_type(&events, "claude.install_started").len(), 1);
+    assert_eq!(
+        of_type(&events, "claude.installed")[0]["payload"]["version"],
+        "2.1.328"
+    );
+    assert!(
+        home.vyre_home()
+            .join("claude-code/node_modules/.bin/claude")
+            .exists()
+    );
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [hello bundled]"), "{text}");
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_takes_every_process_the_session_started_even_detached_ones() {
+    let Some(r) = rig("threads-orphans").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let command = "RUNBASH (sleep 600 & echo $! > plain.pid); (setsid sleep 601 & echo $! > setsid.pid); (sh -c 'setsid sleep 602 & echo $! > double.pid' &); sleep 0.5; echo started";
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": command }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "ask.raised" || e["type"] == "thread.finished"
+    })
+    .await;
+    if let Some(ask) = of_type(&events, "ask.raised").first() {
+        r.sock
+            .call(
+                "threads.answer",
+                &json!({ "ask": ask["payload"]["ask"], "decision": "allow" }),
+            )
+            .await
+            .unwrap();
+        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    }
+    let pids: Vec<i32> = ["plain.pid", "setsid.pid", "double.pid"]
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(r.work.join(f))
+                .unwrap_or_else(|e| panic!("{f}: {e}"))
+                .trim()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+    };
+    assert!(
+        pids.iter().all(|p| alive(*p)),
+        "the session's children run: {pids:?}"
+    );
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || pids.iter().all(|p| !alive(*p))),
+        "every one is gone, detached or not: {:?}",
+        pids.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+    );
+    r.vyred.stop().await;
+}

@@ -1,0 +1,515 @@
+//! The flow of a thread on the real CLI: interrupt, steering, the queue, fork, rewind, resume,
+//! images.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::*;
+use crate::threads_e2e::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
+    let Some(r) = rig("threads-interrupt").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "please answer SLOWLY" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let finished = &of_type(&events, "thread.finished")[0]["payload"];
+    assert_eq!(
+        (finished["canceled"].as_bool(), finished["reason"].as_str()),
+        (Some(true), Some("interrupt")),
+        "{finished}"
+    );
+    let idle = events_until(&mut stream, |e| e["type"] == "thread.state").await;
+    assert_eq!(idle.last().unwrap()["payload"]["state"], "idle");
+
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "are you there" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [are you there]"), "{text}");
+
+    // Stopping vyred stops the session with it, leaving no process behind.
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    let pid = pids["pids"][0].as_i64().unwrap() as i32;
+    r.vyred.stop().await;
+    let gone = wait_until(Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true)
+    });
+    assert!(gone, "the session's process ended with vyred");
+    let events = stored_events(&r.home.home().database());
+    let stopped = events
+        .iter()
+        .rev()
+        .find(|(_, kind, _)| kind == "thread.stopped")
+        .expect("thread.stopped");
+    assert_eq!(stopped.2["reason"], "restart");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
+    let Some(r) = rig("threads-steer").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A read-only command runs without asking; steer while it runs.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH sleep 3; echo slept" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.tool" && e["payload"]["phase"] == "started"
+    })
+    .await;
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "also mention the weather" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "steer");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let steered = of_type(&events, "thread.steered");
+    assert_eq!(
+        steered.len(),
+        1,
+        "the CLI took the message in at a step: {events:?}"
+    );
+    assert_eq!(steered[0]["payload"]["uuid"], sent["uuid"]);
+    assert_eq!(
+        of_type(&events, "thread.turn").len(),
+        0,
+        "no second turn: it joined this one"
+    );
+    let sent_events = of_type(&events, "thread.sent");
+    assert!(sent_events.is_empty() || sent_events[0]["payload"]["via"] == "steer");
+    // The folded message reached the model in the same turn.
+    let folded = r
+        .api
+        .message_requests()
+        .iter()
+        .any(|q| q.body.to_string().contains("also mention the weather"));
+    assert!(folded, "the steered words reached the API");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now() {
+    let Some(r) = rig("threads-queue").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let send = |text: &str, mode: &str| {
+        let (sock, thread) = (r.sock.clone(), thread.clone());
+        let input = json!({ "thread": thread, "text": text, "mode": mode });
+        async move { sock.call("threads.send", &input).await.unwrap() }
+    };
+    send("first, SLOWLY", "steer").await;
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    let one = send("queued one", "queue").await;
+    let two = send("queued two", "queue").await;
+    assert_eq!(
+        (one["via"].as_str(), two["via"].as_str()),
+        (Some("queued"), Some("queued"))
+    );
+    r.sock
+        .call(
+            "threads.edit",
+            &json!({ "queued": two["queued"], "text": "queued two, edited" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call("threads.unqueue", &json!({ "queued": one["queued"] }))
+        .await
+        .unwrap();
+    let err = r
+        .sock
+        .call("threads.unqueue", &json!({ "queued": one["queued"] }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not_queued"), "{err}");
+
+    let events = events_until(&mut stream, |e| e["type"] == "thread.turn").await;
+    let queued = of_type(&events, "thread.queued");
+    assert_eq!(queued.len(), 3, "two queued, one edited: {queued:?}");
+    assert_eq!(queued[2]["payload"]["edited"], true);
+    let unqueued = of_type(&events, "thread.unqueued");
+    assert_eq!(unqueued[0]["payload"]["reason"], "unqueued");
+    assert_eq!(unqueued[1]["payload"]["reason"], "taken");
+    let sent = of_type(&events, "thread.sent");
+    assert_eq!(sent.last().unwrap()["payload"]["via"], "turn");
+    let turn = &events.last().unwrap()["payload"];
+    assert_eq!(
+        (turn["text"].as_str(), turn["turn"].as_str()),
+        (
+            Some("queued two, edited"),
+            Some(format!("{thread}:2").as_str())
+        )
+    );
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [queued two, edited]"), "{text}");
+    assert!(
+        !r.api
+            .message_requests()
+            .iter()
+            .any(|q| q.body.to_string().contains("queued one")),
+        "the message taken back never went out"
+    );
+
+    // send_now: the running turn is cut short and the queued message runs next.
+    send("second, SLOWLY", "steer").await;
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    let urgent = send("urgent", "queue").await;
+    let now = r
+        .sock
+        .call("threads.send_now", &json!({ "queued": urgent["queued"] }))
+        .await
+        .unwrap();
+    assert_eq!(now["via"], "now");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.turn").await;
+    assert_eq!(events.last().unwrap()["payload"]["text"], "urgent");
+    assert!(
+        of_type(&events, "thread.finished").len() == 1,
+        "the cut-short turn finished first"
+    );
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(text.contains("reply to [urgent]"), "{text}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() {
+    let Some(r) = rig("threads-fork").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut uuids = Vec::new();
+    for word in ["alpha", "beta", "gamma"] {
+        let sent = r
+            .sock
+            .call("threads.send", &json!({ "thread": thread, "text": word }))
+            .await
+            .unwrap();
+        uuids.push(sent["uuid"].as_str().unwrap().to_string());
+        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    }
+
+    let fork = r
+        .sock
+        .call("threads.fork", &json!({ "thread": thread }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(fork, thread);
+    let events = events_until(&mut stream, |e| e["type"] == "thread.started").await;
+    let started = &events.last().unwrap()["payload"];
+    assert_eq!(started["forked_from"], thread.as_str());
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": fork, "text": "fork words" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == fork.as_str()
+    })
+    .await;
+    let last = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        last.contains("alpha") && last.contains("gamma") && last.contains("fork words"),
+        "the fork has the history"
+    );
+
+    r.sock
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": uuids[1] }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.rewound").await;
+    assert_eq!(events.last().unwrap()["payload"]["uuid"], uuids[1].as_str());
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "delta" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == thread.as_str()
+    })
+    .await;
+    let last = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        last.contains("beta") && last.contains("delta"),
+        "kept up to the rewind point"
+    );
+    assert!(!last.contains("gamma"), "what came after it is dropped");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
+    let Some(r) = rig("threads-resume").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "first words" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let key: String = r
+        .work
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let transcript = r
+        .home
+        .dir
+        .join("home/.claude/projects")
+        .join(key)
+        .join(format!("{thread}.jsonl"));
+    let lines_before = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .count();
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "second words" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "turn");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = of_type(&events, "thread.started");
+    assert_eq!(started[0]["payload"]["resumed"], true);
+    assert_eq!(
+        of_type(&events, "thread.turn")[0]["payload"]["turn"],
+        format!("{thread}:2")
+    );
+    let lines_after = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        lines_after > lines_before,
+        "the same transcript grew: {lines_before} -> {lines_after}"
+    );
+    // The model saw the earlier turn.
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert!(
+        last.body.to_string().contains("first words"),
+        "the resumed session has its history"
+    );
+
+    // "always" writes a rule, so the same call does not ask again.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch always.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "always" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let rules = std::fs::read_to_string(r.work.join(".claude/settings.local.json")).unwrap();
+    assert!(rules.contains("touch always.txt"), "{rules}");
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH touch always.txt" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        of_type(&events, "ask.raised").is_empty(),
+        "no second question: {events:?}"
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_go_with_the_words() {
+    let Some(r) = rig("threads-images").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+    let image = json!({ "media_type": "image/png", "data": png });
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "what is in this picture", "images": [image] }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        !events.iter().any(|e| e.to_string().contains(png)),
+        "image data never rides on events"
+    );
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    let has_image = last.body["messages"].as_array().unwrap().iter().any(|m| {
+        m["content"].as_array().is_some_and(|c| {
+            c.iter()
+                .any(|b| b["type"] == "image" && b["source"]["data"] == png)
+        })
+    });
+    assert!(has_image, "the image reached the model");
+    for (bad, why) in [
+        (
+            json!({ "media_type": "image/tiff", "data": png }),
+            "image/png",
+        ),
+        (
+            json!({ "media_type": "image/png", "data": "not base64!" }),
+            "base64",
+        ),
+    ] {
+        let err = r
+            .sock
+            .call(
+                "threads.send",
+                &json!({ "thread": thread, "text": "x", "images": [bad] }),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains(why), "{err}");
+    }
+    r.vyred.stop().await;
+}

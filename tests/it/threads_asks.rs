@@ -12,14 +12,7 @@ async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     r.sock
         .call(
             "threads.send",
@@ -124,14 +117,7 @@ async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones()
         .events("types=thread.*,ask.*,mode.*", None)
         .await
         .unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     std::fs::create_dir_all(r.work.join(".claude")).unwrap();
     for command in [
         "rm -rf /",
@@ -219,14 +205,7 @@ async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     r.sock
         .call(
             "threads.send",
@@ -300,14 +279,7 @@ async fn an_interrupt_cancels_the_open_ask_and_answering_it_then_is_refused() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     r.sock
         .call(
             "threads.send",
@@ -356,14 +328,7 @@ async fn a_person_only_call_from_inside_a_session_is_refused() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     // The session's Bash (detached with setsid, so not by ancestry alone) tries to act as a person.
     let command = format!(
         "RUNBASH setsid curl -s --unix-socket {} -X POST -H 'content-type: application/json' -d '{{\"name\":\"sneaky\"}}' http://localhost/v1/tools/devices.add > peer.txt 2>&1; setsid env VYRE_HOME={} {} tools > tools.txt 2>&1; true",

@@ -158,14 +158,7 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     let command = "RUNBASH (sleep 600 & echo $! > plain.pid); (setsid sleep 601 & echo $! > setsid.pid); (sh -c 'setsid sleep 602 & echo $! > double.pid' &); sleep 0.5; echo started";
     r.sock
         .call(

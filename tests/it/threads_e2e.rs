@@ -54,6 +54,16 @@ pub(crate) async fn rig(name: &str) -> Option<Rig> {
     })
 }
 
+/// A new thread in the rig's work folder, with no first message.
+pub(crate) async fn start_thread(r: &Rig) -> String {
+    let started = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work }))
+        .await
+        .unwrap();
+    started["thread"].as_str().unwrap().to_string()
+}
+
 /// Events of `thread` until one matches `until`.
 pub(crate) async fn events_until(
     stream: &mut EventStream,

@@ -14,14 +14,7 @@ async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     r.sock
         .call(
             "threads.send",
@@ -90,14 +83,7 @@ async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     // A read-only command runs without asking; steer while it runs.
     r.sock
         .call(
@@ -150,14 +136,7 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
         return;
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     let send = |text: &str, mode: &str| {
         let (sock, thread) = (r.sock.clone(), thread.clone());
         let input = json!({ "thread": thread, "text": text, "mode": mode });
@@ -257,14 +236,7 @@ async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() 
         return;
     };
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     let mut uuids = Vec::new();
     for word in ["alpha", "beta", "gamma"] {
         let sent = r
@@ -461,14 +433,7 @@ async fn images_go_with_the_words() {
         return;
     };
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call("threads.start", &json!({ "cwd": r.work }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_thread(&r).await;
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
     let image = json!({ "media_type": "image/png", "data": png });
     r.sock

@@ -197,23 +197,8 @@ impl Switchboard {
                 "mode must be default, acceptEdits or plan",
             ));
         }
-        let provider = self.router.get(&req.provider)?;
         let thread = crate::ids::uuid_v4();
-        {
-            let (t, r, driver) = (thread.clone(), req.clone(), provider.driver().to_string());
-            self.ctx
-                .store()
-                .write(move |tx| {
-                    let now = crate::now_ms();
-                    tx.conn().execute(
-                        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
-                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
-                    )?;
-                    Ok(())
-                })
-                .await?;
-        }
+        self.insert_run(&thread, &req).await?;
         self.launch(&thread, &req, How::New, 0).await?;
         Ok(thread)
     }
@@ -230,6 +215,25 @@ impl Switchboard {
         };
         self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
             .await
+    }
+
+    /// A new `threads_runs` row, `starting`, with the options a resume will reuse.
+    async fn insert_run(&self, thread: &str, req: &StartRequest) -> Result<(), ToolError> {
+        let driver = self.router.get(&req.provider)?.driver().to_string();
+        let (t, r) = (thread.to_string(), req.clone());
+        self.ctx
+            .store()
+            .write(move |tx| {
+                let now = crate::now_ms();
+                tx.conn().execute(
+                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
+                    params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
+                )?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
     }
 
     /// The options a thread was started with (what a resume or a fork reuses) and its turn count.
@@ -273,25 +277,7 @@ impl Switchboard {
             .await?
             .ok_or_else(|| not_found(thread))?;
         let new = crate::ids::uuid_v4();
-        {
-            let (t, r, driver) = (
-                new.clone(),
-                req.clone(),
-                self.router.get(&req.provider)?.driver().to_string(),
-            );
-            self.ctx
-                .store()
-                .write(move |tx| {
-                    let now = crate::now_ms();
-                    tx.conn().execute(
-                        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
-                        params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
-                    )?;
-                    Ok(())
-                })
-                .await?;
-        }
+        self.insert_run(&new, &req).await?;
         self.launch(
             &new,
             &req,

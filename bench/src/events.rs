@@ -6,7 +6,7 @@
 //! write is queued; a subscriber takes the difference on receipt. Emitters, daemon and
 //! subscribers share this process and its cores, so the figures are conservative.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::watch;
 use vyre::client::{Client, EventStream};
-use vyre::daemon::{Daemon, DaemonOptions};
 use vyre::events::NewEvent;
 use vyre::kernel::Kernel;
 use vyre::paths::VyreHome;
 
 use crate::Opts;
+use crate::inproc::InProcess;
 use crate::report::{Report, Val};
 use crate::spawn::TempDir;
 
@@ -205,30 +205,14 @@ async fn scenario(s: Scenario) -> Result<Outcome, String> {
         s.events, s.subscribers
     );
     let dir = TempDir::new("events")?;
-    let mut options = DaemonOptions::new(VyreHome::at(dir.path().join("vyre")));
-    options.port = Some(0);
-    let daemon = Daemon::bind(options)
-        .await
-        .map_err(|e| format!("vyred failed to start in-process: {e}"))?;
-    let kernel = daemon.kernel().clone();
-    let socket = daemon.socket_path();
-    let serving = tokio::spawn(daemon.serve());
-
-    let result = drive(&s, &kernel, &socket).await;
-
-    kernel.request_shutdown();
-    match tokio::time::timeout(Duration::from_secs(60), serving).await {
-        Ok(Ok(Ok(()))) => {}
-        Ok(Ok(Err(e))) => return Err(format!("vyred stopped with an error: {e}")),
-        Ok(Err(e)) => return Err(format!("vyred's task failed: {e}")),
-        Err(_) => return Err("vyred did not stop within 60s".into()),
-    }
+    let vyred = InProcess::start(VyreHome::at(dir.path().join("vyre")), vec![]).await?;
+    let result = drive(&s, vyred.kernel(), vyred.socket()).await;
+    vyred.stop().await?;
     drop(dir);
     result
 }
 
 async fn drive(s: &Scenario, kernel: &Kernel, socket: &Path) -> Result<Outcome, String> {
-    wait_healthy(socket).await?;
     let (give_up, give_up_rx) = watch::channel(false);
     let last_delivery = Arc::new(AtomicU64::new(0));
     let mut subscribers = Vec::with_capacity(s.subscribers);
@@ -282,20 +266,6 @@ async fn drive(s: &Scenario, kernel: &Kernel, socket: &Path) -> Result<Outcome, 
         all_delivered_after: (s.subscribers > 0 && complete && last > start_ns)
             .then(|| Duration::from_nanos(last - start_ns)),
     })
-}
-
-async fn wait_healthy(socket: &Path) -> Result<(), String> {
-    let client = Client::socket(PathBuf::from(socket));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match client.get("/v1/health").await {
-            Ok(_) => return Ok(()),
-            Err(e) if Instant::now() > deadline => {
-                return Err(format!("in-process vyred never answered /v1/health: {e}"));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(5)).await,
-        }
-    }
 }
 
 async fn append(kernel: &Kernel, i: u64) -> Result<i64, String> {

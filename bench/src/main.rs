@@ -1,22 +1,34 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions]`
 //!
-//! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start), prints each
-//! figure beside its reference and its target, and appends the figures with the machine and the
-//! commit as one JSON line to `bench/results/kernel.jsonl`. Figures are reported, never judged:
-//! the exit code is non-zero only when a benchmark could not run (vyred failed to start).
+//! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions),
+//! prints each figure beside its reference and its target, and appends the figures with the
+//! machine and the commit as one JSON line to `bench/results/kernel.jsonl`. Figures are
+//! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
+//! failed to start).
 
 mod events;
 mod idle;
+mod inproc;
 mod procfs;
 mod report;
+mod sessions;
+mod sessions_idle;
+mod sessions_latency;
+mod sessions_many;
 mod spawn;
 mod start;
+
+// The integration tests' fakes, shared as they are: the Messages API and a provider.
+#[path = "../../tests/it/fake_api.rs"]
+mod fake_api;
+#[path = "../../tests/it/fake_provider.rs"]
+mod fake_provider;
 
 use std::process::ExitCode;
 
 use report::Report;
 
-const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start]
+const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events)
   --only    run one benchmark
@@ -27,6 +39,7 @@ pub enum Bench {
     Idle,
     Events,
     Start,
+    Sessions,
 }
 
 impl Bench {
@@ -35,6 +48,7 @@ impl Bench {
             Bench::Idle => "idle",
             Bench::Events => "events",
             Bench::Start => "start",
+            Bench::Sessions => "sessions",
         }
     }
 }
@@ -56,7 +70,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 opts.quick = true;
                 continue;
             }
-            "--only" => args.next().ok_or("--only needs idle, events or start")?,
+            "--only" => args
+                .next()
+                .ok_or("--only needs idle, events, start or sessions")?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
                 None if other == "-h" || other == "--help" => return Err(String::new()),
@@ -67,7 +83,12 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "idle" => Bench::Idle,
             "events" => Bench::Events,
             "start" => Bench::Start,
-            v => return Err(format!("--only takes idle, events or start, not {v:?}")),
+            "sessions" => Bench::Sessions,
+            v => {
+                return Err(format!(
+                    "--only takes idle, events, start or sessions, not {v:?}"
+                ));
+            }
         });
     }
     Ok(opts)
@@ -102,7 +123,7 @@ async fn main() -> ExitCode {
 
     let mut report = Report::default();
     let mut failed = None;
-    for bench in [Bench::Idle, Bench::Events, Bench::Start] {
+    for bench in [Bench::Idle, Bench::Events, Bench::Start, Bench::Sessions] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
         }
@@ -110,6 +131,7 @@ async fn main() -> ExitCode {
             Bench::Idle => idle::run(&opts, &mut report).await,
             Bench::Events => events::run(&opts, &mut report).await,
             Bench::Start => start::run(&opts, &mut report).await,
+            Bench::Sessions => sessions::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));
@@ -163,6 +185,7 @@ mod tests {
         assert!(o.quick);
         assert!(o.only == Some(Bench::Events));
         assert!(parse(&["--only=start"]).unwrap().only == Some(Bench::Start));
+        assert!(parse(&["--only", "sessions"]).unwrap().only == Some(Bench::Sessions));
         assert!(parse(&["--only", "nope"]).is_err());
         assert!(parse(&["--only"]).is_err());
         assert!(parse(&["--fast"]).is_err());

@@ -49,6 +49,46 @@ fn status_value(status: &str, key: &str) -> Option<u64> {
     })
 }
 
+/// Every process descended from `pid` now (children, their children, ...), found through the
+/// parent pid in each `/proc/<pid>/stat`.
+pub fn descendants(pid: u32) -> io::Result<Vec<u32>> {
+    let mut parent_of = HashMap::new();
+    for entry in fs::read_dir("/proc")? {
+        let Some(p) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // A process may exit between listing and reading; skip it.
+        let Ok(stat) = fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // The fields after the command name: state, then the parent pid.
+        if let Some(ppid) = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+        {
+            parent_of.insert(p, ppid);
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|&(_, &pp)| pp == parent)
+                .map(|(&p, _)| p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    Ok(found)
+}
+
 /// The ids of the process's threads now.
 fn tids(pid: u32) -> io::Result<Vec<u32>> {
     let mut out = Vec::new();
@@ -181,6 +221,18 @@ mod tests {
         assert!(cpu_ticks(pid).is_ok());
         assert!(status_kb(pid, "VmRSS").unwrap() > 0);
         assert!(!thread_switches(pid).unwrap().is_empty());
+    }
+
+    #[test]
+    fn finds_a_child() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let found = descendants(std::process::id()).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found.contains(&child.id()), "{found:?}");
     }
 
     #[test]

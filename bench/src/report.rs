@@ -59,12 +59,40 @@ fn group_thousands(s: &str) -> String {
     }
 }
 
+/// What a row's reference column measured.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    /// The Node.js reference server (`reference/idle-server.js`).
+    Node,
+    /// The Claude Code CLI driven directly, without vyred.
+    ClaudeCli,
+}
+
+impl Against {
+    /// The header of the reference column when every row is against this.
+    fn header(self) -> &'static str {
+        match self {
+            Against::Node => "reference (node)",
+            Against::ClaudeCli => "reference (CLI direct)",
+        }
+    }
+
+    /// The map of the JSON line that holds these references.
+    fn json_key(self) -> &'static str {
+        match self {
+            Against::Node => "reference_node",
+            Against::ClaudeCli => "reference_claude_cli",
+        }
+    }
+}
+
 pub struct Row {
     /// Stable name in the JSON line, e.g. `idle.cpu_mean_pct`.
     pub key: String,
     pub label: String,
     pub vyred: Val,
     pub reference: Val,
+    pub against: Against,
     pub target: String,
 }
 
@@ -75,12 +103,26 @@ pub struct Report {
 }
 
 impl Report {
+    /// A row whose reference is the Node.js server.
     pub fn row(&mut self, key: &str, label: &str, vyred: Val, reference: Val, target: &str) {
+        self.row_against(Against::Node, key, label, vyred, reference, target);
+    }
+
+    pub fn row_against(
+        &mut self,
+        against: Against,
+        key: &str,
+        label: &str,
+        vyred: Val,
+        reference: Val,
+        target: &str,
+    ) {
         self.rows.push(Row {
             key: key.into(),
             label: label.into(),
             vyred,
             reference,
+            against,
             target: target.into(),
         });
     }
@@ -98,7 +140,13 @@ impl Report {
 
     /// The table, then the notes.
     pub fn print(&self) {
-        let head = ["benchmark", "vyred", "reference (node)", "target"];
+        let against = self.rows.first().map_or(Against::Node, |r| r.against);
+        let reference = if self.rows.iter().all(|r| r.against == against) {
+            against.header()
+        } else {
+            "reference"
+        };
+        let head = ["benchmark", "vyred", reference, "target"];
         let cells: Vec<[String; 4]> = self
             .rows
             .iter()
@@ -146,17 +194,22 @@ impl Report {
     /// The JSON line: when, where (machine, commit), and each figure by key.
     pub fn json_line(&self, machine: &Machine, quick: bool, only: Option<&str>) -> Value {
         let mut vyred = Map::new();
-        let mut reference = Map::new();
+        let mut node = Map::new();
+        let mut cli = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
             }
             if let Some(v) = r.reference.json() {
-                reference.insert(r.key.clone(), v);
+                match r.against {
+                    Against::Node => &mut node,
+                    Against::ClaudeCli => &mut cli,
+                }
+                .insert(r.key.clone(), v);
             }
         }
         let (commit, dirty) = git_commit();
-        json!({
+        let mut line = json!({
             "unix_ms": vyre::now_ms(),
             "commit": commit,
             "dirty": dirty,
@@ -168,9 +221,13 @@ impl Report {
             "quick": quick,
             "only": only,
             "vyred": vyred,
-            "reference_node": reference,
+            (Against::Node.json_key()): node,
             "notes": self.notes,
-        })
+        });
+        if !cli.is_empty() {
+            line[Against::ClaudeCli.json_key()] = Value::Object(cli);
+        }
+        line
     }
 }
 

@@ -7,6 +7,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tokio::process::{Child, Command};
 use vyre::client::Client;
 
@@ -44,6 +45,17 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
     }
+}
+
+/// Create `vyre_home` (private, as vyred wants it) and write `config` as its `config.json`.
+pub fn write_config(vyre_home: &Path, config: &Value) -> Result<(), String> {
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(vyre_home)
+        .map_err(|e| format!("cannot create {}: {e}", vyre_home.display()))?;
+    let file = vyre::paths::VyreHome::at(vyre_home).config_file();
+    std::fs::write(&file, config.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))
 }
 
 /// Which server to start.
@@ -102,12 +114,21 @@ pub struct Server {
     spawned_at: Instant,
     name: &'static str,
     // Last field: removed after the child is gone.
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 impl Server {
     /// Spawn on a fresh temp home: `VYRE_HOME` and `HOME` are new folders, `VYRE_PORT=0`.
     pub fn spawn(kind: &Kind) -> Result<Server, String> {
+        Self::spawn_configured(kind, |_| Ok(None))
+    }
+
+    /// [`Server::spawn`], with the `config.json` that `config` makes from the temp folder (which
+    /// holds `home/`, the server's `HOME`, and `vyre/`, its `VYRE_HOME`), if it makes one.
+    pub fn spawn_configured(
+        kind: &Kind,
+        config: impl FnOnce(&Path) -> Result<Option<Value>, String>,
+    ) -> Result<Server, String> {
         let dir = TempDir::new(match kind {
             Kind::Vyred(_) => "vyred",
             Kind::Node(_) => "node",
@@ -118,6 +139,9 @@ impl Server {
             .mode(0o700)
             .create(&home)
             .map_err(|e| format!("cannot create {}: {e}", home.display()))?;
+        if let Some(config) = config(dir.path())? {
+            write_config(&vyre_home, &config)?;
+        }
         let stderr = dir.path().join("stderr.log");
         let err_file = std::fs::File::create(&stderr)
             .map_err(|e| format!("cannot create {}: {e}", stderr.display()))?;
@@ -155,12 +179,21 @@ impl Server {
             stderr,
             spawned_at,
             name: kind.name(),
-            _dir: dir,
+            dir,
         })
     }
 
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// The temp folder holding `home/` and `vyre/`.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// Poll `GET /v1/health` over the socket every `poll` until it answers; the time from just

@@ -183,7 +183,7 @@ fn latency_rows(report: &mut Report, l: &sessions_latency::Latency) {
         l.vyred.ms.len(),
     ));
     report.note(format!(
-        "vyred builds its sessions' environment without CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, so the CLI behind it sends a second, one-message claude-haiku request every turn ({:.1} Messages requests per turn, {:.1} direct with the variable, {:.1} direct without it) and /api/hello at start; the indented rows take the CLI driven directly in vyred's environment as the baseline instead, and the fake-provider rows time vyred's path with no CLI at all",
+        "Messages API requests per turn: {:.1} through vyred, {:.1} for the CLI direct with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1, {:.1} for the CLI direct in vyred's environment (vyred sets the variable: without it the CLI adds a one-message small-model request each turn); the indented rows take the CLI direct in vyred's environment as the baseline, and the fake-provider rows time vyred's path with no CLI at all",
         l.vyred.requests_per_turn,
         l.direct.requests_per_turn,
         l.direct_vyred_env.requests_per_turn,

@@ -132,7 +132,10 @@ pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
         // A headless session needs none of the CLI's side traffic (telemetry, update checks, an
         // extra small-model request each turn): measured, it halves the requests per turn and
         // trims the CLI's memory.
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+        (
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+            "1".into(),
+        ),
     ];
     for name in ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"] {
         if let Some(v) = std::env::var_os(name) {

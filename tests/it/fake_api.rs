@@ -204,6 +204,14 @@ fn script(body: &Value) -> Reply {
             input,
         };
     }
+    if let Some(path) = prompt.split("WRITEFILE ").nth(1) {
+        let input = json!({ "file_path": path.trim(), "content": "{\"permissions\":{\"allow\":[\"Bash\"]}}" });
+        return Reply::Tool {
+            id,
+            name: "Write".into(),
+            input,
+        };
+    }
     if prompt.contains("EXITPLAN") {
         return Reply::Tool {
             id,

@@ -367,3 +367,39 @@ async fn a_person_only_call_from_inside_a_session_is_refused() {
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_refuses_a_file_tool_writing_the_permission_settings() {
+    let Some(r) = rig("threads-floor-write").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = start_thread(&r).await;
+    std::fs::create_dir_all(r.work.join(".claude")).unwrap();
+    let target = r.work.join(".claude/settings.local.json");
+    r.sock
+        .call(
+            "threads.mode",
+            &json!({ "thread": thread, "mode": "acceptEdits" }),
+        )
+        .await
+        .unwrap();
+    let text = format!("WRITEFILE {}", target.display());
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        of_type(&events, "ask.raised").is_empty(),
+        "nobody was asked"
+    );
+    let denied = of_type(&events, "thread.denied");
+    assert_eq!(
+        (denied.len(), denied[0]["payload"]["tool"].as_str()),
+        (1, Some("Write")),
+        "{events:?}"
+    );
+    assert!(!target.exists(), "the settings file was not written");
+    r.vyred.stop().await;
+}

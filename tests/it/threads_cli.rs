@@ -211,3 +211,31 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_becomes_thread_limit() {
+    // The real CLI reports rate limits only for subscription sign-ins, which no test can make;
+    // a stand-in CLI writes the line the protocol reference describes.
+    let cli = r#"#!/bin/sh
+if [ "$1" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi
+read line
+echo '{"type":"control_response","response":{"subtype":"success","request_id":"vyre-1","response":{}}}'
+read line
+echo '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1796040000,"rateLimitType":"five_hour"}}'
+echo '{"type":"result","subtype":"success","is_error":false,"result":"ok","total_cost_usd":0.001,"usage":{}}'
+read line
+"#;
+    let (_home, vyred, sock, work) = rig_with_cli("threads-limit", cli).await;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    sock.call("threads.start", &json!({ "cwd": work, "text": "go" }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let limit = of_type(&events, "thread.limit");
+    assert_eq!(limit.len(), 1, "{events:?}");
+    assert_eq!(
+        limit[0]["payload"]["info"]["rate_limit_info"]["rateLimitType"],
+        "five_hour"
+    );
+    vyred.stop().await;
+}

@@ -57,7 +57,7 @@ pub async fn run() -> Result<Many, String> {
 /// `dir/home` as the sessions' HOME.
 pub async fn fake_vyred(dir: &TempDir) -> Result<InProcess, String> {
     let vyre_home = dir.path().join("vyre");
-    let config = json!({ "sessions": { "auth": "login", "home": dir.path().join("home") } });
+    let config = json!({ "sessions": { "auth": "login", "home": dir.path().join("home"), "max_live": SESSIONS + 10 } });
     spawn::write_config(&vyre_home, &config)?;
     let fake: Arc<dyn Module> = Arc::new(FakeProviderModule {
         module: "fakeprov".into(),

@@ -171,3 +171,135 @@ async fn providers_come_from_modules_that_declare_them() {
         .exists()));
     vyred.stop().await;
 }
+
+async fn fake_rig(
+    name: &str,
+    sessions: Value,
+) -> (
+    TempHome,
+    InProcess,
+    vyre::client::Client,
+    std::path::PathBuf,
+) {
+    let home = TempHome::new(name);
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let mut sessions = sessions;
+    sessions["auth"] = json!("login");
+    sessions["home"] = json!(home.dir.join("home"));
+    std::fs::write(
+        home.home().config_file(),
+        json!({ "sessions": sessions }).to_string(),
+    )
+    .unwrap();
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let extra: Vec<Arc<dyn Module>> = vec![Arc::new(FakeProviderModule {
+        module: "fakeprov".into(),
+        provider: "fake".into(),
+        declare: true,
+    })];
+    let vyred = InProcess::start(&home, extra).await;
+    let sock = vyred.socket_client();
+    (home, vyred, sock, work)
+}
+
+async fn next_of(
+    stream: &mut vyre::client::EventStream,
+    kind: &str,
+    thread: Option<&str>,
+) -> Value {
+    loop {
+        let msg = tokio::time::timeout(Duration::from_secs(20), stream.next())
+            .await
+            .expect(kind)
+            .unwrap()
+            .unwrap();
+        let e: Value = serde_json::from_str(&msg.data).unwrap();
+        if e["type"] == kind && thread.is_none_or(|t| e["thread"] == t) {
+            return e;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_closes_and_resumes_on_the_next_send() {
+    let (_home, vyred, sock, work) = fake_rig("idle-close", json!({ "idle_minutes": 0.01 })).await;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "provider": "fake", "text": "hi" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    next_of(&mut stream, "thread.finished", Some(&thread)).await;
+    let stopped = next_of(&mut stream, "thread.stopped", Some(&thread)).await;
+    assert_eq!(stopped["payload"]["reason"], "idle");
+    assert!(
+        sock.call("threads.pids", &json!({})).await.unwrap()["pids"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    sock.call(
+        "threads.send",
+        &json!({ "thread": thread, "text": "back again" }),
+    )
+    .await
+    .unwrap();
+    let started = next_of(&mut stream, "thread.started", Some(&thread)).await;
+    assert_eq!(started["payload"]["resumed"], true);
+    let turn = next_of(&mut stream, "thread.turn", Some(&thread)).await;
+    assert_eq!(turn["payload"]["turn"], format!("{thread}:2"));
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cap_closes_the_oldest_idle_session_and_refuses_when_all_are_busy() {
+    let (_home, vyred, sock, work) =
+        fake_rig("cap", json!({ "max_live": 2, "idle_minutes": 0 })).await;
+    let mut stream = sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let start = |text: &str| {
+        let (sock, input) = (
+            sock.clone(),
+            json!({ "cwd": work, "provider": "fake", "text": text }),
+        );
+        async move { sock.call("threads.start", &input).await }
+    };
+    let a = start("hi").await.unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    next_of(&mut stream, "thread.finished", Some(&a)).await;
+    let b = start("RUNBASH true").await.unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    next_of(&mut stream, "ask.raised", Some(&b)).await;
+    // A third session: the oldest idle one (a) makes room.
+    let c = start("RUNBASH true").await.unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stopped = next_of(&mut stream, "thread.stopped", Some(&a)).await;
+    assert_eq!(stopped["payload"]["reason"], "idle");
+    next_of(&mut stream, "ask.raised", Some(&c)).await;
+    // Both live ones wait on a question: a fourth is refused.
+    let err = start("hi").await.unwrap_err().to_string();
+    assert!(err.contains("busy") && err.contains("max_live"), "{err}");
+    let live: Vec<Value> = sock
+        .call("threads.list", &json!({}))
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["live"] == true)
+        .cloned()
+        .collect();
+    assert_eq!(live.len(), 2);
+    vyred.stop().await;
+}

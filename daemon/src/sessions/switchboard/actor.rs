@@ -17,7 +17,7 @@ impl Switchboard {
         thread: String,
         mut session: Box<dyn Session>,
         mut rx: mpsc::UnboundedReceiver<Command>,
-        shown: Arc<Mutex<String>>,
+        shown: Arc<Mutex<super::Shown>>,
         turns: u64,
     ) {
         let mut a = Actor {
@@ -34,7 +34,16 @@ impl Switchboard {
             shown,
         };
         loop {
+            // Idle: no turn and no open question. A timer runs only then, once.
+            let idle = (!a.running && a.asks.is_empty())
+                .then_some(self.idle_after)
+                .flatten();
             tokio::select! {
+                _ = tokio::time::sleep(idle.unwrap_or_default()), if idle.is_some() => {
+                    let _exit = session.stop(STOP_GRACE).await;
+                    self.ended(&a, "idle").await;
+                    return;
+                }
                 command = rx.recv() => {
                     let Some(command) = command else { break };
                     match command {
@@ -100,7 +109,7 @@ impl Switchboard {
     }
 
     pub(super) async fn state(&self, a: &mut Actor, state: &str, extra: Value) {
-        *a.shown.lock().expect("state") = state.to_string();
+        *a.shown.lock().expect("state") = super::Shown::new(state);
         let mut payload = json!({ "state": state, "turn": a.turn });
         if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
             p.extend(e.clone());
@@ -461,7 +470,7 @@ impl Switchboard {
                 Ok(())
             })
             .await;
-        *a.shown.lock().expect("state") = "stopped".into();
+        *a.shown.lock().expect("state") = super::Shown::new("stopped");
         self.emit("thread.stopped", &a.thread, json!({ "reason": reason }))
             .await;
     }
@@ -482,7 +491,7 @@ pub(super) struct Actor {
     pub(super) steered: std::collections::HashSet<String>,
     /// A queued message sent "now": it runs when the cut-short turn reports its result.
     pub(super) pending_now: Option<(String, String)>,
-    pub(super) shown: Arc<Mutex<String>>,
+    pub(super) shown: Arc<Mutex<super::Shown>>,
 }
 
 impl Actor {

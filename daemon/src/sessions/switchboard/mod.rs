@@ -82,7 +82,22 @@ struct Live {
     tx: mpsc::UnboundedSender<Command>,
     ids: ProcessIds,
     // std Mutex: read by tools, written by the actor, never held across an await.
-    state: Arc<Mutex<String>>,
+    state: Arc<Mutex<Shown>>,
+}
+
+/// A live session's state as tools see it, and since when.
+pub(super) struct Shown {
+    pub(super) state: String,
+    pub(super) since: std::time::Instant,
+}
+
+impl Shown {
+    fn new(state: &str) -> Shown {
+        Shown {
+            state: state.to_string(),
+            since: std::time::Instant::now(),
+        }
+    }
 }
 
 pub struct Switchboard {
@@ -92,6 +107,10 @@ pub struct Switchboard {
     live: Mutex<HashMap<String, Live>>,
     // tokio Mutex: held across a launch, so two sends never resume one thread twice.
     launching: tokio::sync::Mutex<()>,
+    /// Close a session after this long with no turn and no open question (`sessions.idle_minutes`).
+    idle_after: Option<Duration>,
+    /// At most this many live sessions (`sessions.max_live`).
+    max_live: usize,
 }
 
 /// A thread as `threads.get` and `threads.list` show it.
@@ -164,11 +183,30 @@ fn not_found(thread: &str) -> ToolError {
 
 impl Switchboard {
     pub fn new(ctx: Ctx, router: Arc<Router>) -> Arc<Switchboard> {
+        let setting = |key: &str| {
+            ctx.kernel()
+                .config()
+                .config
+                .sessions
+                .as_ref()
+                .and_then(|s| s.get(key))
+                .and_then(Value::as_f64)
+        };
+        // 0 turns idle closing off; the default is the ADR's ten minutes.
+        let idle_after = match setting("idle_minutes").unwrap_or(10.0) {
+            m if m > 0.0 => Some(Duration::from_secs_f64(m * 60.0)),
+            _ => None,
+        };
+        let max_live = setting("max_live")
+            .map(|n| n.max(1.0) as usize)
+            .unwrap_or(6);
         Arc::new(Switchboard {
             ctx,
             router,
             live: Mutex::new(HashMap::new()),
             launching: tokio::sync::Mutex::new(()),
+            idle_after,
+            max_live,
         })
     }
 
@@ -198,6 +236,7 @@ impl Switchboard {
             ));
         }
         let thread = crate::ids::uuid_v4();
+        let _one_at_a_time = self.launching.lock().await;
         self.insert_run(&thread, &req).await?;
         self.launch(&thread, &req, How::New, 0).await?;
         Ok(thread)
@@ -215,6 +254,40 @@ impl Switchboard {
         };
         self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
             .await
+    }
+
+    /// Keep within `sessions.max_live`: close the oldest idle session, or refuse when every one
+    /// is busy. Called with the launching lock held.
+    async fn make_room(&self) -> Result<(), ToolError> {
+        let (count, oldest_idle) = {
+            let live = self.live.lock().expect("live");
+            let oldest = live
+                .iter()
+                .filter_map(|(t, l)| {
+                    let shown = l.state.lock().expect("state");
+                    (shown.state == "idle").then(|| (shown.since, t.clone()))
+                })
+                .min()
+                .map(|(_, t)| t);
+            (live.len(), oldest)
+        };
+        if count < self.max_live {
+            return Ok(());
+        }
+        match oldest_idle {
+            Some(thread) => {
+                self.stop(&thread, "idle").await?;
+                Ok(())
+            }
+            None => Err(ToolError::new(
+                ErrorKind::Busy,
+                "busy",
+                format!(
+                    "all {} live sessions are busy (sessions.max_live); try again when one finishes",
+                    self.max_live
+                ),
+            )),
+        }
     }
 
     /// A new `threads_runs` row, `starting`, with the options a resume will reuse.
@@ -277,6 +350,7 @@ impl Switchboard {
             .await?
             .ok_or_else(|| not_found(thread))?;
         let new = crate::ids::uuid_v4();
+        let _one_at_a_time = self.launching.lock().await;
         self.insert_run(&new, &req).await?;
         self.launch(
             &new,
@@ -330,6 +404,7 @@ impl Switchboard {
         how: How,
         turns: u64,
     ) -> Result<(), ToolError> {
+        self.make_room().await?;
         let (resume, fork_from, resume_at) = match &how {
             How::New => (false, None, None),
             How::Resume { at } => (true, None, at.clone()),
@@ -402,7 +477,7 @@ impl Switchboard {
         self.emit("thread.state", thread, json!({ "state": "idle" }))
             .await;
         let (tx, rx) = mpsc::unbounded_channel();
-        let state = Arc::new(Mutex::new("idle".to_string()));
+        let state = Arc::new(Mutex::new(Shown::new("idle")));
         self.live.lock().expect("live").insert(
             thread.to_string(),
             Live {
@@ -665,7 +740,7 @@ impl Switchboard {
     fn with_live(&self, mut info: ThreadInfo) -> ThreadInfo {
         if let Some(live) = self.live(&info.thread) {
             info.live = true;
-            info.state = live.state.lock().expect("state").clone();
+            info.state = live.state.lock().expect("state").state.clone();
         }
         info
     }

@@ -303,3 +303,112 @@ async fn the_cap_closes_the_oldest_idle_session_and_refuses_when_all_are_busy() 
     assert_eq!(live.len(), 2);
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_send_twice_is_one_turn() {
+    let (_home, vyred, sock, work) = fake_rig("idempotent", json!({})).await;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let thread = sock
+        .call("threads.start", &json!({ "cwd": work, "provider": "fake" }))
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let input = json!({ "thread": thread, "text": "only once", "uuid": "11111111-2222-4333-8444-555555555555" });
+    let first = sock.call("threads.send", &input).await.unwrap();
+    next_of(&mut stream, "thread.finished", Some(&thread)).await;
+    let again = sock.call("threads.send", &input).await.unwrap();
+    assert_eq!(first, again, "the retry answers as the first did");
+    sock.call(
+        "threads.send",
+        &json!({ "thread": thread, "text": "a new one" }),
+    )
+    .await
+    .unwrap();
+    let turn = next_of(&mut stream, "thread.turn", Some(&thread)).await;
+    assert_eq!(
+        turn["payload"]["turn"],
+        format!("{thread}:2"),
+        "the retry made no turn of its own"
+    );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_running_turns_end_with_restart_and_the_thread_resumes() {
+    let (home, vyred, sock, work) = fake_rig("crash-restart", json!({})).await;
+    let mut stream = sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "provider": "fake", "text": "RUNBASH true" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ask = next_of(&mut stream, "ask.raised", Some(&thread)).await["payload"]["ask"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    vyred.stop().await;
+    // Make the store look as a vyred killed mid-question leaves it.
+    {
+        let conn = rusqlite::Connection::open(home.home().database()).unwrap();
+        conn.execute(
+            "UPDATE threads_runs SET status = 'waiting', stopped_reason = NULL WHERE id = ?1",
+            [&thread],
+        )
+        .unwrap();
+        conn.execute(
+            "UPDATE threads_asks SET status = 'open', decision = NULL WHERE id = ?1",
+            [&ask],
+        )
+        .unwrap();
+    }
+    let extra: Vec<Arc<dyn Module>> = vec![Arc::new(FakeProviderModule {
+        module: "fakeprov".into(),
+        provider: "fake".into(),
+        declare: true,
+    })];
+    let vyred = InProcess::start(&home, extra).await;
+    let sock = vyred.socket_client();
+    let events = sock
+        .call("system.events", &json!({ "thread": thread, "limit": 5 }))
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &kinds[kinds.len() - 3..],
+        ["ask.answered", "thread.finished", "thread.stopped"],
+        "{events}"
+    );
+    let last = &events.as_array().unwrap()[kinds.len() - 1];
+    assert_eq!(last["payload"]["reason"], "restart");
+    let err = sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask, "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("ask_closed"), "{err}");
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    sock.call(
+        "threads.send",
+        &json!({ "thread": thread, "text": "still there?" }),
+    )
+    .await
+    .unwrap();
+    let started = next_of(&mut stream, "thread.started", Some(&thread)).await;
+    assert_eq!(started["payload"]["resumed"], true);
+    next_of(&mut stream, "thread.finished", Some(&thread)).await;
+    vyred.stop().await;
+}

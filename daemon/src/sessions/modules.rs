@@ -249,15 +249,43 @@ impl Module for ThreadsModule {
         let router = self.router.clone();
         Box::pin(async move {
             ctx.store().migrate(super::rows::MIGRATIONS).await?;
-            // Rows left live by a vyred that stopped without closing them.
+            // Sessions a vyred left live when it died (a crash, kill -9): their processes went
+            // with it; say so, and they resume on the next send.
             ctx.store()
                 .write(|tx| {
+                    let left: Vec<(String, String)> = {
+                        let mut stmt = tx.conn().prepare(
+                            "SELECT id, status FROM threads_runs WHERE status NOT IN ('stopped', 'failed')",
+                        )?;
+                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                        rows.collect::<Result<_, _>>()?
+                    };
                     tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = COALESCE(stopped_reason, 'restart')
+                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'restart'
                          WHERE status NOT IN ('stopped', 'failed')",
                         [],
                     )?;
+                    let asks: Vec<(String, String)> = {
+                        let mut stmt = tx.conn().prepare("SELECT id, thread FROM threads_asks WHERE status = 'open'")?;
+                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                        rows.collect::<Result<_, _>>()?
+                    };
                     tx.conn().execute("UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled' WHERE status = 'open'", [])?;
+                    for (ask, thread) in asks {
+                        tx.emit(
+                            crate::events::NewEvent::new("ask.answered", serde_json::json!({ "ask": ask, "decision": "cancelled", "reason": "restart" }))
+                                .thread(thread),
+                        )?;
+                    }
+                    for (thread, status) in left {
+                        if status == "running" || status == "waiting" {
+                            tx.emit(
+                                crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart" }))
+                                    .thread(thread.clone()),
+                            )?;
+                        }
+                        tx.emit(crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
+                    }
                     Ok(())
                 })
                 .await?;

@@ -3,9 +3,10 @@
 
 use crate::store::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE threads_runs (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE threads_runs (
         id TEXT PRIMARY KEY,
         provider TEXT NOT NULL,
         driver TEXT NOT NULL,
@@ -50,4 +51,16 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         status TEXT NOT NULL,
         created_at INTEGER NOT NULL
     );",
-}];
+    },
+    Migration {
+        version: 2,
+        // Every send's uuid, so the same send retried is one turn (ADR 0029 R2).
+        sql: "CREATE TABLE threads_sent (
+        uuid TEXT PRIMARY KEY,
+        thread TEXT NOT NULL,
+        via TEXT NOT NULL,
+        queued INTEGER,
+        at INTEGER NOT NULL
+    );",
+    },
+];

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -119,6 +119,65 @@ impl Switchboard {
     }
 
     pub(super) async fn on_send(
+        &self,
+        a: &mut Actor,
+        session: &dyn Session,
+        text: &str,
+        uuid: &str,
+        queue: bool,
+        images: Vec<Value>,
+    ) -> Result<Sent, ToolError> {
+        // The same send retried (a surface that lost the answer) is one turn: answer as before.
+        if let Some(earlier) = self.sent_before(uuid).await? {
+            return Ok(earlier);
+        }
+        let sent = self
+            .on_send_new(a, session, text, uuid, queue, images)
+            .await?;
+        self.record_sent(&a.thread, &sent).await;
+        Ok(sent)
+    }
+
+    /// What a send with this uuid did before, if it was made.
+    pub(super) async fn sent_before(&self, uuid: &str) -> Result<Option<Sent>, ToolError> {
+        let u = uuid.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT uuid, via, queued FROM threads_sent WHERE uuid = ?1",
+                    [&u],
+                    |r| {
+                        Ok(Sent {
+                            uuid: r.get(0)?,
+                            via: r.get(1)?,
+                            queued: r.get(2)?,
+                        })
+                    },
+                )
+                .optional()?)
+            })
+            .await?)
+    }
+
+    pub(super) async fn record_sent(&self, thread: &str, sent: &Sent) {
+        let (t, s) = (thread.to_string(), sent.clone());
+        let _ = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "INSERT OR IGNORE INTO threads_sent (uuid, thread, via, queued, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![s.uuid, t, s.via, s.queued, crate::now_ms()],
+                )?;
+                Ok(())
+            })
+            .await;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn on_send_new(
         &self,
         a: &mut Actor,
         session: &dyn Session,

@@ -514,6 +514,11 @@ impl Switchboard {
                 "images go with steer or a new turn; the queue keeps words only",
             ));
         }
+        if let Some(uuid) = &uuid
+            && let Some(earlier) = self.sent_before(uuid).await?
+        {
+            return Ok(earlier);
+        }
         let live = match self.live(thread) {
             Some(live) => live,
             // A thread whose session is closed resumes on its transcript.

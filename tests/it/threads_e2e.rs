@@ -21,15 +21,23 @@ pub(crate) struct Rig {
 }
 
 pub(crate) async fn rig(name: &str) -> Option<Rig> {
+    rig_with(name, json!({})).await
+}
+
+/// A rig whose `sessions` config also has the keys of `extra`.
+pub(crate) async fn rig_with(name: &str, extra: Value) -> Option<Rig> {
     let bin = claude_bin()?;
     let home = TempHome::new(name);
     let api = FakeApi::start().await;
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({
+    let mut config = json!({
         "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" }
     });
+    for (k, v) in extra.as_object().into_iter().flatten() {
+        config["sessions"][k] = v.clone();
+    }
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();

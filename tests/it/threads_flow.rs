@@ -478,3 +478,133 @@ async fn images_go_with_the_words() {
     }
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_real_cli_an_idle_session_closes_the_cap_holds_and_both_resume() {
+    let Some(r) = rig_with(
+        "threads-idle-cap",
+        json!({ "idle_minutes": 0.03, "max_live": 1 }),
+    )
+    .await
+    else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let first = start_thread(&r).await;
+    r.sock
+        .call("threads.send", &json!({ "thread": first, "text": "one" }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    // With room for one, a second session closes the idle first one.
+    let second = start_thread(&r).await;
+    let events = events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    let stopped = events.last().unwrap();
+    assert_eq!(
+        (
+            stopped["thread"].as_str(),
+            stopped["payload"]["reason"].as_str()
+        ),
+        (Some(first.as_str()), Some("idle"))
+    );
+    // Left alone, the second closes too, for idleness.
+    let events = events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    let stopped = events.last().unwrap();
+    assert_eq!(
+        (
+            stopped["thread"].as_str(),
+            stopped["payload"]["reason"].as_str()
+        ),
+        (Some(second.as_str()), Some("idle"))
+    );
+    // The first resumes on its transcript and remembers.
+    r.sock
+        .call("threads.send", &json!({ "thread": first, "text": "two" }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "thread.started" && e["payload"]["resumed"] == true)
+    );
+    let last = r
+        .api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        last.contains("one") && last.contains("two"),
+        "the resumed session has its history"
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_real_cli_a_vyred_restart_stops_the_session_and_the_next_send_resumes_it() {
+    let Some(r) = rig("threads-restart").await else {
+        return;
+    };
+    let Rig {
+        home,
+        api,
+        vyred,
+        sock,
+        ..
+    } = r;
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let work = home.dir.join("work");
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "text": "before the restart" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    vyred.stop().await;
+    let events = stored_events(&home.home().database());
+    let stopped = events
+        .iter()
+        .rev()
+        .find(|(_, kind, _)| kind == "thread.stopped")
+        .unwrap();
+    assert_eq!(stopped.2["reason"], "restart");
+
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let sent = sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "after the restart" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "turn");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "thread.started" && e["payload"]["resumed"] == true)
+    );
+    assert_eq!(
+        events.iter().find(|e| e["type"] == "thread.turn").unwrap()["payload"]["turn"],
+        format!("{thread}:2")
+    );
+    let last = api
+        .message_requests()
+        .into_iter()
+        .last()
+        .unwrap()
+        .body
+        .to_string();
+    assert!(last.contains("before the restart") && last.contains("after the restart"));
+    vyred.stop().await;
+}

@@ -1,0 +1,293 @@
+//! Starting sessions: a new thread, a resume, a fork, a rewind, and the cap on live sessions.
+
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::*;
+
+impl Switchboard {
+    /// Start a new session.
+    pub async fn start(self: &Arc<Self>, req: StartRequest) -> Result<String, ToolError> {
+        if !req.cwd.is_absolute() || !req.cwd.is_dir() {
+            return Err(ToolError::invalid(format!(
+                "cwd {:?} must be an existing folder, given as an absolute path",
+                req.cwd
+            )));
+        }
+        if !matches!(req.mode.as_str(), "default" | "acceptEdits" | "plan") {
+            return Err(ToolError::invalid(
+                "mode must be default, acceptEdits or plan",
+            ));
+        }
+        let thread = crate::ids::uuid_v4();
+        let _one_at_a_time = self.launching.lock().await;
+        self.insert_run(&thread, &req).await?;
+        self.launch(&thread, &req, How::New, 0).await?;
+        Ok(thread)
+    }
+
+    /// Start the session of an existing thread that is not live, resuming its transcript.
+    pub(super) async fn resume(
+        self: &Arc<Self>,
+        thread: &str,
+        at: Option<String>,
+    ) -> Result<(), ToolError> {
+        let _one_at_a_time = self.launching.lock().await;
+        if self.live(thread).is_some() {
+            return Ok(());
+        }
+        let row = self.launch_options(thread).await?;
+        let Some((req, turns)) = row else {
+            return Err(not_found(thread));
+        };
+        self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
+            .await
+    }
+
+    /// Keep within `sessions.max_live`: close the oldest idle session, or refuse when every one
+    /// is busy. Called with the launching lock held.
+    pub(super) async fn make_room(&self) -> Result<(), ToolError> {
+        let (count, oldest_idle) = {
+            let live = self.live.lock().expect("live");
+            let oldest = live
+                .iter()
+                .filter_map(|(t, l)| {
+                    let shown = l.state.lock().expect("state");
+                    (shown.state == "idle").then(|| (shown.since, t.clone()))
+                })
+                .min()
+                .map(|(_, t)| t);
+            (live.len(), oldest)
+        };
+        if count < self.max_live {
+            return Ok(());
+        }
+        match oldest_idle {
+            Some(thread) => {
+                self.stop(&thread, "idle").await?;
+                Ok(())
+            }
+            None => Err(ToolError::new(
+                ErrorKind::Busy,
+                "busy",
+                format!(
+                    "all {} live sessions are busy (sessions.max_live); try again when one finishes",
+                    self.max_live
+                ),
+            )),
+        }
+    }
+
+    /// A new `threads_runs` row, `starting`, with the options a resume will reuse.
+    pub(super) async fn insert_run(
+        &self,
+        thread: &str,
+        req: &StartRequest,
+    ) -> Result<(), ToolError> {
+        let driver = self.router.get(&req.provider)?.driver().to_string();
+        let (t, r) = (thread.to_string(), req.clone());
+        self.ctx
+            .store()
+            .write(move |tx| {
+                let now = crate::now_ms();
+                tx.conn().execute(
+                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
+                    params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
+                )?;
+                Ok(())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// The options a thread was started with (what a resume or a fork reuses) and its turn count.
+    pub(super) async fn launch_options(
+        &self,
+        thread: &str,
+    ) -> Result<Option<(StartRequest, i64)>, ToolError> {
+        let t = thread.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT provider, purpose, model, cwd, project, agent, mode, turns FROM threads_runs WHERE id = ?1",
+                    [&t],
+                    |r| {
+                        Ok((
+                            StartRequest {
+                                provider: r.get(0)?,
+                                purpose: r.get(1)?,
+                                model: r.get(2)?,
+                                cwd: PathBuf::from(r.get::<_, String>(3)?),
+                                project: r.get(4)?,
+                                agent: r.get(5)?,
+                                mode: r.get(6)?,
+                            },
+                            r.get::<_, i64>(7)?,
+                        ))
+                    },
+                )
+                .optional()?)
+            })
+            .await?)
+    }
+
+    /// A new thread that continues from this one's history (up to `at`, when given).
+    pub async fn fork(
+        self: &Arc<Self>,
+        thread: &str,
+        at: Option<String>,
+    ) -> Result<String, ToolError> {
+        let (req, _) = self
+            .launch_options(thread)
+            .await?
+            .ok_or_else(|| not_found(thread))?;
+        let new = crate::ids::uuid_v4();
+        let _one_at_a_time = self.launching.lock().await;
+        self.insert_run(&new, &req).await?;
+        self.launch(
+            &new,
+            &req,
+            How::Fork {
+                from: thread.to_string(),
+                at,
+            },
+            0,
+        )
+        .await?;
+        Ok(new)
+    }
+
+    /// Continue this thread from an earlier message: everything after it is dropped.
+    pub async fn rewind(self: &Arc<Self>, thread: &str, uuid: &str) -> Result<(), ToolError> {
+        if self.launch_options(thread).await?.is_none() {
+            return Err(not_found(thread));
+        }
+        if self.live(thread).is_some() {
+            self.stop(thread, "rewind").await?;
+        }
+        let _one_at_a_time = self.launching.lock().await;
+        let (req, turns) = self
+            .launch_options(thread)
+            .await?
+            .ok_or_else(|| not_found(thread))?;
+        self.launch(
+            thread,
+            &req,
+            How::Resume {
+                at: Some(uuid.to_string()),
+            },
+            turns.max(0) as u64,
+        )
+        .await?;
+        self.emit(
+            "thread.rewound",
+            thread,
+            json!({ "uuid": uuid, "at": uuid }),
+        )
+        .await;
+        Ok(())
+    }
+
+    /// Launch (or relaunch) a thread's process and its actor.
+    pub(super) async fn launch(
+        self: &Arc<Self>,
+        thread: &str,
+        req: &StartRequest,
+        how: How,
+        turns: u64,
+    ) -> Result<(), ToolError> {
+        self.make_room().await?;
+        let (resume, fork_from, resume_at) = match &how {
+            How::New => (false, None, None),
+            How::Resume { at } => (true, None, at.clone()),
+            How::Fork { from, at } => (false, Some(from.clone()), at.clone()),
+        };
+        let provider = self.router.get(&req.provider)?;
+        let (auth, credential) = self.router.credential().await?;
+        let auth_name = serde_json::to_value(auth)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        self.update_run(thread, "auth", Some(auth_name.clone()))
+            .await;
+        self.emit("thread.state", thread, json!({ "state": "starting" }))
+            .await;
+        let launch = Launch {
+            id: thread.to_string(),
+            resume,
+            fork_from: fork_from.clone(),
+            resume_at,
+            cwd: req.cwd.clone(),
+            model: req.model.clone(),
+            mode: req.mode.clone(),
+            append_system_prompt: None,
+            credential,
+            budget_usd: None,
+            plugin_dirs: vec![],
+            env: vec![("VYRE_THREAD".into(), thread.into())],
+        };
+        let session = match provider.start(launch).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.set_status(thread, "failed").await;
+                self.emit(
+                    "thread.state",
+                    thread,
+                    json!({ "state": "failed", "error": clean(&e) }),
+                )
+                .await;
+                return Err(ToolError::new(
+                    ErrorKind::Unavailable,
+                    "start_failed",
+                    format!("the session could not start: {e}"),
+                ));
+            }
+        };
+        let ids = session.ids();
+        self.ctx
+            .session_processes()
+            .register(thread, ids.pgid, ids.sid);
+        {
+            let t = thread.to_string();
+            self.ctx
+                .store()
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, stopped_reason = NULL, updated_at = ?4 WHERE id = ?5",
+                        params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t],
+                    )?;
+                    Ok(())
+                })
+                .await?;
+        }
+        self.emit(
+            "thread.started",
+            thread,
+            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume, "forked_from": fork_from }),
+        )
+        .await;
+        self.emit("thread.state", thread, json!({ "state": "idle" }))
+            .await;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let state = Arc::new(Mutex::new(Shown::new("idle")));
+        self.live.lock().expect("live").insert(
+            thread.to_string(),
+            Live {
+                tx,
+                ids,
+                state: state.clone(),
+            },
+        );
+        let me = self.clone();
+        let t = thread.to_string();
+        self.ctx
+            .spawn(async move { me.run(t, session, rx, state, turns).await });
+        Ok(())
+    }
+}

@@ -5,8 +5,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::claude_e2e::claude_bin;
-use crate::fake_api::FakeApi;
 use crate::support::*;
 use crate::threads_e2e::*;
 
@@ -100,30 +98,16 @@ async fn a_cli_older_than_the_pinned_version_is_refused_with_what_to_install() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bundled_installs_the_pinned_cli_on_first_use_and_says_so() {
     // Needs npm (which `tests/run` has, since it installs the pinned CLI the same way).
-    if claude_bin().is_none() {
+    let Some(r) = rig_with("threads-bundled", json!({ "claude": "bundled" })).await else {
         return;
-    }
-    let home = TempHome::new("threads-bundled");
-    let api = FakeApi::start().await;
-    let work = home.dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({ "sessions": { "claude": "bundled", "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
-    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
-    let vyred = InProcess::start(&home, vec![]).await;
-    let sock = vyred.socket_client();
-    sock.call(
-        "vault.put",
-        &json!({ "name": "anthropic-api-key", "value": KEY }),
-    )
-    .await
-    .unwrap();
-    sock.call(
-        "vault.grant",
-        &json!({ "item": "anthropic-api-key", "to": "sessions" }),
-    )
-    .await
-    .unwrap();
+    };
+    let Rig {
+        home,
+        vyred,
+        sock,
+        work,
+        ..
+    } = r;
     let mut stream = sock.events("types=claude.*,thread.*", None).await.unwrap();
     let thread = sock
         .call(

@@ -176,7 +176,6 @@ impl Switchboard {
             .await;
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn on_send_new(
         &self,
         a: &mut Actor,

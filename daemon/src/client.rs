@@ -25,6 +25,13 @@ pub enum ClientError {
 }
 
 impl ClientError {
+    /// The API's error code, when vyred answered with an error.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
     fn transport(e: impl std::fmt::Display) -> Self {
         ClientError::Transport(e.to_string())
     }

@@ -87,11 +87,93 @@ pub struct Config {
     pub transcripts: Option<Vec<String>>,
     pub modules: ModulesConfig,
     pub network: Option<Value>,
-    pub sessions: Option<Value>,
+    /// How Claude Code sessions run (ADR 0030); checked when the file loads.
+    pub sessions: SessionsConfig,
     /// The vault's settings: `keystore` is `file` or `keychain`.
     pub vault: Option<Value>,
     /// The log filter, e.g. "info" or "vyre=debug" (`RUST_LOG` wins).
     pub log: Option<String>,
+}
+
+/// The `sessions` section. Every key is optional; the numbers are checked as the file loads, so
+/// a bad limit stops vyred with the file, line and reason instead of misbehaving later.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SessionsConfig {
+    /// `installed`, `bundled` or a path to the CLI.
+    pub claude: Option<String>,
+    pub base_url: Option<String>,
+    pub home: Option<String>,
+    /// `login`, `setup-token` or `api-key` (checked by the vault's auth, which names the choices).
+    pub auth: Option<String>,
+    /// A model per purpose.
+    pub models: std::collections::BTreeMap<String, String>,
+    /// Minutes before an idle session is closed; 0 keeps sessions until stopped.
+    #[serde(deserialize_with = "minutes")]
+    pub idle_minutes: Option<f64>,
+    /// Live sessions at most.
+    #[serde(deserialize_with = "at_least_one")]
+    pub max_live: Option<u32>,
+    /// Concurrency slots (ADR 0030 section 12).
+    pub slots: SlotsConfig,
+}
+
+/// How many teammates and subagents may run at once, for the whole machine and per project.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SlotsConfig {
+    #[serde(deserialize_with = "at_least_one")]
+    pub subagent: Option<u32>,
+    #[serde(deserialize_with = "at_least_one")]
+    pub teammate: Option<u32>,
+    pub per_project: ProjectSlots,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ProjectSlots {
+    #[serde(deserialize_with = "at_least_one")]
+    pub subagent: Option<u32>,
+    #[serde(deserialize_with = "at_least_one")]
+    pub teammate: Option<u32>,
+}
+
+impl SessionsConfig {
+    /// `sessions.idle_minutes`, default 10; `None` when idle closing is off.
+    pub fn idle_after(&self) -> Option<std::time::Duration> {
+        match self.idle_minutes.unwrap_or(10.0) {
+            0.0 => None,
+            m => Some(std::time::Duration::from_secs_f64(m * 60.0)),
+        }
+    }
+    /// `sessions.max_live`, default 6.
+    pub fn max_live(&self) -> usize {
+        self.max_live.unwrap_or(6) as usize
+    }
+}
+
+/// A count that must be a whole number of at least 1: a limit of 0 would refuse everything.
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if n < 1.0 || n.fract() != 0.0 || n > f64::from(u32::MAX) {
+        return Err(D::Error::custom(format!(
+            "must be a whole number of at least 1, not {n} (a limit of 0 or less would refuse every session)"
+        )));
+    }
+    Ok(Some(n as u32))
+}
+
+/// Minutes: a number of at least 0.
+fn minutes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if !(n >= 0.0 && n.is_finite()) {
+        return Err(D::Error::custom(format!(
+            "must be a number of minutes of at least 0 (0 keeps sessions until stopped), not {n}"
+        )));
+    }
+    Ok(Some(n))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -254,6 +336,38 @@ mod tests {
         assert!(err.to_string().contains("unknown variant"), "{err}");
         let err = parse(Path::new("c.json"), r#"{} {}"#).unwrap_err();
         assert!(err.to_string().contains("trailing"), "{err}");
+    }
+
+    #[test]
+    fn session_limits_are_checked_as_the_file_loads() {
+        let (config, warnings) = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"max_live": 3, "idle_minutes": 0.5, "slots": {"subagent": 2, "per_project": {"teammate": 1}}, "max_lvie": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.sessions.max_live(), 3);
+        assert_eq!(config.sessions.slots.subagent, Some(2));
+        assert_eq!(config.sessions.slots.per_project.teammate, Some(1));
+        assert_eq!(
+            config.sessions.idle_after(),
+            Some(std::time::Duration::from_secs(30))
+        );
+        assert!(warnings[0].contains("sessions.max_lvie"), "{warnings:?}");
+        assert_eq!(Config::default().sessions.max_live(), 6);
+        for bad in [
+            r#"{"sessions": {"max_live": 0}}"#,
+            r#"{"sessions": {"max_live": -2}}"#,
+            r#"{"sessions": {"max_live": 1.5}}"#,
+            r#"{"sessions": {"slots": {"subagent": 0}}}"#,
+        ] {
+            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+            assert!(err.starts_with("c.json:1:"), "{err}");
+            assert!(err.contains("at least 1"), "{err}");
+        }
+        let err = parse(Path::new("c.json"), r#"{"sessions": {"idle_minutes": -1}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least 0"), "{err}");
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
 //! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
 //! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
+//! - [`transcripts`]: the one reader of Claude Code's transcript files.
 //! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
 
 pub mod api;
@@ -35,6 +36,7 @@ pub mod rules;
 pub mod sessions;
 pub mod store;
 pub mod tools;
+pub mod transcripts;
 pub mod vault;
 
 /// Milliseconds since the Unix epoch.

@@ -7,6 +7,9 @@
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for steering and interrupts).
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
+//! A model whose name contains `nosuch` is refused as the real API refuses an unknown model
+//! (404 `not_found_error`).
+//!
 //! Every request is recorded (path, headers of interest, body) for assertions.
 
 #![allow(dead_code)]
@@ -111,6 +114,10 @@ async fn handle(
         *c
     };
     let model = body["model"].as_str().unwrap_or("claude-fake").to_string();
+    if model.contains("nosuch") {
+        let error = json!({ "type": "error", "error": { "type": "not_found_error", "message": format!("model: {model}") } });
+        return (StatusCode::NOT_FOUND, axum::Json(error)).into_response();
+    }
     let reply = script(&body);
     if body["stream"] == true {
         stream(n, model, reply)

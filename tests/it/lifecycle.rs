@@ -184,6 +184,28 @@ fn invalid_config_is_a_clear_error_naming_file_line_and_column() {
 }
 
 #[test]
+fn a_session_limit_of_zero_or_less_is_refused_at_config_load_with_the_reason() {
+    let home = TempHome::new("badlimit");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    for (text, position) in [
+        ("{\n  \"sessions\": {\"max_live\": 0}\n}\n", ":2:"),
+        ("{\"sessions\": {\"max_live\": -3}}", ":1:"),
+    ] {
+        std::fs::write(home.home().config_file(), text).unwrap();
+        let out = home.vyre(&["daemon"]);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let at = format!("{}{position}", home.home().config_file().display());
+        assert!(err.contains(&at), "names the file and line: {err}");
+        assert!(
+            err.contains("must be a whole number of at least 1"),
+            "says why: {err}"
+        );
+        assert!(!home.home().socket().exists(), "vyred did not start");
+    }
+}
+
+#[test]
 fn cli_usage_errors_exit_non_zero_with_a_message() {
     let home = TempHome::new("usage");
     let _vyred = home.spawn_daemon();

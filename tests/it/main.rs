@@ -12,6 +12,7 @@ mod lifecycle;
 mod modules;
 mod providers;
 mod threads_asks;
+mod threads_bad;
 mod threads_cli;
 mod threads_e2e;
 mod threads_flow;

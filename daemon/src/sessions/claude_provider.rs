@@ -10,8 +10,10 @@ use serde_json::{Value, json};
 use super::claude::{ClaudeOptions, ClaudeProcess};
 use super::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
+    Unresumable,
 };
 use super::wire::Incoming;
+use crate::transcripts;
 
 pub struct ClaudeProvider {
     pub cli: std::sync::Arc<super::cli::ClaudeCli>,
@@ -72,6 +74,19 @@ impl Provider for ClaudeProvider {
                 queue: Vec::new(),
             }) as Box<dyn Session>)
         })
+    }
+    fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
+        let path = transcripts::find(&self.home, id).ok_or_else(|| Unresumable::NoHistory {
+            looked_in: transcripts::projects_dir(&self.home),
+        })?;
+        match at {
+            Some(uuid) if !transcripts::has_entry(&path, uuid) => {
+                Err(Unresumable::UnknownMessage {
+                    uuid: uuid.to_string(),
+                })
+            }
+            _ => Ok(()),
+        }
     }
 }
 

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::modules::{Ctx, StartError, ToolDef};
 use crate::store::Migration;
@@ -65,15 +64,7 @@ async fn choices(ctx: &Ctx) -> Result<BTreeMap<String, Choice>, ToolError> {
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await?;
-    let config = ctx
-        .kernel()
-        .config()
-        .config
-        .sessions
-        .as_ref()
-        .and_then(|s| s.get("models"))
-        .cloned()
-        .unwrap_or(Value::Null);
+    let config = &ctx.kernel().config().config.sessions.models;
     Ok(PURPOSES
         .iter()
         .map(|p| {
@@ -82,7 +73,7 @@ async fn choices(ctx: &Ctx) -> Result<BTreeMap<String, Choice>, ToolError> {
                     model: m.clone(),
                     source: "set".into(),
                 }
-            } else if let Some(m) = config.get(*p).and_then(Value::as_str) {
+            } else if let Some(m) = config.get(*p) {
                 Choice {
                     model: m.to_string(),
                     source: "config".into(),

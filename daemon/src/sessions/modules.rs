@@ -21,17 +21,6 @@ pub struct SessionsModule {
     pub router: Arc<Router>,
 }
 
-fn session_setting(ctx: &Ctx, key: &str) -> Option<String> {
-    ctx.kernel()
-        .config()
-        .config
-        .sessions
-        .as_ref()
-        .and_then(|s| s.get(key))
-        .and_then(Value::as_str)
-        .map(String::from)
-}
-
 impl Module for SessionsModule {
     fn name(&self) -> &str {
         "sessions"
@@ -42,21 +31,20 @@ impl Module for SessionsModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         let router = self.router.clone();
         Box::pin(async move {
-            let home = session_setting(&ctx, "home")
+            let settings = ctx.kernel().config().config.sessions.clone();
+            let home = settings
+                .home
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
                 .ok_or("sessions need a HOME: set HOME or sessions.home")?;
-            let base_url = session_setting(&ctx, "base_url").or_else(|| {
+            let base_url = settings.base_url.or_else(|| {
                 std::env::var("ANTHROPIC_BASE_URL")
                     .ok()
                     .filter(|v| !v.is_empty())
             });
             ctx.provider(Arc::new(ClaudeProvider {
                 cli: Arc::new(ClaudeCli::new(
-                    Source::parse(
-                        session_setting(&ctx, "claude").as_deref(),
-                        ctx.kernel().home().root(),
-                    ),
+                    Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
                     Some(ctx.clone()),
                 )),
                 base_url,

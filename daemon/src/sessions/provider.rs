@@ -152,10 +152,25 @@ pub trait Session: Send + Sync {
     fn exit(self: Box<Self>) -> BoxFuture<'static, Exit>;
 }
 
+/// Why a session cannot be resumed as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresumable {
+    /// Its history is gone (the transcript was deleted or moved).
+    NoHistory { looked_in: PathBuf },
+    /// The history has no message with this uuid.
+    UnknownMessage { uuid: String },
+}
+
 /// A provider: starts sessions.
 pub trait Provider: Send + Sync {
     fn id(&self) -> &str;
     fn driver(&self) -> &str;
     fn capabilities(&self) -> Capabilities;
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>>;
+    /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked
+    /// before any process starts. A provider that keeps no history Vyre can read says yes.
+    fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
+        let _ = (id, at);
+        Ok(())
+    }
 }

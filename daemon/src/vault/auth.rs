@@ -32,7 +32,7 @@ impl AuthMode {
 /// The mode in force and where it came from: `sessions.auth`, else the approved default (the
 /// box a setup token, the Mac Claude Code's own login).
 pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str), String> {
-    match config.config.sessions.as_ref().and_then(|s| s.get("auth")) {
+    match config.config.sessions.auth.as_deref() {
         None => Ok((
             match role {
                 Role::Box => AuthMode::SetupToken,
@@ -40,14 +40,12 @@ pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str
             },
             "default for this role",
         )),
-        Some(v) => match v.as_str() {
-            Some("login") => Ok((AuthMode::Login, "sessions.auth")),
-            Some("setup-token") => Ok((AuthMode::SetupToken, "sessions.auth")),
-            Some("api-key") => Ok((AuthMode::ApiKey, "sessions.auth")),
-            _ => Err(format!(
-                "sessions.auth must be \"login\", \"setup-token\" or \"api-key\", not {v}"
-            )),
-        },
+        Some("login") => Ok((AuthMode::Login, "sessions.auth")),
+        Some("setup-token") => Ok((AuthMode::SetupToken, "sessions.auth")),
+        Some("api-key") => Ok((AuthMode::ApiKey, "sessions.auth")),
+        Some(v) => Err(format!(
+            "sessions.auth must be \"login\", \"setup-token\" or \"api-key\", not {v:?}"
+        )),
     }
 }
 

@@ -7,6 +7,28 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::sessions::provider::Unresumable;
+
+/// The error for a thread that cannot go on from its history, and what to do instead.
+fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> ToolError {
+    match why {
+        Unresumable::NoHistory { looked_in } => ToolError::conflict(
+            "no_history",
+            format!(
+                "thread {thread} cannot resume: its transcript is gone (looked in {}). Start a new thread in the same folder instead: `vyre threads start --cwd {}` (threads.start {{\"cwd\": {:?}}})",
+                looked_in.display(),
+                req.cwd.display(),
+                req.cwd.display().to_string()
+            ),
+        ),
+        Unresumable::UnknownMessage { uuid } => ToolError::not_found(
+            "unknown_message",
+            format!(
+                "thread {thread} has no message {uuid:?} to go back to; the uuids are those threads.send answered and thread.turn events carry"
+            ),
+        ),
+    }
+}
 
 impl Switchboard {
     /// Start a new session.
@@ -165,9 +187,15 @@ impl Switchboard {
 
     /// Continue this thread from an earlier message: everything after it is dropped.
     pub async fn rewind(self: &Arc<Self>, thread: &str, uuid: &str) -> Result<(), ToolError> {
-        if self.launch_options(thread).await?.is_none() {
-            return Err(not_found(thread));
-        }
+        let (req, _) = self
+            .launch_options(thread)
+            .await?
+            .ok_or_else(|| not_found(thread))?;
+        // Refuse a bad point before the live session is stopped for it.
+        self.router
+            .get(&req.provider)?
+            .can_resume(thread, Some(uuid))
+            .map_err(|why| unresumable(thread, &req, why))?;
         if self.live(thread).is_some() {
             self.stop(thread, "rewind").await?;
         }
@@ -202,13 +230,20 @@ impl Switchboard {
         how: How,
         turns: u64,
     ) -> Result<(), ToolError> {
-        self.make_room().await?;
         let (resume, fork_from, resume_at) = match &how {
             How::New => (false, None, None),
             How::Resume { at } => (true, None, at.clone()),
             How::Fork { from, at } => (false, Some(from.clone()), at.clone()),
         };
         let provider = self.router.get(&req.provider)?;
+        // A resume, rewind or fork needs its history: check before closing anything for room.
+        if resume || fork_from.is_some() {
+            let from = fork_from.as_deref().unwrap_or(thread);
+            provider
+                .can_resume(from, resume_at.as_deref())
+                .map_err(|why| unresumable(from, req, why))?;
+        }
+        self.make_room().await?;
         let (auth, credential) = self.router.credential().await?;
         let auth_name = serde_json::to_value(auth)
             .ok()

@@ -184,23 +184,8 @@ fn not_found(thread: &str) -> ToolError {
 
 impl Switchboard {
     pub fn new(ctx: Ctx, router: Arc<Router>) -> Arc<Switchboard> {
-        let setting = |key: &str| {
-            ctx.kernel()
-                .config()
-                .config
-                .sessions
-                .as_ref()
-                .and_then(|s| s.get(key))
-                .and_then(Value::as_f64)
-        };
-        // 0 turns idle closing off; the default is the ADR's ten minutes.
-        let idle_after = match setting("idle_minutes").unwrap_or(10.0) {
-            m if m > 0.0 => Some(Duration::from_secs_f64(m * 60.0)),
-            _ => None,
-        };
-        let max_live = setting("max_live")
-            .map(|n| n.max(1.0) as usize)
-            .unwrap_or(6);
+        let settings = &ctx.kernel().config().config.sessions;
+        let (idle_after, max_live) = (settings.idle_after(), settings.max_live());
         Arc::new(Switchboard {
             ctx,
             router,

@@ -174,6 +174,7 @@ impl Direct {
             model: Some(vyre::sessions::models::default_model("chat").into()),
             permission_mode: "default".into(),
             append_system_prompt: None,
+            system_prompt_snapshot: None,
             plugin_dirs: vec![],
             max_budget_usd: None,
             base_url: Some(api.url()),

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agents;
 mod api;
 mod claude_e2e;
 mod events;

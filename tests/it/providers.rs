@@ -29,6 +29,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         model: None,
         mode: "default".into(),
         append_system_prompt: None,
+        system_prompt_snapshot: None,
         credential: vyre::sessions::claude::Credential::Login,
         budget_usd: None,
         plugin_dirs: vec![],

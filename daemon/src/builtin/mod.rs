@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::kernel::Kernel;
 use crate::modules::Module;
+use crate::sessions::agents::AgentsModule;
 use crate::sessions::modules::{SessionsModule, ThreadsModule};
 
 pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
@@ -18,6 +19,9 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(SessionsModule {
             router: router.clone(),
         }),
-        Arc::new(ThreadsModule { router }),
+        Arc::new(ThreadsModule {
+            router: router.clone(),
+        }),
+        Arc::new(AgentsModule { router }),
     ]
 }

@@ -358,4 +358,26 @@ impl ModuleVault {
             .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
             .await
     }
+
+    /// The value of item `name` for agent `agent`: refused unless this module runs agents
+    /// (`does.agents` in its manifest) and a person granted the item to `agent:<agent>`.
+    pub async fn fetch_for_agent(
+        &self,
+        agent: &str,
+        name: &str,
+    ) -> Result<crate::vault::VaultValue, crate::vault::VaultError> {
+        use crate::vault::{Grantee, VaultError};
+        if !self.ctx.manifest.does.agents {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        let vault = self
+            .ctx
+            .kernel
+            .vault()
+            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
+        vault.fetch(&Grantee::Agent(agent.to_string()), name).await
+    }
 }

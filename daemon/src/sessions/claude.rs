@@ -52,6 +52,10 @@ pub struct ClaudeOptions {
     pub permission_mode: String,
     /// Text appended to Claude Code's system prompt (sent in `initialize`).
     pub append_system_prompt: Option<String>,
+    /// `initialize.systemPromptSnapshot`: the CLI records the first rendered system prompt in
+    /// the transcript and reuses it verbatim on resume, even when a later launch passes another
+    /// append; `Some(false)` renders it fresh every request (measured on 2.1.328).
+    pub system_prompt_snapshot: Option<bool>,
     pub plugin_dirs: Vec<PathBuf>,
     pub max_budget_usd: Option<f64>,
     /// `ANTHROPIC_BASE_URL` for gateways and tests.
@@ -222,6 +226,9 @@ impl ClaudeProcess {
         if let Some(text) = &o.append_system_prompt {
             init["appendSystemPrompt"] = json!(text);
         }
+        if let Some(snapshot) = o.system_prompt_snapshot {
+            init["systemPromptSnapshot"] = json!(snapshot);
+        }
         match process.peer.request(init).await {
             Ok(answer) => Ok((process, answer)),
             Err(WireError::Closed) => {
@@ -308,6 +315,7 @@ mod tests {
             model: Some("claude-sonnet-5".into()),
             permission_mode: "default".into(),
             append_system_prompt: None,
+            system_prompt_snapshot: None,
             plugin_dirs: vec!["/p".into()],
             max_budget_usd: Some(1.5),
             base_url: Some("http://127.0.0.1:9".into()),

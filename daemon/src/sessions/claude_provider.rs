@@ -52,6 +52,7 @@ impl Provider for ClaudeProvider {
                 model: launch.model,
                 permission_mode: launch.mode,
                 append_system_prompt: launch.append_system_prompt,
+                system_prompt_snapshot: launch.system_prompt_snapshot,
                 plugin_dirs: launch.plugin_dirs,
                 max_budget_usd: launch.budget_usd,
                 base_url: self.base_url.clone(),

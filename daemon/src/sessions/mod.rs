@@ -4,6 +4,7 @@
 //! Built so far: [`wire`] (the JSON-lines peer with the control protocol), [`spawn`] (the one
 //! place session processes start), [`claude`] (the Claude driver).
 
+pub mod agents;
 pub mod claude;
 pub mod claude_provider;
 pub mod cli;

@@ -317,8 +317,13 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                         super::models::PURPOSES.join(", ")
                     )));
                 }
-                // An explicit model wins; else the purpose's, from the sessions module.
-                let model = match input.model {
+                // An explicit model wins, then the agent's own; else the purpose's, from the
+                // sessions module.
+                let agent_model = match &input.agent {
+                    Some(name) => b.agent(name).await?.model,
+                    None => None,
+                };
+                let model = match input.model.or(agent_model) {
                     Some(m) => m,
                     None => c
                         .call("sessions.models.get", serde_json::json!({}))

@@ -38,6 +38,9 @@ pub struct Launch {
     pub model: Option<String>,
     pub mode: String,
     pub append_system_prompt: Option<String>,
+    /// `Some(false)`: render the system prompt fresh on every request instead of reusing the
+    /// one recorded in the transcript (which a resume would otherwise keep, append and all).
+    pub system_prompt_snapshot: Option<bool>,
     pub credential: Credential,
     pub budget_usd: Option<f64>,
     pub plugin_dirs: Vec<PathBuf>,

@@ -6,14 +6,30 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+use super::agents::AgentProfile;
 use super::claude::Credential;
-use super::provider::Provider;
+use super::provider::{BoxFuture, Provider};
 use crate::modules::Ctx;
 use crate::tools::{ErrorKind, ToolError};
 use crate::vault::auth::{self, AuthMode};
 
+/// The agents this machine has, as the `agents` module keeps them: what a launch needs to know
+/// about one, and its credentials, fetched as the agent.
+pub trait AgentBook: Send + Sync {
+    fn profile<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<AgentProfile, ToolError>>;
+    /// The agent's own credential (its fallback API key when `fallback`), or `None` when it
+    /// runs on the machine's.
+    fn credential<'a>(
+        &'a self,
+        name: &'a str,
+        fallback: bool,
+    ) -> BoxFuture<'a, Result<Option<(AuthMode, Credential)>, ToolError>>;
+}
+
 #[derive(Default)]
 pub struct Router {
+    /// Filled by the `agents` module when it starts.
+    agents: RwLock<Option<Arc<dyn AgentBook>>>,
     // std RwLock: registered at start, read per launch.
     providers: RwLock<BTreeMap<String, Arc<dyn Provider>>>,
     /// The `sessions` module's context: the vault grants are to `module:sessions`.
@@ -65,10 +81,54 @@ impl Router {
         *self.home.write().expect("sessions home") = Some(home);
     }
 
-    /// The auth mode in force and the credential for it, from the vault.
-    pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
-        let ctx = self
-            .sessions
+    pub(crate) fn set_agents(&self, book: Arc<dyn AgentBook>) {
+        *self.agents.write().expect("agents") = Some(book);
+    }
+
+    fn agents(&self) -> Result<Arc<dyn AgentBook>, ToolError> {
+        self.agents.read().expect("agents").clone().ok_or_else(|| {
+            ToolError::new(
+                ErrorKind::Unavailable,
+                "agents_unavailable",
+                "the agents module is not running",
+            )
+        })
+    }
+
+    /// What a launch needs to know about agent `name`.
+    pub async fn agent(&self, name: &str) -> Result<AgentProfile, ToolError> {
+        self.agents()?.profile(name).await
+    }
+
+    /// The credential a session runs on: its agent's own, else the machine's; with `fallback`,
+    /// the API key used once a subscription's limit is reached.
+    pub async fn credential_for(
+        &self,
+        agent: Option<&str>,
+        fallback: bool,
+    ) -> Result<(AuthMode, Credential), ToolError> {
+        if let Some(name) = agent
+            && let Some(own) = self.agents()?.credential(name, fallback).await?
+        {
+            return Ok(own);
+        }
+        if fallback {
+            let ctx = self.sessions_ctx()?;
+            let value = ctx
+                .vault()
+                .fetch(auth::API_KEY_ITEM)
+                .await
+                .map_err(ToolError::from)?;
+            return Ok((
+                AuthMode::ApiKey,
+                Credential::ApiKey(value.primary().clone()),
+            ));
+        }
+        self.credential().await
+    }
+
+    fn sessions_ctx(&self) -> Result<Ctx, ToolError> {
+        self.sessions
             .read()
             .expect("sessions ctx")
             .clone()
@@ -78,7 +138,12 @@ impl Router {
                     "sessions_unavailable",
                     "the sessions module is not running",
                 )
-            })?;
+            })
+    }
+
+    /// The auth mode in force and the credential for it, from the vault.
+    pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
+        let ctx = self.sessions_ctx()?;
         let (mode, _) =
             auth::mode(ctx.kernel().config(), ctx.kernel().role()).map_err(ToolError::invalid)?;
         let credential = match mode.item() {

@@ -63,4 +63,9 @@ pub const MIGRATIONS: &[Migration] = &[
         at INTEGER NOT NULL
     );",
     },
+    Migration {
+        version: 3,
+        // Until when a thread runs on the fallback API key (its subscription's limit resets).
+        sql: "ALTER TABLE threads_runs ADD COLUMN fallback_until INTEGER;",
+    },
 ];

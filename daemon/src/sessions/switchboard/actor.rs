@@ -32,6 +32,8 @@ impl Switchboard {
             steered: Default::default(),
             pending_now: None,
             shown,
+            turn_text: String::new(),
+            limited: None,
         };
         loop {
             // Idle: no turn and no open question. A timer runs only then, once.
@@ -75,12 +77,16 @@ impl Switchboard {
                             }
                             let _ = reply.send(result);
                         }
-                        Command::Stop { reason, reply } => {
+                        Command::Stop { reason, idle_only, reply } => {
+                            if idle_only && (a.running || !a.asks.is_empty()) {
+                                let _ = reply.send(false);
+                                continue;
+                            }
                             self.cancel_asks(&mut a, &reason).await;
                             self.close_turn(&mut a, true).await;
                             let _exit = session.stop(STOP_GRACE).await;
                             self.ended(&a, &reason).await;
-                            let _ = reply.send(());
+                            let _ = reply.send(true);
                             return;
                         }
                     }
@@ -249,6 +255,7 @@ impl Switchboard {
         a.turn = Some(turn.clone());
         a.own_uuid = Some(uuid.to_string());
         a.running = true;
+        a.turn_text = text.to_string();
         let (t, n) = (a.thread.clone(), a.turns);
         let _ = self
             .ctx
@@ -314,7 +321,12 @@ impl Switchboard {
         Ok(())
     }
 
-    pub(super) async fn on_happening(&self, a: &mut Actor, session: &dyn Session, h: Happening) {
+    pub(super) async fn on_happening(
+        self: &Arc<Self>,
+        a: &mut Actor,
+        session: &dyn Session,
+        h: Happening,
+    ) {
         match h {
             Happening::TurnBegan { .. } => {}
             Happening::Text {
@@ -385,6 +397,10 @@ impl Switchboard {
                 }
             }
             Happening::Limit(info) => {
+                let limit = &info["rate_limit_info"];
+                if limit["status"] == "rejected" {
+                    a.limited = Some(limit["resetsAt"].as_i64().map(|s| s * 1000));
+                }
                 self.emit(
                     "thread.limit",
                     &a.thread,
@@ -431,6 +447,12 @@ impl Switchboard {
                 a.running = false;
                 a.own_uuid = None;
                 self.state(a, "idle", json!({})).await;
+                if let Some(resets) = a.limited.take() {
+                    // Another task: falling back stops this very actor.
+                    let (me, t, text) = (self.clone(), a.thread.clone(), a.turn_text.clone());
+                    self.ctx.spawn(me.fall_back(t, text, resets));
+                    return;
+                }
                 self.next_turn(a, session).await;
             }
             Happening::Garbage(line) => {
@@ -550,6 +572,10 @@ pub(super) struct Actor {
     /// A queued message sent "now": it runs when the cut-short turn reports its result.
     pub(super) pending_now: Option<(String, String)>,
     pub(super) shown: Arc<Mutex<super::Shown>>,
+    /// The words of the running turn, to run again on the fallback key.
+    pub(super) turn_text: String,
+    /// The subscription's limit refused this turn; when it resets (ms), if said.
+    pub(super) limited: Option<Option<i64>>,
 }
 
 impl Actor {

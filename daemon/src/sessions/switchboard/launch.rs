@@ -7,6 +7,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::sessions::agents::AgentProfile;
 use crate::sessions::provider::Unresumable;
 
 /// The error for a thread that cannot go on from its history, and what to do instead.
@@ -31,8 +32,26 @@ fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> ToolError 
 }
 
 impl Switchboard {
+    /// What a launch needs to know about an agent.
+    pub async fn agent(&self, name: &str) -> Result<AgentProfile, ToolError> {
+        self.router.agent(name).await
+    }
+
     /// Start a new session.
     pub async fn start(self: &Arc<Self>, req: StartRequest) -> Result<String, ToolError> {
+        if let Some(name) = &req.agent {
+            let agent = self.agent(name).await?;
+            if let Some(project) = &req.project
+                && !agent.projects.allows(project)
+            {
+                return Err(ToolError::refused(
+                    "project_not_allowed",
+                    format!(
+                        "agent {name:?} may not draw on project {project:?}; agents.update sets its projects"
+                    ),
+                ));
+            }
+        }
         if !req.cwd.is_absolute() || !req.cwd.is_dir() {
             return Err(ToolError::invalid(format!(
                 "cwd {:?} must be an existing folder, given as an absolute path",
@@ -67,6 +86,27 @@ impl Switchboard {
         };
         self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
             .await
+    }
+
+    /// Whether this thread runs on the fallback API key: its subscription's limit was reached
+    /// and has not reset yet.
+    pub(super) async fn on_fallback(&self, thread: &str) -> bool {
+        let t = thread.to_string();
+        let until: Option<i64> = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT fallback_until FROM threads_runs WHERE id = ?1",
+                    [&t],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .flatten())
+            })
+            .await
+            .unwrap_or(None);
+        until.is_some_and(|u| u > crate::now_ms())
     }
 
     /// Keep within `sessions.max_live`: close the oldest idle session, or refuse when every one
@@ -244,7 +284,15 @@ impl Switchboard {
                 .map_err(|why| unresumable(from, req, why))?;
         }
         self.make_room().await?;
-        let (auth, credential) = self.router.credential().await?;
+        let agent = match &req.agent {
+            Some(name) => Some(self.router.agent(name).await?),
+            None => None,
+        };
+        let fallback = self.on_fallback(thread).await;
+        let (auth, credential) = self
+            .router
+            .credential_for(req.agent.as_deref(), fallback)
+            .await?;
         let auth_name = serde_json::to_value(auth)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -261,11 +309,22 @@ impl Switchboard {
             cwd: req.cwd.clone(),
             model: req.model.clone(),
             mode: req.mode.clone(),
-            append_system_prompt: None,
+            append_system_prompt: agent
+                .as_ref()
+                .map(|a| a.instructions.clone())
+                .filter(|i| !i.trim().is_empty()),
+            // An agent's instructions can change between launches; the prompt must follow.
+            system_prompt_snapshot: agent.as_ref().map(|_| false),
             credential,
-            budget_usd: None,
+            budget_usd: agent.as_ref().and_then(|a| a.auth.budget_usd),
             plugin_dirs: vec![],
-            env: vec![("VYRE_THREAD".into(), thread.into())],
+            env: {
+                let mut env = vec![("VYRE_THREAD".into(), thread.into())];
+                if let Some(a) = &agent {
+                    env.push(("VYRE_AGENT".into(), a.name.clone().into()));
+                }
+                env
+            },
         };
         let session = match provider.start(launch).await {
             Ok(s) => s,
@@ -316,6 +375,7 @@ impl Switchboard {
             Live {
                 tx,
                 ids,
+                agent: agent.as_ref().map(|a| (a.name.clone(), a.updated_at)),
                 state: state.clone(),
             },
         );

@@ -20,6 +20,7 @@ use crate::store::StoreError;
 use crate::tools::{Caller, ErrorKind, ToolError};
 
 mod actor;
+mod fallback;
 mod launch;
 mod queue;
 
@@ -74,7 +75,9 @@ enum Command {
     },
     Stop {
         reason: String,
-        reply: oneshot::Sender<()>,
+        /// Only when no turn runs and no question is open; the reply says whether it stopped.
+        idle_only: bool,
+        reply: oneshot::Sender<bool>,
     },
 }
 
@@ -82,6 +85,8 @@ enum Command {
 struct Live {
     tx: mpsc::UnboundedSender<Command>,
     ids: ProcessIds,
+    /// The agent this session runs for, and its record's `updated_at` at launch.
+    agent: Option<(String, i64)>,
     // std Mutex: read by tools, written by the actor, never held across an await.
     state: Arc<Mutex<Shown>>,
 }
@@ -212,6 +217,19 @@ impl Switchboard {
         self.live.lock().expect("live").get(thread).cloned()
     }
 
+    /// Whether an idle session runs for an agent that was changed since it started; if so it
+    /// is stopped here, so the next launch takes the new instructions, credentials and budget.
+    async fn agent_changed(&self, live: &Live) -> bool {
+        let Some((name, rev)) = &live.agent else {
+            return false;
+        };
+        let changed = match self.router.agent(name).await {
+            Ok(now) => now.updated_at != *rev,
+            Err(_) => false,
+        };
+        changed && self.stop_if_idle(live, "agent updated").await
+    }
+
     /// Send words to a thread: a new turn when idle, steered into the running turn otherwise.
     pub async fn send(
         self: &Arc<Self>,
@@ -235,9 +253,10 @@ impl Switchboard {
             return Ok(earlier);
         }
         let live = match self.live(thread) {
-            Some(live) => live,
-            // A thread whose session is closed resumes on its transcript.
-            None => {
+            Some(live) if !self.agent_changed(&live).await => live,
+            // A thread whose session is closed (or was for an agent since changed) resumes on
+            // its transcript.
+            _ => {
                 self.resume(thread, None).await?;
                 self.live(thread).ok_or_else(|| {
                     ToolError::conflict("not_live", "the session ended as it resumed")
@@ -412,6 +431,7 @@ impl Switchboard {
             .tx
             .send(Command::Stop {
                 reason: reason.to_string(),
+                idle_only: false,
                 reply,
             })
             .is_ok()
@@ -419,6 +439,18 @@ impl Switchboard {
             let _ = done.await;
         }
         Ok(true)
+    }
+
+    /// Stop a live session only if it is idle (asked of its actor, so a turn that is just
+    /// ending counts as ended); whether it stopped.
+    async fn stop_if_idle(&self, live: &Live, reason: &str) -> bool {
+        let (reply, done) = oneshot::channel();
+        let command = Command::Stop {
+            reason: reason.to_string(),
+            idle_only: true,
+            reply,
+        };
+        live.tx.send(command).is_ok() && done.await.unwrap_or(false)
     }
 
     /// Stop every live session (vyred is shutting down).

@@ -219,6 +219,14 @@ fn script(body: &Value) -> Reply {
             input,
         };
     }
+    if let Some(task) = prompt.split("RUNAGENT ").nth(1) {
+        let input = json!({ "description": "a helper", "prompt": task.trim(), "subagent_type": "general-purpose" });
+        return Reply::Tool {
+            id,
+            name: "Agent".into(),
+            input,
+        };
+    }
     if prompt.contains("EXITPLAN") {
         return Reply::Tool {
             id,

@@ -24,6 +24,12 @@ use crate::vault::Secret;
 /// The CLI version Vyre is built and tested against.
 pub const PINNED_VERSION: &str = "2.1.328";
 
+/// The tools that start a subagent, and the callback hook that makes them wait for a slot.
+pub const SLOT_TOOLS: &str = "Agent|Task";
+pub const SLOT_HOOK: &str = "vyre-slot";
+/// How long a subagent may wait in line for a slot (the hook's timeout, in seconds).
+pub const SLOT_WAIT_S: u64 = 3600;
+
 /// How a session's credential reaches the CLI.
 #[derive(Debug, Clone)]
 pub enum Credential {
@@ -222,7 +228,11 @@ impl ClaudeProcess {
             child: spawned.child,
             stderr,
         };
-        let mut init = json!({ "subtype": "initialize" });
+        // Subagents wait for a slot in a PreToolUse callback hook (ADR 0030 section 12).
+        let mut init = json!({
+            "subtype": "initialize",
+            "hooks": { "PreToolUse": [{ "matcher": SLOT_TOOLS, "hookCallbackIds": [SLOT_HOOK], "timeout": SLOT_WAIT_S }] },
+        });
         if let Some(text) = &o.append_system_prompt {
             init["appendSystemPrompt"] = json!(text);
         }

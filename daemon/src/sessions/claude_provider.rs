@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::claude::{ClaudeOptions, ClaudeProcess};
+use super::claude::{ClaudeOptions, ClaudeProcess, SLOT_HOOK};
 use super::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
     Unresumable,
@@ -109,8 +109,17 @@ impl ClaudeSession {
             Incoming::Cancel { id } => vec![Happening::Withdrawn { request: id }],
             Incoming::Request { id, request } => match request["subtype"].as_str() {
                 Some("can_use_tool") => vec![Happening::Asked(question(id, &request))],
+                Some("hook_callback") if request["callback_id"] == SLOT_HOOK => {
+                    vec![Happening::SlotWanted {
+                        request: id,
+                        call: request["input"]["tool_use_id"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    }]
+                }
                 other => {
-                    // No hooks or in-process MCP servers are registered yet: refuse plainly.
+                    // No other hooks or in-process MCP servers are registered: refuse plainly.
                     let _ = self.process.peer.respond_error(
                         &id,
                         "unsupported_request",
@@ -161,6 +170,15 @@ impl ClaudeSession {
                 })
                 .unwrap_or_default(),
             Some("rate_limit_event") => vec![Happening::Limit(m.clone())],
+            // A subagent (or a long Bash) became a task, and the task ended: what slots follow.
+            Some("system") if m["subtype"] == "task_started" => m["tool_use_id"]
+                .as_str()
+                .map(|c| vec![Happening::TaskStarted { call: c.into() }])
+                .unwrap_or_default(),
+            Some("system") if m["subtype"] == "task_notification" => m["tool_use_id"]
+                .as_str()
+                .map(|c| vec![Happening::TaskEnded { call: c.into() }])
+                .unwrap_or_default(),
             Some("result") => {
                 let is_error = m["is_error"] == true;
                 let terminal = m["terminal_reason"].as_str().unwrap_or("");

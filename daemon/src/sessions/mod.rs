@@ -15,6 +15,7 @@ pub mod modules;
 pub mod provider;
 pub mod router;
 pub mod rows;
+pub mod slots;
 pub mod spawn;
 pub mod switchboard;
 pub mod wire;

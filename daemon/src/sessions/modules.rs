@@ -52,6 +52,12 @@ impl Module for SessionsModule {
             }))?;
             ctx.store().migrate(super::models::MIGRATIONS).await?;
             super::models::register(&ctx)?;
+            let slots = Arc::new(super::slots::Slots::new(
+                ctx.clone(),
+                super::slots::Limits::from_config(&ctx.kernel().config().config.sessions.slots),
+            ));
+            register_slots(&ctx, slots.clone())?;
+            router.set_slots(slots);
             router.set_sessions_ctx(ctx, home);
             Ok(())
         })
@@ -288,6 +294,90 @@ impl Module for ThreadsModule {
             Ok(())
         })
     }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TakeInput {
+    /// `teammate` or `subagent`.
+    kind: super::slots::Kind,
+    /// The thread it is for: its slots go back when its session ends.
+    #[serde(default)]
+    thread: Option<String>,
+    /// The project it counts against (per-project limits, and whose turn it is).
+    #[serde(default)]
+    project: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct TakeOutput {
+    slot: String,
+    /// `held`, or `waiting` (then `slot.taken` says when it is held).
+    state: String,
+    position: Option<usize>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SlotInput {
+    slot: String,
+}
+
+/// `sessions.slots.*`: how teammates take and give back theirs (subagents of Vyre's own
+/// sessions wait in the driver's hook instead).
+fn register_slots(
+    ctx: &Ctx,
+    slots: Arc<super::slots::Slots>,
+) -> Result<(), crate::modules::StartError> {
+    let s = slots.clone();
+    ctx.tool(
+        ToolDef::new(
+            "sessions.slots.take",
+            "Take a teammate or subagent slot: held at once, or waiting in a fair line (slot.waiting and slot.taken say how it goes).",
+        ),
+        move |input: TakeInput, _| {
+            let s = s.clone();
+            async move {
+                let taken = s.take(input.kind, input.thread, input.project).await;
+                Ok::<_, ToolError>(TakeOutput {
+                    slot: taken.slot,
+                    state: if taken.position.is_some() { "waiting" } else { "held" }.into(),
+                    position: taken.position,
+                })
+            }
+        },
+    )?;
+    let s = slots.clone();
+    ctx.tool(
+        ToolDef::new(
+            "sessions.slots.release",
+            "Give a slot back, or stop waiting for it.",
+        ),
+        move |input: SlotInput, _| {
+            let s = s.clone();
+            async move {
+                if s.release(&input.slot, "released").await {
+                    Ok(Done { ok: true })
+                } else {
+                    Err(ToolError::not_found(
+                        "unknown_slot",
+                        format!("no slot {:?} is held or waited for", input.slot),
+                    ))
+                }
+            }
+        },
+    )?;
+    ctx.tool(
+        ToolDef::new(
+            "sessions.slots.list",
+            "The slot limits, who holds a slot, and who waits, with positions.",
+        ),
+        move |_: NoInput, _| {
+            let s = slots.clone();
+            async move { Ok::<_, ToolError>(s.view()) }
+        },
+    )?;
+    Ok(())
 }
 
 fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::StartError> {

@@ -105,6 +105,20 @@ pub enum Happening {
         uuid: String,
     },
     Limit(Value),
+    /// A subagent is about to start (tool call `call`) and waits for a slot; answer `request`
+    /// with `{"continue": true}` to let it go, or a PreToolUse deny.
+    SlotWanted {
+        request: String,
+        call: String,
+    },
+    /// Tool call `call` became a background task (a subagent, a long Bash).
+    TaskStarted {
+        call: String,
+    },
+    /// The task of tool call `call` ended.
+    TaskEnded {
+        call: String,
+    },
     /// The turn is over.
     Finished {
         ok: bool,

@@ -9,6 +9,7 @@ use std::sync::{Arc, RwLock};
 use super::agents::AgentProfile;
 use super::claude::Credential;
 use super::provider::{BoxFuture, Provider};
+use super::slots::Slots;
 use crate::modules::Ctx;
 use crate::tools::{ErrorKind, ToolError};
 use crate::vault::auth::{self, AuthMode};
@@ -30,6 +31,8 @@ pub trait AgentBook: Send + Sync {
 pub struct Router {
     /// Filled by the `agents` module when it starts.
     agents: RwLock<Option<Arc<dyn AgentBook>>>,
+    /// The concurrency slots, kept by the `sessions` module.
+    slots: RwLock<Option<Arc<Slots>>>,
     // std RwLock: registered at start, read per launch.
     providers: RwLock<BTreeMap<String, Arc<dyn Provider>>>,
     /// The `sessions` module's context: the vault grants are to `module:sessions`.
@@ -79,6 +82,15 @@ impl Router {
     pub(crate) fn set_sessions_ctx(&self, ctx: Ctx, home: PathBuf) {
         *self.sessions.write().expect("sessions ctx") = Some(ctx);
         *self.home.write().expect("sessions home") = Some(home);
+    }
+
+    pub(crate) fn set_slots(&self, slots: Arc<Slots>) {
+        *self.slots.write().expect("slots") = Some(slots);
+    }
+
+    /// The concurrency slots, once the sessions module runs.
+    pub fn slots(&self) -> Option<Arc<Slots>> {
+        self.slots.read().expect("slots").clone()
     }
 
     pub(crate) fn set_agents(&self, book: Arc<dyn AgentBook>) {

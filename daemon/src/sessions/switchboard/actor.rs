@@ -16,11 +16,20 @@ impl Switchboard {
         self: Arc<Self>,
         thread: String,
         mut session: Box<dyn Session>,
-        mut rx: mpsc::UnboundedReceiver<Command>,
+        (rx, me): (
+            mpsc::UnboundedReceiver<Command>,
+            mpsc::WeakUnboundedSender<Command>,
+        ),
         shown: Arc<Mutex<super::Shown>>,
-        turns: u64,
+        (turns, project): (u64, Option<String>),
     ) {
+        let mut rx = rx;
         let mut a = Actor {
+            me,
+            project,
+            slot_waits: HashMap::new(),
+            slots_held: HashMap::new(),
+            tasked: Default::default(),
             thread: thread.clone(),
             turns,
             turn: None,
@@ -76,6 +85,9 @@ impl Switchboard {
                                 self.update_run(&a.thread, "model", model).await;
                             }
                             let _ = reply.send(result);
+                        }
+                        Command::SlotGranted { request } => {
+                            self.on_slot_granted(&mut a, session.as_ref(), &request);
                         }
                         Command::Stop { reason, idle_only, reply } => {
                             if idle_only && (a.running || !a.asks.is_empty()) {
@@ -363,6 +375,10 @@ impl Switchboard {
                 .await;
             }
             Happening::ToolEnded { call, failed } => {
+                // A subagent that became a task keeps its slot until the task ends.
+                if !a.tasked.contains(&call) {
+                    self.on_call_over(a, &call).await;
+                }
                 let name = a.tools.remove(&call).unwrap_or_default();
                 let status = if failed { "failed" } else { "completed" };
                 self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
@@ -384,8 +400,17 @@ impl Switchboard {
             Happening::Withdrawn { request } => {
                 if let Some(ask) = a.asks.remove(&request) {
                     self.close_ask(a, &ask, "cancelled").await;
+                } else {
+                    self.on_slot_withdrawn(a, &request).await;
                 }
             }
+            Happening::SlotWanted { request, call } => {
+                self.on_slot_wanted(a, session, request, call).await;
+            }
+            Happening::TaskStarted { call } => {
+                a.tasked.insert(call);
+            }
+            Happening::TaskEnded { call } => self.on_call_over(a, &call).await,
             Happening::Steered { uuid } => {
                 if a.own_uuid.as_deref() != Some(uuid.as_str()) && a.steered.remove(&uuid) {
                     self.emit(
@@ -538,6 +563,7 @@ impl Switchboard {
         }
         self.live.lock().expect("live").remove(&a.thread);
         self.ctx.session_processes().unregister(&a.thread);
+        self.release_slots(&a.thread, reason).await;
         let (t, r) = (a.thread.clone(), reason.to_string());
         let _ = self
             .ctx
@@ -558,6 +584,15 @@ impl Switchboard {
 
 pub(super) struct Actor {
     pub(super) thread: String,
+    /// This actor's own command channel, for tasks it starts (a subagent waiting for a slot).
+    pub(super) me: mpsc::WeakUnboundedSender<Command>,
+    pub(super) project: Option<String>,
+    /// Subagent calls waiting for a slot: the hook request → (slot, call).
+    pub(super) slot_waits: HashMap<String, (String, String)>,
+    /// Slots held by subagent calls: call → slot.
+    pub(super) slots_held: HashMap<String, String>,
+    /// Calls that became background tasks.
+    pub(super) tasked: std::collections::HashSet<String>,
     pub(super) turns: u64,
     pub(super) turn: Option<String>,
     pub(super) own_uuid: Option<String>,

@@ -369,6 +369,7 @@ impl Switchboard {
         self.emit("thread.state", thread, json!({ "state": "idle" }))
             .await;
         let (tx, rx) = mpsc::unbounded_channel();
+        let (weak, project) = (tx.downgrade(), req.project.clone());
         let state = Arc::new(Mutex::new(Shown::new("idle")));
         self.live.lock().expect("live").insert(
             thread.to_string(),
@@ -381,8 +382,10 @@ impl Switchboard {
         );
         let me = self.clone();
         let t = thread.to_string();
-        self.ctx
-            .spawn(async move { me.run(t, session, rx, state, turns).await });
+        self.ctx.spawn(async move {
+            me.run(t, session, (rx, weak), state, (turns, project))
+                .await
+        });
         Ok(())
     }
 }

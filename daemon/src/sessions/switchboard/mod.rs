@@ -23,6 +23,7 @@ mod actor;
 mod fallback;
 mod launch;
 mod queue;
+mod slots;
 
 use actor::Actor;
 
@@ -73,6 +74,8 @@ enum Command {
         model: Option<String>,
         reply: oneshot::Sender<Result<(), ToolError>>,
     },
+    /// A subagent's slot came free (sent by the session's own waiting task).
+    SlotGranted { request: String },
     Stop {
         reason: String,
         /// Only when no turn runs and no question is open; the reply says whether it stopped.

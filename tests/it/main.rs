@@ -16,6 +16,7 @@ mod slots;
 mod threads_asks;
 mod threads_bad;
 mod threads_cli;
+mod threads_crash;
 mod threads_e2e;
 mod threads_flow;
 mod vault;

@@ -245,7 +245,7 @@ impl Module for ThreadsModule {
             ctx.store().migrate(super::rows::MIGRATIONS).await?;
             // Sessions a vyred left live when it died (a crash, kill -9): their processes went
             // with it; say so, and they resume on the next send.
-            ctx.store()
+            let left = ctx.store()
                 .write(|tx| {
                     let left: Vec<(String, String)> = {
                         let mut stmt = tx.conn().prepare(
@@ -271,7 +271,8 @@ impl Module for ThreadsModule {
                                 .thread(thread),
                         )?;
                     }
-                    for (thread, status) in left {
+                    for (thread, status) in &left {
+                        let thread = thread.clone();
                         if status == "running" || status == "waiting" {
                             tx.emit(
                                 crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart" }))
@@ -280,9 +281,26 @@ impl Module for ThreadsModule {
                         }
                         tx.emit(crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
                     }
-                    Ok(())
+                    Ok(left)
                 })
                 .await?;
+            // A process of theirs that outlived the old vyred (its stdin closed with it, so this
+            // is rare) must not write the transcript the next resume writes: end it.
+            if !left.is_empty() {
+                let swept = tokio::task::spawn_blocking(move || {
+                    left.iter()
+                        .map(|(t, _)| super::spawn::kill_tagged("VYRE_THREAD", t))
+                        .sum::<usize>()
+                })
+                .await
+                .unwrap_or(0);
+                if swept > 0 {
+                    tracing::warn!(
+                        swept,
+                        "ended session processes a previous vyred left behind"
+                    );
+                }
+            }
             let board = Switchboard::new(ctx.clone(), router);
             register(&ctx, board.clone())?;
             // When vyred stops, every session stops with it.

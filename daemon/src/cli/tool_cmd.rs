@@ -119,7 +119,8 @@ fn properties(schema: &Value) -> Vec<(String, Value, bool)> {
         .collect()
 }
 
-/// The JSON types a property accepts (`"type": "x"` or `"type": ["x", "null"]`).
+/// The JSON types a property accepts (`"type": "x"`, `"type": ["x", "null"]`, or the members of
+/// an `anyOf`/`oneOf`, where a `$ref` is an object given as JSON on the command line).
 fn types_of(prop: &Value) -> Vec<String> {
     match &prop["type"] {
         Value::String(t) => vec![t.clone()],
@@ -128,7 +129,26 @@ fn types_of(prop: &Value) -> Vec<String> {
             .filter_map(Value::as_str)
             .map(String::from)
             .collect(),
-        _ => vec!["string".into(), "object".into()],
+        _ => {
+            let members = prop["anyOf"].as_array().or(prop["oneOf"].as_array());
+            let mut types: Vec<String> = members
+                .into_iter()
+                .flatten()
+                .flat_map(|m| {
+                    if m.get("$ref").is_some() {
+                        vec!["object".to_string()]
+                    } else {
+                        types_of(m)
+                    }
+                })
+                .collect();
+            types.dedup();
+            if types.is_empty() {
+                vec!["string".into(), "object".into()]
+            } else {
+                types
+            }
+        }
     }
 }
 
@@ -274,13 +294,30 @@ fn convert(raw: &str, types: &[String]) -> Result<Value, String> {
     if has("string") {
         return Ok(Value::String(raw.to_string()));
     }
-    serde_json::from_str(raw).map_err(|e| format!("{raw:?} is not valid JSON: {e}"))
+    match serde_json::from_str(raw) {
+        Ok(v) => Ok(v),
+        // A word that is not JSON (`--projects '*'`) goes as a string; the tool's schema judges.
+        Err(_) if has("object") => Ok(Value::String(raw.to_string())),
+        Err(e) => Err(format!("{raw:?} is not valid JSON: {e}")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_optional_object_is_given_as_json() {
+        let prop = json!({ "anyOf": [{ "$ref": "#/$defs/AgentAuth" }, { "type": "null" }] });
+        let types = types_of(&prop);
+        assert_eq!(types, vec!["object", "null"]);
+        assert_eq!(
+            convert(r#"{"mode":"api-key"}"#, &types).unwrap(),
+            json!({ "mode": "api-key" })
+        );
+        assert_eq!(convert("*", &types).unwrap(), json!("*"));
+    }
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

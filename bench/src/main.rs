@@ -1,6 +1,7 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume]`
 //!
-//! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions),
+//! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
+//! resumes),
 //! prints each figure beside its reference and its target, and appends the figures with the
 //! machine and the commit as one JSON line to `bench/results/kernel.jsonl`. Figures are
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
@@ -11,6 +12,9 @@ mod idle;
 mod inproc;
 mod procfs;
 mod report;
+mod resume;
+mod resume_history;
+mod resume_latency;
 mod sessions;
 mod sessions_idle;
 mod sessions_latency;
@@ -28,9 +32,9 @@ use std::process::ExitCode;
 
 use report::Report;
 
-const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions]
+const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume]
 
-  --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events)
+  --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns)
   --only    run one benchmark
 Needs the release daemon: cargo build --release -p vyre";
 
@@ -40,6 +44,7 @@ pub enum Bench {
     Events,
     Start,
     Sessions,
+    Resume,
 }
 
 impl Bench {
@@ -49,6 +54,7 @@ impl Bench {
             Bench::Events => "events",
             Bench::Start => "start",
             Bench::Sessions => "sessions",
+            Bench::Resume => "resume",
         }
     }
 }
@@ -72,7 +78,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             }
             "--only" => args
                 .next()
-                .ok_or("--only needs idle, events, start or sessions")?,
+                .ok_or("--only needs idle, events, start, sessions or resume")?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
                 None if other == "-h" || other == "--help" => return Err(String::new()),
@@ -84,9 +90,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "events" => Bench::Events,
             "start" => Bench::Start,
             "sessions" => Bench::Sessions,
+            "resume" => Bench::Resume,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start or sessions, not {v:?}"
+                    "--only takes idle, events, start, sessions or resume, not {v:?}"
                 ));
             }
         });
@@ -123,7 +130,13 @@ async fn main() -> ExitCode {
 
     let mut report = Report::default();
     let mut failed = None;
-    for bench in [Bench::Idle, Bench::Events, Bench::Start, Bench::Sessions] {
+    for bench in [
+        Bench::Idle,
+        Bench::Events,
+        Bench::Start,
+        Bench::Sessions,
+        Bench::Resume,
+    ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
         }
@@ -132,6 +145,7 @@ async fn main() -> ExitCode {
             Bench::Events => events::run(&opts, &mut report).await,
             Bench::Start => start::run(&opts, &mut report).await,
             Bench::Sessions => sessions::run(&opts, &mut report).await,
+            Bench::Resume => resume::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));
@@ -186,6 +200,8 @@ mod tests {
         assert!(o.only == Some(Bench::Events));
         assert!(parse(&["--only=start"]).unwrap().only == Some(Bench::Start));
         assert!(parse(&["--only", "sessions"]).unwrap().only == Some(Bench::Sessions));
+        assert!(parse(&["--only", "resume"]).unwrap().only == Some(Bench::Resume));
+        assert!(parse(&["--quick", "--only=resume"]).unwrap().quick);
         assert!(parse(&["--only", "nope"]).is_err());
         assert!(parse(&["--only"]).is_err());
         assert!(parse(&["--fast"]).is_err());

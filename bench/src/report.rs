@@ -66,6 +66,8 @@ pub enum Against {
     Node,
     /// The Claude Code CLI driven directly, without vyred.
     ClaudeCli,
+    /// A fresh session started through the same vyred (the reference of a resume).
+    FreshStart,
 }
 
 impl Against {
@@ -74,6 +76,7 @@ impl Against {
         match self {
             Against::Node => "reference (node)",
             Against::ClaudeCli => "reference (CLI direct)",
+            Against::FreshStart => "reference (fresh start)",
         }
     }
 
@@ -82,6 +85,7 @@ impl Against {
         match self {
             Against::Node => "reference_node",
             Against::ClaudeCli => "reference_claude_cli",
+            Against::FreshStart => "reference_fresh_start",
         }
     }
 }
@@ -196,6 +200,7 @@ impl Report {
         let mut vyred = Map::new();
         let mut node = Map::new();
         let mut cli = Map::new();
+        let mut fresh = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -204,6 +209,7 @@ impl Report {
                 match r.against {
                     Against::Node => &mut node,
                     Against::ClaudeCli => &mut cli,
+                    Against::FreshStart => &mut fresh,
                 }
                 .insert(r.key.clone(), v);
             }
@@ -224,8 +230,11 @@ impl Report {
             (Against::Node.json_key()): node,
             "notes": self.notes,
         });
-        if !cli.is_empty() {
-            line[Against::ClaudeCli.json_key()] = Value::Object(cli);
+        // The sessions' and the resumes' references appear only when those benchmarks ran.
+        for (against, refs) in [(Against::ClaudeCli, cli), (Against::FreshStart, fresh)] {
+            if !refs.is_empty() {
+                line[against.json_key()] = Value::Object(refs);
+            }
         }
         line
     }

@@ -22,7 +22,7 @@ use crate::{sessions_idle, sessions_latency, sessions_many};
 /// The API key sessions run on; the fake API accepts any.
 pub const KEY: &str = "sk-ant-api03-bench-0000";
 /// Where `tests/run` installs the pinned CLI.
-const PINNED_CLI: &str = "/var/tmp/vyre-claude-code/node_modules/.bin/claude";
+pub const PINNED_CLI: &str = "/var/tmp/vyre-claude-code/node_modules/.bin/claude";
 /// Turns timed on the fake provider, where a turn takes about a millisecond.
 const OWN_PATH_TURNS: usize = 200;
 /// How long any one step (a turn, an answer, an event) may take before the bench gives up.
@@ -56,7 +56,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
 }
 
 /// The pinned CLI: `$VYRE_TEST_CLAUDE`, else where `tests/run` puts it.
-fn claude_cli() -> Option<PathBuf> {
+pub fn claude_cli() -> Option<PathBuf> {
     std::env::var_os("VYRE_TEST_CLAUDE")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)

@@ -13,6 +13,15 @@ use crate::fake_api::FakeApi;
 use crate::support::*;
 use crate::threads_e2e::{KEY, events_until, of_type};
 
+/// Kills a process group when dropped, so a failing test leaves nothing running.
+struct Reaper(i32);
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        let _ = kill(Pid::from_raw(-self.0), Signal::SIGKILL);
+    }
+}
+
 fn group_alive(pgid: i32) -> bool {
     kill(Pid::from_raw(-pgid), None).is_ok()
 }
@@ -66,6 +75,7 @@ fn after_a_kill_9_mid_turn_nothing_is_orphaned_and_the_thread_resumes() {
         let pids = sock.call("threads.pids", &json!({})).await.unwrap();
         (thread, pids["pgids"][0].as_i64().unwrap() as i32)
     });
+    let _reaper = Reaper(pgid);
     assert!(group_alive(pgid));
     vyred.signal(Signal::SIGKILL);
     vyred.wait(Duration::from_secs(10));
@@ -159,6 +169,8 @@ fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_aga
         let pids = sock.call("threads.pids", &json!({})).await.unwrap();
         pids["pgids"][0].as_i64().unwrap() as i32
     });
+    // Whatever happens below, the stand-in does not outlive the test.
+    let _reaper = Reaper(pgid);
     vyred.signal(Signal::SIGKILL);
     vyred.wait(Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(500));

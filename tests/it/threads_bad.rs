@@ -149,3 +149,49 @@ async fn a_model_the_cli_rejects_fails_the_turn_with_its_message_and_the_session
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_send_twice_is_one_turn_on_the_real_cli_even_after_a_restart() {
+    let Some(r) = rig("threads-same-send").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = start_thread(&r).await;
+    let uuid = "6f1b9a52-3c1e-4d7a-9a7e-2b8c4d5e6f70";
+    let send = json!({ "thread": thread, "text": "only once", "uuid": uuid });
+    let first = r.sock.call("threads.send", &send).await.unwrap();
+    let again = r.sock.call("threads.send", &send).await.unwrap();
+    assert_eq!(first, again, "the retry answers as the first did");
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let requests = r.api.message_requests().len();
+
+    let home = r.home;
+    r.vyred.stop().await;
+    let vyred = crate::support::InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let after = sock.call("threads.send", &send).await.unwrap();
+    assert_eq!(
+        after, first,
+        "and so after a restart, without resuming the thread"
+    );
+    let info = sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (info["turns"].as_i64(), info["live"].as_bool()),
+        (Some(1), Some(false))
+    );
+    assert_eq!(
+        r.api.message_requests().len(),
+        requests,
+        "no second turn reached Claude"
+    );
+    let events = crate::support::stored_events(&home.home().database());
+    let turns = events
+        .iter()
+        .filter(|(_, kind, p)| kind == "thread.turn" && p["uuid"] == uuid)
+        .count();
+    assert_eq!(turns, 1);
+    vyred.stop().await;
+}

@@ -25,8 +25,11 @@ impl InProcess {
     /// Bind and serve on `home` (no TCP port of its own: `port` 0), with `extra` modules, and
     /// wait until `/v1/health` answers on the socket. Modules load before serving starts.
     pub async fn start(home: VyreHome, extra: Vec<Arc<dyn Module>>) -> Result<InProcess, String> {
+        // The user's HOME is a folder of the bench's own, never the machine's ~/.claude.
+        let user_home = home.root().join("user-home");
         let mut options = DaemonOptions::new(home);
         options.port = Some(0);
+        options.user_home = Some(user_home);
         options.extra_modules = extra;
         let daemon = Daemon::bind(options)
             .await

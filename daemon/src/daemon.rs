@@ -54,6 +54,8 @@ pub struct DaemonOptions {
     pub port: Option<u16>,
     /// Modules to run besides the built-in ones (tests, the Tauri shell's local modules).
     pub extra_modules: Vec<Arc<dyn Module>>,
+    /// The user's HOME whose `~/.claude` is read for history; `HOME` when not given.
+    pub user_home: Option<std::path::PathBuf>,
 }
 
 impl DaemonOptions {
@@ -63,6 +65,7 @@ impl DaemonOptions {
             role: None,
             port: None,
             extra_modules: Vec::new(),
+            user_home: None,
         }
     }
 }
@@ -94,6 +97,9 @@ impl Daemon {
         let port = options.port.unwrap_or_else(|| config.port());
         let explicit_port = options.port.is_some() || config.config.port.is_some();
         let kernel = Kernel::open(home.clone(), config, role).await?;
+        if let Some(h) = options.user_home.clone() {
+            kernel.set_user_home(h);
+        }
 
         // We hold the lock, so a socket file left here is from a vyred that died.
         let socket = home.socket();

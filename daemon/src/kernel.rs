@@ -1,6 +1,7 @@
 //! The kernel handle: what every part of vyred shares (config, store, bus, tools, modules,
 //! devices), behind one cloneable `Arc`.
 
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -82,6 +83,8 @@ struct Inner {
     vault: RwLock<Option<Arc<dyn VaultAccess>>>,
     /// Session providers by name, registered by the modules that declare them.
     router: Arc<Router>,
+    /// The user's HOME (whose `~/.claude` holds Claude Code's own history), when not `HOME`.
+    user_home: std::sync::OnceLock<PathBuf>,
 }
 
 /// The shared state of one vyred. Cheap to clone.
@@ -126,12 +129,28 @@ impl Kernel {
                 listeners: RwLock::new(Vec::new()),
                 vault: RwLock::new(None),
                 router: Arc::new(Router::default()),
+                user_home: std::sync::OnceLock::new(),
             }),
         })
     }
 
     pub fn home(&self) -> &VyreHome {
         &self.inner.home
+    }
+
+    /// The user's HOME: where Claude Code keeps its own history (`~/.claude`). `HOME`, unless
+    /// the embedder said otherwise before modules started (tests, with a temp HOME).
+    pub fn user_home(&self) -> PathBuf {
+        self.inner
+            .user_home
+            .get()
+            .cloned()
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("/"))
+    }
+
+    pub(crate) fn set_user_home(&self, home: PathBuf) {
+        let _ = self.inner.user_home.set(home);
     }
     pub fn config(&self) -> &LoadedConfig {
         &self.inner.config

@@ -12,7 +12,7 @@
 //! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
 //! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
 //! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
-//! - [`transcripts`]: the one reader of Claude Code's transcript files.
+//! - [`transcripts`]: the one reader of Claude Code's transcript files; [`recall`] searches them.
 //! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
 
 pub mod api;
@@ -31,6 +31,7 @@ pub mod logging;
 pub mod modules;
 pub mod paths;
 pub mod peer;
+pub mod recall;
 pub mod redact;
 pub mod rules;
 pub mod sessions;

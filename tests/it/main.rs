@@ -12,6 +12,7 @@ mod fake_provider;
 mod lifecycle;
 mod modules;
 mod providers;
+mod recall;
 mod slots;
 mod threads_asks;
 mod threads_bad;

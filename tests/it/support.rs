@@ -174,6 +174,8 @@ impl InProcess {
         let mut options = DaemonOptions::new(home.home());
         options.port = Some(0);
         options.extra_modules = extra;
+        // Never the real ~/.claude: history is read from the test's own HOME.
+        options.user_home = Some(home.dir.join("home"));
         let daemon = Daemon::bind(options).await.expect("bind");
         let kernel = daemon.kernel().clone();
         let http = daemon.http_addr();

@@ -23,5 +23,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
             router: router.clone(),
         }),
         Arc::new(AgentsModule { router }),
+        Arc::new(crate::recall::RecallModule),
     ]
 }

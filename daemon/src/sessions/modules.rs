@@ -35,8 +35,7 @@ impl Module for SessionsModule {
             let home = settings
                 .home
                 .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
-                .ok_or("sessions need a HOME: set HOME or sessions.home")?;
+                .unwrap_or_else(|| ctx.kernel().user_home());
             let base_url = settings.base_url.or_else(|| {
                 std::env::var("ANTHROPIC_BASE_URL")
                     .ok()

@@ -2,12 +2,45 @@
 //! one exception to "public surfaces only", and it lives here). Best effort by design: a file
 //! that cannot be read is "no history", never an error for the caller.
 //!
-//! Today it answers the two questions a resume and a rewind need before they start a process:
-//! does this session still have a transcript, and is that message in it. The catalogue, the
-//! incremental reader and recall (issue 6) grow from here.
+//! - [`line`]: one line, read tolerantly (current and older shapes; broken lines counted).
+//! - [`tail`]: a file read incrementally, from a kept offset to its last complete line.
+//! - [`find`] and [`has_entry`]: what a resume and a rewind check before starting a process.
+
+pub mod line;
+pub mod tail;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+
+/// The folders read for history: `transcripts` in config.json (a leading `~/` is the user's
+/// HOME), else `~/.claude/projects` and `~/.claude/projects-archive`, plus the projects folder
+/// of the HOME Vyre's sessions run with, when that is another.
+pub fn roots(
+    configured: Option<&[String]>,
+    home: &Path,
+    sessions_home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = match configured {
+        Some(list) => list
+            .iter()
+            .map(|r| match r.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => PathBuf::from(r),
+            })
+            .collect(),
+        None => vec![
+            projects_dir(home),
+            home.join(".claude").join("projects-archive"),
+        ],
+    };
+    if let Some(s) = sessions_home {
+        let theirs = projects_dir(s);
+        if !roots.contains(&theirs) {
+            roots.push(theirs);
+        }
+    }
+    roots
+}
 
 /// Where Claude Code keeps transcripts under a HOME: one folder per working directory.
 pub fn projects_dir(home: &Path) -> PathBuf {
@@ -87,6 +120,55 @@ mod tests {
         assert!(!has_entry(&path, "u-2"), "a torn last line is skipped");
         assert!(!has_entry(&h.join("missing.jsonl"), "u-1"));
         std::fs::remove_dir_all(h).unwrap();
+    }
+
+    #[test]
+    fn roots_come_from_config_or_the_defaults() {
+        let home = Path::new("/h");
+        assert_eq!(
+            roots(None, home, None),
+            vec![
+                PathBuf::from("/h/.claude/projects"),
+                PathBuf::from("/h/.claude/projects-archive")
+            ]
+        );
+        let configured = vec!["~/old".to_string(), "/abs".to_string()];
+        assert_eq!(
+            roots(Some(&configured), home, Some(Path::new("/s"))),
+            vec![
+                PathBuf::from("/h/old"),
+                PathBuf::from("/abs"),
+                PathBuf::from("/s/.claude/projects")
+            ]
+        );
+    }
+
+    #[test]
+    fn the_real_clis_transcript_reads_as_two_prompts_and_two_replies() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/transcripts/cli-2.1.328.jsonl");
+        let chunk = tail::read_from(&fixture, 0).unwrap();
+        assert_eq!((chunk.read, chunk.broken), (30, 0));
+        let said: Vec<(line::Role, String)> = chunk
+            .lines
+            .iter()
+            .filter_map(|l| match l {
+                line::Line::Said(s) => Some((s.role, s.text.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            said,
+            vec![
+                (line::Role::User, "hello there zebra".to_string()),
+                (line::Role::Assistant, "reply to [hello there zebra]".to_string()),
+                (line::Role::User, "RUNBASH ls -la".to_string()),
+                (
+                    line::Role::Assistant,
+                    "tool said: total 8\ndrwxr-xr-x 2 root root 4096 Nov 30 12:51 .\ndrwxr-xr-x 5 root root 4096 Nov 30 12:51 ..".to_string()
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,261 @@
+//! The indexer: one worker thread at low priority that reads transcripts into recall's rows. A
+//! full scan at start (with `history.indexed` progress), then only what the watcher says changed,
+//! each file from its kept offset. It never runs on the async runtime, so it never holds up a
+//! tool call or a hook.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::rows::{self, Batch};
+use crate::events::NewEvent;
+use crate::modules::Ctx;
+use crate::transcripts::tail;
+
+/// What the worker is asked to do.
+pub enum Job {
+    /// Read every transcript under the roots (at start).
+    Scan,
+    /// Read what was appended to one file.
+    File(PathBuf),
+    /// Try to watch roots that did not exist yet.
+    Arm,
+    Stop,
+}
+
+/// How far indexing is, for `recall.status` and the onboarding's progress bar.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub scanning: AtomicBool,
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    pub files_read: AtomicU64,
+    pub unreadable: AtomicU64,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ProgressView {
+    pub scanning: bool,
+    pub done: u64,
+    pub total: u64,
+    pub files_read: u64,
+    pub unreadable: u64,
+}
+
+impl Progress {
+    pub fn view(&self) -> ProgressView {
+        ProgressView {
+            scanning: self.scanning.load(Ordering::Relaxed),
+            done: self.done.load(Ordering::Relaxed),
+            total: self.total.load(Ordering::Relaxed),
+            files_read: self.files_read.load(Ordering::Relaxed),
+            unreadable: self.unreadable.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// How often a scan reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+pub struct Worker {
+    pub ctx: Ctx,
+    pub roots: Vec<PathBuf>,
+    pub progress: Arc<Progress>,
+    pub rt: tokio::runtime::Handle,
+    /// Re-arms the watcher when asked (roots that appeared).
+    pub arm: Box<dyn FnMut() + Send>,
+}
+
+impl Worker {
+    /// The worker's loop; returns when told to stop or when every sender is gone.
+    pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
+        lower_priority();
+        while let Ok(job) = jobs.recv() {
+            match job {
+                Job::Scan => self.scan(),
+                Job::File(path) => {
+                    // Coalesce a burst of writes to files: each is read once.
+                    let mut paths = vec![path];
+                    while let Ok(next) = jobs.try_recv() {
+                        match next {
+                            Job::File(p) if !paths.contains(&p) => paths.push(p),
+                            Job::File(_) => {}
+                            Job::Scan => self.scan(),
+                            Job::Arm => (self.arm)(),
+                            Job::Stop => return,
+                        }
+                    }
+                    for p in paths {
+                        self.file(&p);
+                    }
+                }
+                Job::Arm => (self.arm)(),
+                Job::Stop => return,
+            }
+        }
+    }
+
+    fn scan(&mut self) {
+        let files = transcript_files(&self.roots);
+        let p = &self.progress;
+        p.scanning.store(true, Ordering::Relaxed);
+        p.total.store(files.len() as u64, Ordering::Relaxed);
+        p.done.store(0, Ordering::Relaxed);
+        let mut said = Instant::now();
+        self.announce();
+        for (i, path) in files.iter().enumerate() {
+            self.file(path);
+            self.progress.done.store(i as u64 + 1, Ordering::Relaxed);
+            if said.elapsed() >= PROGRESS_EVERY {
+                said = Instant::now();
+                self.announce();
+            }
+        }
+        self.progress.scanning.store(false, Ordering::Relaxed);
+        self.announce();
+    }
+
+    fn announce(&self) {
+        let v = self.progress.view();
+        // Nothing to read, nothing to say (`recall.status` still answers).
+        if v.total == 0 {
+            return;
+        }
+        let event = NewEvent::new(
+            "history.indexed",
+            json!({ "done": v.done, "total": v.total, "scanning": v.scanning }),
+        );
+        if let Err(e) = self.rt.block_on(self.ctx.events().emit(event)) {
+            tracing::debug!(error = %e, "progress not recorded");
+        }
+    }
+
+    /// Read what is new in one transcript. Trouble with one file is counted and logged, never
+    /// raised: history is best effort.
+    fn file(&self, path: &Path) {
+        let Some(session) = session_of(path, &self.roots) else {
+            return;
+        };
+        let key = path.display().to_string();
+        let store = self.ctx.store();
+        let k = key.clone();
+        let kept = self
+            .rt
+            .block_on(store.read(move |c| rows::kept(c, &k)))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let chunk = match tail::read_from(path, kept.offset) {
+            Ok(c) => c,
+            Err(e) => {
+                self.progress.unreadable.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(path = %path.display(), error = %e, "transcript not readable; skipped");
+                return;
+            }
+        };
+        if chunk.offset == kept.offset && !chunk.restarted {
+            return;
+        }
+        self.progress.files_read.fetch_add(1, Ordering::Relaxed);
+        let batch = Batch {
+            path: key,
+            session,
+            lines: chunk.lines,
+            offset: chunk.offset,
+            read: chunk.read,
+            broken: chunk.broken,
+            restarted: chunk.restarted,
+        };
+        if let Err(e) = self
+            .rt
+            .block_on(store.write(move |tx| rows::apply(tx, &batch)))
+        {
+            tracing::warn!(path = %path.display(), error = %e, "transcript not indexed");
+        }
+    }
+}
+
+/// The session a transcript belongs to, if `path` is one: `<root>/<folder>/<session>.jsonl`
+/// (a subagent's side file deeper down is not a session).
+pub fn session_of(path: &Path, roots: &[PathBuf]) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    let folder = path.parent()?;
+    if !roots.iter().any(|r| folder.parent() == Some(r.as_path())) {
+        return None;
+    }
+    Some(path.file_stem()?.to_str()?.to_string())
+}
+
+/// Every transcript under the roots, newest first (the onboarding shows recent history soonest).
+pub fn transcript_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = vec![];
+    for root in roots {
+        let Ok(folders) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for folder in folders.flatten() {
+            let Ok(entries) = std::fs::read_dir(folder.path()) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.extension().is_some_and(|x| x == "jsonl") {
+                    let mtime = e
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    files.push((mtime, path));
+                }
+            }
+        }
+    }
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+/// Indexing yields to everything else on the machine.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid has no preconditions; setpriority on this thread's id only changes its
+    // own niceness.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_one_folder_below_a_root_are_sessions() {
+        let roots = vec![PathBuf::from("/h/.claude/projects")];
+        assert_eq!(
+            session_of(Path::new("/h/.claude/projects/-w/abc.jsonl"), &roots),
+            Some("abc".into())
+        );
+        assert_eq!(
+            session_of(
+                Path::new("/h/.claude/projects/-w/abc/subagents/agent-1.jsonl"),
+                &roots
+            ),
+            None
+        );
+        assert_eq!(
+            session_of(Path::new("/h/.claude/projects/-w/abc.txt"), &roots),
+            None
+        );
+        assert_eq!(
+            session_of(Path::new("/elsewhere/-w/abc.jsonl"), &roots),
+            None
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! Recall (spec section 7.3): search over every turn of every Claude Code session on this
+//! machine, and any one conversation whole. Transcripts are read through [`crate::transcripts`]
+//! by a low-priority worker ([`index`]), followed through file events ([`watch`]), and kept in
+//! recall's rows with an FTS5 index ([`rows`], [`search`]); live turns come from the threads'
+//! events ([`thread`]).
+
+pub mod index;
+pub mod rows;
+pub mod search;
+pub mod thread;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::modules::{Ctx, Module, StartFuture, ToolDef};
+use crate::tools::ToolError;
+use index::{Job, Progress, ProgressView, Worker};
+
+pub struct RecallModule;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// Words to find; every one must appear in the turn.
+    query: String,
+    /// At most this many (1 to 200, default 20).
+    #[serde(default)]
+    limit: Option<u32>,
+    /// Only these sessions (threads).
+    #[serde(default)]
+    threads: Option<Vec<String>>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadInput {
+    thread: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Status {
+    roots: Vec<String>,
+    sessions: i64,
+    turns: i64,
+    files: i64,
+    /// Lines that were not JSON, skipped.
+    broken: i64,
+    progress: ProgressView,
+}
+
+impl Module for RecallModule {
+    fn name(&self) -> &str {
+        "recall"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("module.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        Box::pin(async move {
+            ctx.store().migrate(rows::MIGRATIONS).await?;
+            let config = &ctx.kernel().config().config;
+            let home = ctx.kernel().user_home();
+            let sessions_home = config.sessions.home.as_ref().map(PathBuf::from);
+            let roots = crate::transcripts::roots(
+                config.transcripts.as_deref(),
+                &home,
+                sessions_home.as_deref(),
+            );
+            let progress = Arc::new(Progress::default());
+            let (jobs, inbox) = std::sync::mpsc::channel();
+            let watch = match watch::Watch::start(roots.clone(), jobs.clone()) {
+                Ok(w) => Some(Arc::new(Mutex::new(w))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "transcripts cannot be followed; they are read at start only");
+                    None
+                }
+            };
+            let arm_watch = watch.clone();
+            let worker = Worker {
+                ctx: ctx.clone(),
+                roots: roots.clone(),
+                progress: progress.clone(),
+                rt: tokio::runtime::Handle::current(),
+                arm: Box::new(move || {
+                    if let Some(w) = &arm_watch {
+                        w.lock().expect("watch").arm();
+                    }
+                }),
+            };
+            let _ = jobs.send(Job::Scan);
+            // Its own thread, not the runtime's blocking pool: it lives as long as vyred, and a
+            // runtime waits for its blocking tasks when dropped. A panic in it disables recall.
+            let (ended, panicked) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name("vyre-recall".into())
+                .spawn(move || {
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        worker.run(inbox)
+                    }));
+                    let _ = ended.send(run.err());
+                })
+                .map_err(|e| format!("cannot start the indexer: {e}"))?;
+            ctx.spawn(async move {
+                if let Ok(Some(panic)) = panicked.await {
+                    std::panic::resume_unwind(panic);
+                }
+            });
+            let stop = ctx.shutdown();
+            let stopper = jobs.clone();
+            ctx.spawn(async move {
+                stop.cancelled().await;
+                let _ = stopper.send(Job::Stop);
+                drop(watch);
+            });
+            register(&ctx, roots, progress)?;
+            Ok(())
+        })
+    }
+}
+
+fn register(
+    ctx: &Ctx,
+    roots: Vec<PathBuf>,
+    progress: Arc<Progress>,
+) -> Result<(), crate::modules::StartError> {
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "recall.search",
+            "Search every turn of every session on this machine; best matches first, with a snippet.",
+        ),
+        move |input: SearchInput, _| {
+            let c = c.clone();
+            async move {
+                let limit = input.limit.unwrap_or(20);
+                if !(1..=200).contains(&limit) {
+                    return Err(ToolError::invalid("limit must be from 1 to 200"));
+                }
+                let Some(query) = search::fts_query(&input.query) else {
+                    return Err(ToolError::invalid("query must have at least one word"));
+                };
+                let threads = input.threads;
+                Ok(c.store()
+                    .read(move |conn| {
+                        search::search(conn, &query, threads.as_deref(), limit as usize)
+                    })
+                    .await?)
+            }
+        },
+    )?;
+
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "recall.thread",
+            "A whole conversation: its history from the transcript and its live turns, each once.",
+        ),
+        move |input: ThreadInput, _| {
+            let c = c.clone();
+            async move {
+                let t = input.thread.clone();
+                let mut conversation = c.store().read(move |conn| thread::history(conn, &t)).await?;
+                let live = c
+                    .call(
+                        "system.events",
+                        json!({ "thread": input.thread, "types": ["thread.turn", "thread.text"], "limit": 1000 }),
+                    )
+                    .await
+                    .unwrap_or_default();
+                thread::merge_live(
+                    &mut conversation,
+                    live.as_array().map(Vec::as_slice).unwrap_or_default(),
+                );
+                if conversation.turns.is_empty() && conversation.cwd.is_none() {
+                    return Err(ToolError::not_found(
+                        "unknown_thread",
+                        format!("no history or live turns for {:?}", input.thread),
+                    ));
+                }
+                Ok(conversation)
+            }
+        },
+    )?;
+
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "recall.status",
+            "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
+        ),
+        move |_: NoInput, _| {
+            let c = c.clone();
+            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            let progress = progress.clone();
+            async move {
+                let (sessions, turns, files, broken) = c
+                    .store()
+                    .read(|conn| {
+                        Ok(conn.query_row(
+                            "SELECT (SELECT COUNT(*) FROM recall_sessions), (SELECT COUNT(*) FROM recall_turns),
+                                    (SELECT COUNT(*) FROM recall_files), (SELECT COALESCE(SUM(broken), 0) FROM recall_files)",
+                            [],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                        )?)
+                    })
+                    .await?;
+                Ok::<_, ToolError>(Status {
+                    roots,
+                    sessions,
+                    turns,
+                    files,
+                    broken,
+                    progress: progress.view(),
+                })
+            }
+        },
+    )?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! Following transcripts as they change, through the OS's file events (`notify`: inotify on
+//! Linux, FSEvents on the Mac), never by polling. A root that does not exist yet (a fresh
+//! machine's `~/.claude/projects`) is waited for by watching its nearest existing parent.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use notify::{EventKind, RecursiveMode, Watcher};
+
+use super::index::Job;
+
+pub struct Watch {
+    watcher: notify::RecommendedWatcher,
+    roots: Vec<PathBuf>,
+    /// Paths watched, and whether recursively (a root) or not (a parent waiting for a root).
+    watched: HashSet<(PathBuf, bool)>,
+}
+
+impl Watch {
+    pub fn start(roots: Vec<PathBuf>, jobs: mpsc::Sender<Job>) -> notify::Result<Watch> {
+        let wanted = roots.clone();
+        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+            let Ok(event) = res else { return };
+            if matches!(event.kind, EventKind::Access(_)) {
+                return;
+            }
+            for path in event.paths {
+                if path.extension().is_some_and(|x| x == "jsonl") {
+                    let _ = jobs.send(Job::File(path));
+                } else if wanted.iter().any(|r| r.starts_with(&path) || *r == path) {
+                    // A root, or a folder on the way to one, appeared.
+                    let _ = jobs.send(Job::Arm);
+                    let _ = jobs.send(Job::Scan);
+                }
+            }
+        })?;
+        let mut w = Watch {
+            watcher,
+            roots,
+            watched: HashSet::new(),
+        };
+        w.arm();
+        Ok(w)
+    }
+
+    /// Watch every root that exists (recursively) and, for the others, their nearest existing
+    /// parent (that folder only).
+    pub fn arm(&mut self) {
+        for root in self.roots.clone() {
+            let target = if root.is_dir() {
+                (root.clone(), true)
+            } else {
+                match nearest_existing(&root) {
+                    Some(parent) => (parent, false),
+                    None => continue,
+                }
+            };
+            if self.watched.contains(&target) {
+                continue;
+            }
+            let mode = if target.1 {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            match self.watcher.watch(&target.0, mode) {
+                Ok(()) => {
+                    self.watched.insert(target);
+                }
+                Err(e) => {
+                    tracing::warn!(path = %target.0.display(), error = %e, "cannot follow transcripts here")
+                }
+            }
+        }
+    }
+}
+
+fn nearest_existing(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .find(|p| p.is_dir())
+        .map(Path::to_path_buf)
+}

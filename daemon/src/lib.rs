@@ -31,6 +31,7 @@ pub mod logging;
 pub mod modules;
 pub mod paths;
 pub mod peer;
+pub mod projects;
 pub mod recall;
 pub mod redact;
 pub mod rules;

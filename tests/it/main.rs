@@ -11,6 +11,7 @@ mod fake_api;
 mod fake_provider;
 mod lifecycle;
 mod modules;
+mod projects;
 mod providers;
 mod recall;
 mod slots;

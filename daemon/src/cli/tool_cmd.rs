@@ -259,8 +259,18 @@ pub fn input_from_args(schema: &Value, args: &[String]) -> Result<Value, String>
         .filter_map(|name| props.iter().find(|(k, _, _)| k == name))
         .filter(|(k, _, _)| !input.contains_key(k))
         .collect();
+    // Words beyond the last field join it when it takes text (`vyre agents ask juno how are
+    // you`), as a person would type them.
+    let mut words: Vec<String> = positional.iter().map(|w| w.to_string()).collect();
+    if words.len() > free.len()
+        && let Some((_, prop, _)) = free.last()
+        && types_of(prop).iter().any(|t| t == "string")
+    {
+        let tail = words.split_off(free.len().saturating_sub(1)).join(" ");
+        words.push(tail);
+    }
     let mut free = free.into_iter();
-    for word in positional {
+    for word in &words {
         let Some((key, prop, _)) = free.next() else {
             return Err(format!("unexpected argument {word:?}"));
         };
@@ -356,8 +366,18 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown option")
         );
+        assert_eq!(
+            input_from_args(&schema, &words("my phone")).unwrap(),
+            json!({ "name": "my phone" }),
+            "the last text field takes the rest of the words"
+        );
+        let counted = json!({
+            "type": "object",
+            "required": ["n"],
+            "properties": { "n": { "type": "integer" } }
+        });
         assert!(
-            input_from_args(&schema, &words("a b"))
+            input_from_args(&counted, &words("1 2"))
                 .unwrap_err()
                 .contains("unexpected argument")
         );

@@ -23,6 +23,8 @@ pub enum Job {
     Scan,
     /// Read what was appended to one file.
     File(PathBuf),
+    /// Read every transcript in a folder that just appeared.
+    Folder(PathBuf),
     /// Try to watch roots that did not exist yet.
     Arm,
     Stop,
@@ -85,12 +87,18 @@ impl Worker {
                         match next {
                             Job::File(p) if !paths.contains(&p) => paths.push(p),
                             Job::File(_) => {}
+                            Job::Folder(f) => paths.extend(jsonl_in(&f)),
                             Job::Scan => self.scan(),
                             Job::Arm => (self.arm)(),
                             Job::Stop => return,
                         }
                     }
                     for p in paths {
+                        self.file(&p);
+                    }
+                }
+                Job::Folder(f) => {
+                    for p in jsonl_in(&f) {
                         self.file(&p);
                     }
                 }
@@ -218,6 +226,16 @@ pub fn transcript_files(roots: &[PathBuf]) -> Vec<PathBuf> {
     }
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files.into_iter().map(|(_, p)| p).collect()
+}
+
+fn jsonl_in(folder: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect()
 }
 
 /// Indexing yields to everything else on the machine.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
-use crate::tools::ToolError;
+use crate::tools::{Caller, ToolError};
 use index::{Job, Progress, ProgressView, Worker};
 
 pub struct RecallModule;
@@ -34,6 +34,9 @@ pub struct SearchInput {
     /// Only these sessions (threads).
     #[serde(default)]
     threads: Option<Vec<String>>,
+    /// Only this project's sessions.
+    #[serde(default)]
+    project: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -45,6 +48,25 @@ pub struct ThreadInput {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}
+
+/// A session found in the transcripts, as the catalogue shows it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SessionInfo {
+    pub thread: String,
+    pub path: String,
+    pub cwd: Option<String>,
+    /// Its `/rename` name, else an older transcript's summary.
+    pub title: Option<String>,
+    pub first_text: Option<String>,
+    pub first_at: Option<i64>,
+    pub last_at: Option<i64>,
+    /// Prompts in it.
+    pub turns: i64,
+    /// `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre).
+    pub entrypoint: Option<String>,
+    /// When its transcript last grew, as recall saw it (ms).
+    pub written_at: Option<i64>,
+}
 
 #[derive(Serialize, JsonSchema)]
 pub struct Status {
@@ -127,6 +149,48 @@ impl Module for RecallModule {
     }
 }
 
+/// What a session may draw on (spec section 10 and 7.4): an agent's session only its projects'
+/// threads, a session started in a project only that project's; a person, a module or a session
+/// Vyre does not know is not fenced. `None` means no fence.
+async fn fence(c: &Ctx, caller: &Caller) -> Result<Option<Vec<String>>, ToolError> {
+    let Caller::Session {
+        thread: Some(thread),
+    } = caller
+    else {
+        return Ok(None);
+    };
+    let Ok(info) = c.call("threads.get", json!({ "thread": thread })).await else {
+        return Ok(None);
+    };
+    let projects: Vec<String> = match info["agent"].as_str() {
+        Some(agent) => {
+            let agents = c.call("agents.list", json!({})).await?;
+            let profile = agents
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| a["name"] == agent)
+                .cloned()
+                .unwrap_or_default();
+            if profile["projects"] == "*" {
+                return Ok(None);
+            }
+            serde_json::from_value(profile["projects"].clone()).unwrap_or_default()
+        }
+        None => match info["project"].as_str() {
+            Some(p) => vec![p.to_string()],
+            None => return Ok(None),
+        },
+    };
+    let mut allowed = vec![thread.clone()];
+    for p in projects {
+        if let Ok(ids) = c.call("projects.threads", json!({ "project": p })).await {
+            allowed.extend(serde_json::from_value::<Vec<String>>(ids).unwrap_or_default());
+        }
+    }
+    Ok(Some(allowed))
+}
+
 fn register(
     ctx: &Ctx,
     roots: Vec<PathBuf>,
@@ -138,9 +202,10 @@ fn register(
             "recall.search",
             "Search every turn of every session on this machine; best matches first, with a snippet.",
         ),
-        move |input: SearchInput, _| {
+        move |input: SearchInput, cx| {
             let c = c.clone();
             async move {
+                let fence = fence(&c, &cx.caller).await?;
                 let limit = input.limit.unwrap_or(20);
                 if !(1..=200).contains(&limit) {
                     return Err(ToolError::invalid("limit must be from 1 to 200"));
@@ -148,7 +213,23 @@ fn register(
                 let Some(query) = search::fts_query(&input.query) else {
                     return Err(ToolError::invalid("query must have at least one word"));
                 };
-                let threads = input.threads;
+                let mut threads = input.threads;
+                if let Some(project) = &input.project {
+                    let mine: Vec<String> = serde_json::from_value(
+                        c.call("projects.threads", json!({ "project": project })).await?,
+                    )
+                    .unwrap_or_default();
+                    threads = Some(match threads {
+                        Some(t) => t.into_iter().filter(|x| mine.contains(x)).collect(),
+                        None => mine,
+                    });
+                }
+                if let Some(allowed) = fence {
+                    threads = Some(match threads {
+                        Some(t) => t.into_iter().filter(|x| allowed.contains(x)).collect(),
+                        None => allowed,
+                    });
+                }
                 Ok(c.store()
                     .read(move |conn| {
                         search::search(conn, &query, threads.as_deref(), limit as usize)
@@ -187,6 +268,45 @@ fn register(
                     ));
                 }
                 Ok(conversation)
+            }
+        },
+    )?;
+
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "recall.sessions",
+            "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
+        ),
+        move |_: NoInput, _| {
+            let c = c.clone();
+            async move {
+                Ok::<_, ToolError>(
+                    c.store()
+                        .read(|conn| {
+                            let mut stmt = conn.prepare_cached(
+                                "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.indexed_at
+                                 FROM recall_sessions s LEFT JOIN recall_files f ON f.path = s.path
+                                 ORDER BY COALESCE(s.last_at, 0) DESC",
+                            )?;
+                            let rows = stmt.query_map([], |r| {
+                                Ok(SessionInfo {
+                                    thread: r.get(0)?,
+                                    path: r.get(1)?,
+                                    cwd: r.get(2)?,
+                                    title: r.get(3)?,
+                                    first_text: r.get(4)?,
+                                    first_at: r.get(5)?,
+                                    last_at: r.get(6)?,
+                                    turns: r.get(7)?,
+                                    entrypoint: r.get(8)?,
+                                    written_at: r.get(9)?,
+                                })
+                            })?;
+                            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+                        })
+                        .await?,
+                )
             }
         },
     )?;

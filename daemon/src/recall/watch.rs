@@ -25,9 +25,14 @@ impl Watch {
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
             }
+            let created = matches!(event.kind, EventKind::Create(_));
             for path in event.paths {
                 if path.extension().is_some_and(|x| x == "jsonl") {
                     let _ = jobs.send(Job::File(path));
+                } else if created && path.is_dir() && wanted.iter().any(|r| path.starts_with(r)) {
+                    // A new folder: what was written into it before its watch was in place is
+                    // read from it now; what comes later has its own events.
+                    let _ = jobs.send(Job::Folder(path));
                 } else if wanted.iter().any(|r| r.starts_with(&path) || *r == path) {
                     // A root, or a folder on the way to one, appeared.
                     let _ = jobs.send(Job::Arm);

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod adopt;
 mod agents;
 mod api;
 mod claude_e2e;

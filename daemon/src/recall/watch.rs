@@ -25,18 +25,19 @@ impl Watch {
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
             }
+            tracing::debug!(kind = ?event.kind, paths = ?event.paths, "transcripts: file event");
             let created = matches!(event.kind, EventKind::Create(_));
             for path in event.paths {
                 if path.extension().is_some_and(|x| x == "jsonl") {
                     let _ = jobs.send(Job::File(path));
-                } else if created && path.is_dir() && wanted.iter().any(|r| path.starts_with(r)) {
-                    // A new folder: what was written into it before its watch was in place is
-                    // read from it now; what comes later has its own events.
-                    let _ = jobs.send(Job::Folder(path));
-                } else if wanted.iter().any(|r| r.starts_with(&path) || *r == path) {
+                } else if created && wanted.iter().any(|r| r.starts_with(&path)) {
                     // A root, or a folder on the way to one, appeared.
                     let _ = jobs.send(Job::Arm);
                     let _ = jobs.send(Job::Scan);
+                } else if created && path.is_dir() && wanted.iter().any(|r| path.starts_with(r)) {
+                    // A new folder under a root: what was written into it before its watch was
+                    // in place is read from it now; what comes later has its own events.
+                    let _ = jobs.send(Job::Folder(path));
                 }
             }
         })?;
@@ -71,6 +72,7 @@ impl Watch {
             };
             match self.watcher.watch(&target.0, mode) {
                 Ok(()) => {
+                    tracing::debug!(path = %target.0.display(), recursive = target.1, "transcripts: watching");
                     self.watched.insert(target);
                 }
                 Err(e) => {

@@ -253,10 +253,12 @@ impl Module for ThreadsModule {
                         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
                         rows.collect::<Result<_, _>>()?
                     };
+                    // `updated_at` now: what their processes wrote before they went was Vyre's own
+                    // (see the one-writer check in switchboard/adopt.rs).
                     tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'restart'
+                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'restart', updated_at = ?1
                          WHERE status NOT IN ('stopped', 'failed')",
-                        [],
+                        [crate::now_ms()],
                     )?;
                     let asks: Vec<(String, String)> = {
                         let mut stmt = tx.conn().prepare("SELECT id, thread FROM threads_asks WHERE status = 'open'")?;

@@ -153,6 +153,13 @@ impl Router {
             })
     }
 
+    /// When session `id`'s transcript last changed, if it has one.
+    pub fn transcript_written(&self, id: &str) -> Option<std::time::SystemTime> {
+        let home = self.home.read().expect("sessions home").clone()?;
+        let path = crate::transcripts::find(&home, id)?;
+        std::fs::metadata(path).ok()?.modified().ok()
+    }
+
     /// The auth mode in force and the credential for it, from the vault.
     pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
         let ctx = self.sessions_ctx()?;

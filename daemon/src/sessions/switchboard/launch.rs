@@ -80,10 +80,17 @@ impl Switchboard {
         if self.live(thread).is_some() {
             return Ok(());
         }
-        let row = self.launch_options(thread).await?;
-        let Some((req, turns)) = row else {
-            return Err(not_found(thread));
+        let row = match self.launch_options(thread).await? {
+            Some(row) => row,
+            // A session Vyre did not start: adopt it from its transcript.
+            None => {
+                self.adopt(thread).await?.ok_or_else(|| not_found(thread))?;
+                self.launch_options(thread)
+                    .await?
+                    .ok_or_else(|| not_found(thread))?
+            }
         };
+        let (req, turns) = row;
         self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
             .await
     }
@@ -205,10 +212,10 @@ impl Switchboard {
         thread: &str,
         at: Option<String>,
     ) -> Result<String, ToolError> {
-        let (req, _) = self
-            .launch_options(thread)
-            .await?
-            .ok_or_else(|| not_found(thread))?;
+        let req = match self.launch_options(thread).await? {
+            Some((req, _)) => req,
+            None => self.adopt(thread).await?.ok_or_else(|| not_found(thread))?,
+        };
         let new = crate::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
         self.insert_run(&new, &req).await?;

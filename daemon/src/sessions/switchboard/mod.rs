@@ -20,6 +20,7 @@ use crate::store::StoreError;
 use crate::tools::{Caller, ErrorKind, ToolError};
 
 mod actor;
+mod adopt;
 mod fallback;
 mod launch;
 mod queue;
@@ -260,6 +261,13 @@ impl Switchboard {
             // A thread whose session is closed (or was for an agent since changed) resumes on
             // its transcript.
             _ => {
+                // One writer: a session a terminal is writing waits for it to let go.
+                if self.live_elsewhere(thread).await {
+                    let uuid = uuid.unwrap_or_else(crate::ids::uuid_v4);
+                    let sent = self.hold(thread, text, uuid).await?;
+                    self.record_sent(thread, &sent).await;
+                    return Ok(sent);
+                }
                 self.resume(thread, None).await?;
                 self.live(thread).ok_or_else(|| {
                     ToolError::conflict("not_live", "the session ended as it resumed")

@@ -1,0 +1,241 @@
+//! Adopting sessions Vyre did not start, with one writer per transcript (ADR 0030 section 10).
+//!
+//! A message to a session found only in the transcripts makes its record (its own folder, the
+//! CLI's default model) and resumes it there. If a terminal is writing it now (its transcript
+//! grew in the last 30 s, or a `claude --resume <id>` runs), the message is held and handed over
+//! once the terminal lets go; a fork is offered meanwhile.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::params;
+use serde_json::json;
+
+use super::*;
+
+/// A transcript that grew this recently is being written by someone.
+const QUIET: Duration = Duration::from_secs(30);
+/// How often a held message looks again whether the terminal let go.
+const RECHECK: Duration = Duration::from_secs(5);
+
+impl Switchboard {
+    /// The record of a session found in the transcripts; `None` when there is no such session.
+    pub(super) async fn adopt(&self, thread: &str) -> Result<Option<StartRequest>, ToolError> {
+        let sessions = self.ctx.call("recall.sessions", json!({})).await?;
+        let Some(found) = sessions
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["thread"] == thread)
+        else {
+            return Ok(None);
+        };
+        let cwd = found["cwd"].as_str().map(PathBuf::from).ok_or_else(|| {
+            ToolError::conflict(
+                "no_folder",
+                format!("session {thread} does not say which folder it ran in, so it cannot resume there"),
+            )
+        })?;
+        if !cwd.is_dir() {
+            return Err(ToolError::conflict(
+                "no_folder",
+                format!(
+                    "session {thread} ran in {}, which is not on this machine any more",
+                    cwd.display()
+                ),
+            ));
+        }
+        let req = StartRequest {
+            cwd,
+            model: None,
+            purpose: "chat".into(),
+            project: None,
+            provider: "claude".into(),
+            agent: None,
+            mode: "default".into(),
+        };
+        self.insert_run(thread, &req).await?;
+        let (t, turns) = (thread.to_string(), found["turns"].as_i64().unwrap_or(0));
+        self.ctx
+            .store()
+            .write(move |tx| {
+                tx.conn().execute(
+                    "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'adopted', turns = ?2 WHERE id = ?1",
+                    params![t, turns],
+                )?;
+                Ok(())
+            })
+            .await?;
+        self.emit(
+            "thread.adopted",
+            thread,
+            json!({ "cwd": req.cwd.display().to_string(), "source": "terminal" }),
+        )
+        .await;
+        Ok(Some(req))
+    }
+
+    /// Whether someone other than Vyre writes this session now: a `claude` with it on its
+    /// command line, or its transcript grew recently and not by Vyre's own hand.
+    pub(super) async fn live_elsewhere(&self, thread: &str) -> bool {
+        if self.live(thread).is_some() {
+            return false;
+        }
+        let id = thread.to_string();
+        if tokio::task::spawn_blocking(move || claude_process_with(&id))
+            .await
+            .unwrap_or(false)
+        {
+            return true;
+        }
+        let Some(written) = self.router.transcript_written(thread) else {
+            return false;
+        };
+        let t = thread.to_string();
+        let ours: i64 = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT updated_at FROM threads_runs WHERE id = ?1 AND stopped_reason != 'adopted'",
+                    [&t],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0))
+            })
+            .await
+            .unwrap_or(0);
+        let written_ms = ms(written);
+        // Vyre's own last write lands just before it marks the session stopped.
+        written_ms > ours + 1000 && crate::now_ms() - written_ms < QUIET.as_millis() as i64
+    }
+
+    /// Hold a message for a session a terminal is writing, and hand it over once it lets go.
+    pub(super) async fn hold(
+        self: &Arc<Self>,
+        thread: &str,
+        text: &str,
+        uuid: String,
+    ) -> Result<Sent, ToolError> {
+        let (t, u, x) = (thread.to_string(), uuid.clone(), text.to_string());
+        let (row, first) = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let waiting: bool = tx.conn().query_row(
+                    "SELECT EXISTS(SELECT 1 FROM threads_inbox WHERE thread = ?1 AND status = 'held')",
+                    [&t],
+                    |r| r.get(0),
+                )?;
+                tx.conn().execute(
+                    "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, 'held', ?4)",
+                    params![t, u, x, crate::now_ms()],
+                )?;
+                Ok((tx.conn().last_insert_rowid(), !waiting))
+            })
+            .await?;
+        self.emit(
+            "thread.queued",
+            thread,
+            json!({ "queued": row, "uuid": uuid, "text": clean(text), "reason": "live in a terminal", "fork": "threads.fork continues it as a new thread now" }),
+        )
+        .await;
+        if first {
+            let (me, t) = (self.clone(), thread.to_string());
+            self.ctx.spawn(me.hand_over(t));
+        }
+        Ok(Sent {
+            uuid,
+            via: "queued".into(),
+            queued: Some(row),
+        })
+    }
+
+    /// Wait for the terminal to let go, then send what was held, in order. Boxed: sending is
+    /// what holds, so the two futures would otherwise contain each other.
+    fn hand_over(
+        self: Arc<Self>,
+        thread: String,
+    ) -> crate::sessions::provider::BoxFuture<'static, ()> {
+        Box::pin(async move { self.hand_over_now(thread).await })
+    }
+
+    async fn hand_over_now(self: Arc<Self>, thread: String) {
+        let stop = self.ctx.shutdown();
+        while self.live_elsewhere(&thread).await {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(RECHECK) => {}
+            }
+        }
+        let t = thread.clone();
+        let held: Vec<(i64, String, String)> = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let rows = {
+                    let mut stmt = tx.conn().prepare(
+                        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'held' ORDER BY id",
+                    )?;
+                    stmt.query_map([&t], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                        .collect::<Result<Vec<_>, _>>()?
+                };
+                tx.conn().execute(
+                    "UPDATE threads_inbox SET status = 'taken' WHERE thread = ?1 AND status = 'held'",
+                    [&t],
+                )?;
+                // The sends were answered "queued"; what they become now is recorded anew.
+                for (_, uuid, _) in &rows {
+                    tx.conn().execute("DELETE FROM threads_sent WHERE uuid = ?1", [uuid])?;
+                }
+                Ok(rows)
+            })
+            .await
+            .unwrap_or_default();
+        for (row, uuid, text) in held {
+            self.emit(
+                "thread.unqueued",
+                &thread,
+                json!({ "queued": row, "uuid": uuid, "reason": "taken" }),
+            )
+            .await;
+            if let Err(e) = self.send(&thread, &text, Some(uuid), true, vec![]).await {
+                tracing::warn!(thread, error = %e, "a held message could not be handed over");
+            }
+        }
+    }
+}
+
+fn ms(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A running Claude Code with this session on its command line (`--resume <id>`, `-r <id>`,
+/// `--session-id <id>`), other than Vyre's own (which the caller has ruled out).
+fn claude_process_with(id: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|e| {
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            return false;
+        };
+        let args: Vec<&[u8]> = raw.split(|b| *b == 0).collect();
+        // `claude` itself, or a launcher running it (`node .../claude`, a shell wrapper).
+        let is_claude = args.iter().any(|a| {
+            Path::new(std::str::from_utf8(a).unwrap_or_default())
+                .file_name()
+                .is_some_and(|n| n == "claude")
+        });
+        let flagged = args.windows(2).any(|w| {
+            matches!(w[0], b"--resume" | b"-r" | b"--session-id") && w[1] == id.as_bytes()
+        });
+        let inline = args.iter().any(|a| {
+            a.strip_prefix(b"--resume=".as_slice()) == Some(id.as_bytes())
+                || a.strip_prefix(b"--session-id=".as_slice()) == Some(id.as_bytes())
+        });
+        is_claude && (flagged || inline)
+    })
+}

@@ -1,0 +1,169 @@
+//! Adopting terminal sessions (ADR 0030 section 10) on the real CLI: a session made by `claude`
+//! in a terminal is resumed by a message, in its own folder, with one writer: while a terminal
+//! writes it, the message waits and a fork is offered.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::threads_e2e::{KEY, Rig, events_until, of_type, rig};
+
+/// What a person does in a terminal: `claude -p <prompt> --session-id <id>` in a folder.
+fn terminal_session(r: &Rig, folder: &Path, id: &str, prompt: &str) {
+    std::fs::create_dir_all(folder).unwrap();
+    let out = std::process::Command::new(crate::claude_e2e::claude_bin().unwrap())
+        .args(["-p", prompt, "--session-id", id])
+        .current_dir(folder)
+        .env_clear()
+        .env("HOME", r.home.dir.join("home"))
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("ANTHROPIC_BASE_URL", r.api.url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Make a transcript look quiet for a minute, as if its terminal turn ended long ago.
+fn quiet(r: &Rig, id: &str) {
+    let path = vyre::transcripts::find(&r.home.dir.join("home"), id).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(SystemTime::now() - Duration::from_secs(60))
+        .unwrap();
+}
+
+async fn wait_sessions(r: &Rig, n: usize) {
+    for _ in 0..400 {
+        let s = r.sock.call("recall.status", &json!({})).await.unwrap();
+        if s["sessions"] == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("recall did not see {n} sessions");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_adopts_a_terminal_session_once_the_terminal_lets_go() {
+    let Some(r) = rig("adopt").await else {
+        return;
+    };
+    let folder = r.home.dir.join("work/walrus-project");
+    let id = "5d9e8a10-1111-4a2b-9c3d-000000000001";
+    terminal_session(&r, &folder, id, "walrus facts please");
+    wait_sessions(&r, 1).await;
+    let catalog = r.sock.call("projects.catalog", &json!({})).await.unwrap();
+    assert_eq!(catalog[0]["source"], "terminal");
+    assert_eq!(
+        catalog[0]["live"], true,
+        "just written: live in its terminal"
+    );
+
+    // The terminal wrote it a moment ago: the message waits, and a fork is offered.
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": id, "text": "and more walrus" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.queued").await;
+    let queued = &events.last().unwrap()["payload"];
+    assert_eq!(queued["reason"], "live in a terminal");
+    assert!(queued["fork"].as_str().unwrap().contains("threads.fork"));
+
+    // The terminal is quiet now: Vyre adopts the session and resumes it in its own folder.
+    quiet(&r, id);
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = &of_type(&events, "thread.started")[0]["payload"];
+    assert_eq!(started["resumed"], true);
+    assert_eq!(started["cwd"], folder.display().to_string());
+    assert_eq!(of_type(&events, "thread.adopted").len(), 1);
+    assert_eq!(
+        of_type(&events, "thread.turn")[0]["payload"]["text"],
+        "and more walrus"
+    );
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    let last = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("walrus facts please") && last.contains("and more walrus"),
+        "the terminal's conversation goes on"
+    );
+    let catalog = r.sock.call("projects.catalog", &json!({})).await.unwrap();
+    assert_eq!(catalog[0]["thread"], id);
+    assert_eq!(catalog[0]["source"], "vyre");
+
+    // A fork of a terminal session runs at once, as a new thread.
+    let other = "5d9e8a10-1111-4a2b-9c3d-000000000002";
+    terminal_session(&r, &folder, other, "penguin notes");
+    wait_sessions(&r, 2).await;
+    let fork = r
+        .sock
+        .call("threads.fork", &json!({ "thread": other }))
+        .await
+        .unwrap();
+    let fork = fork["thread"].as_str().unwrap().to_string();
+    assert_ne!(fork, other);
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "thread.started" && e["thread"] == fork.as_str()
+    })
+    .await;
+    assert_eq!(events.last().unwrap()["payload"]["forked_from"], other);
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_resuming_the_session_in_a_terminal_holds_the_message_until_it_exits() {
+    let Some(r) = rig("adopt-process").await else {
+        return;
+    };
+    let folder = r.home.dir.join("work/seal-project");
+    let id = "5d9e8a10-1111-4a2b-9c3d-000000000003";
+    terminal_session(&r, &folder, id, "seal facts please");
+    wait_sessions(&r, 1).await;
+    quiet(&r, id);
+    // `claude --resume <id>` open in a terminal, idle (a stand-in with the same command line).
+    let mut terminal = std::process::Command::new("bash")
+        .args(["-c", "sleep 60; true", "claude", "--resume", id])
+        .spawn()
+        .unwrap();
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": id, "text": "after the terminal" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued");
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let info: Value = r.sock.call("threads.list", &json!({})).await.unwrap();
+    assert!(
+        info.as_array().unwrap().iter().all(|t| t["live"] != true),
+        "nothing resumed while the terminal has it: {info}"
+    );
+    terminal.kill().unwrap();
+    terminal.wait().unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.turn")[0]["payload"]["text"],
+        "after the terminal"
+    );
+    r.vyred.stop().await;
+}

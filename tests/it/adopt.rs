@@ -167,3 +167,70 @@ async fn a_claude_resuming_the_session_in_a_terminal_holds_the_message_until_it_
     );
     r.vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vyre_resume_hands_an_idle_session_to_the_terminal_and_leaves_a_busy_one_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(r) = rig("resume-cmd").await else {
+        return;
+    };
+    // A `claude` on PATH that says what it was asked to do, and where.
+    let bin = r.home.dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let claude = bin.join("claude");
+    std::fs::write(&claude, "#!/bin/sh\necho \"claude $* in $(pwd)\"\n").unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let resume = |id: &str| {
+        let mut cmd = r.home.command();
+        cmd.env("PATH", &path).args(["resume", id]);
+        cmd.output().unwrap()
+    };
+
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "SLOWLY a long answer" }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    let busy = resume(&thread);
+    assert_eq!(busy.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&busy.stderr).contains("vyre threads interrupt"),
+        "{}",
+        String::from_utf8_lossy(&busy.stderr)
+    );
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let out = resume(&thread);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("claude --resume {thread} in {}", r.work.display())
+    );
+    let info = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(info["live"], false, "handed over: Vyre let go");
+
+    let unknown = resume("no-such-session");
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("projects catalog"));
+    r.vyred.stop().await;
+}

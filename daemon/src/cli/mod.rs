@@ -4,6 +4,7 @@
 
 mod daemon_cmds;
 mod events_cmd;
+mod resume_cmd;
 mod status_cmd;
 mod tool_cmd;
 mod vault_cmd;
@@ -74,6 +75,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Open a session in this terminal (`claude --resume <id>` in its folder); a session Vyre
+    /// runs idle is handed over first.
+    Resume {
+        /// The session (thread) id.
+        id: String,
+    },
     /// The vault: store credentials, grant them to modules and agents, rotate the key.
     #[command(subcommand)]
     Vault(vault_cmd::VaultCommand),
@@ -126,6 +133,7 @@ async fn run_client(command: Command) -> i32 {
         } => events_cmd::events(&client, since, types, thread, follow, json).await,
         Command::Tools { json } => tool_cmd::list(&client, json).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
+        Command::Resume { id } => resume_cmd::resume(&client, &id).await,
         Command::Module(args) => tool_cmd::run(&client, &args).await,
     }
 }

@@ -4,6 +4,7 @@
 
 mod daemon_cmds;
 mod events_cmd;
+mod home_cmd;
 mod resume_cmd;
 mod status_cmd;
 mod tool_cmd;
@@ -23,8 +24,9 @@ use crate::paths::VyreHome;
     disable_help_subcommand = true
 )]
 struct Cli {
+    /// Without a command: the home (projects, a new session, agents).
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,7 +100,7 @@ enum Command {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.command {
-        Command::Daemon { role, port } => daemon_cmds::daemon(role, port),
+        Some(Command::Daemon { role, port }) => daemon_cmds::daemon(role, port),
         command => {
             let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -112,12 +114,15 @@ pub fn main() -> i32 {
     }
 }
 
-async fn run_client(command: Command) -> i32 {
+async fn run_client(command: Option<Command>) -> i32 {
     let home = match VyreHome::from_env() {
         Ok(home) => home,
         Err(e) => return fail(&e.to_string()),
     };
     let client = Client::socket(home.socket());
+    let Some(command) = command else {
+        return home_cmd::home(&client).await;
+    };
     match command {
         Command::Daemon { .. } => unreachable!("handled before"),
         Command::Up { role, port } => daemon_cmds::up(&home, &client, role, port).await,

@@ -27,6 +27,8 @@ enum Item {
     Agent {
         name: String,
         kind: String,
+        /// What its current thread is doing, when it is live.
+        doing: Option<String>,
     },
 }
 
@@ -45,13 +47,19 @@ impl fmt::Display for Item {
                 ago(*last)
             ),
             Item::NewSession => write!(f, "+ New session (no project)"),
-            Item::Agent { name, kind } => write!(
+            Item::Agent { name, kind, doing } => write!(
                 f,
-                "@{name}{}",
+                "@{name}{}{}",
                 if kind == "assistant" {
                     "  ·  your assistant"
                 } else {
                     ""
+                },
+                match doing.as_deref() {
+                    Some("running") => "  ·  working",
+                    Some("waiting") => "  ·  waiting for you",
+                    Some(_) => "  ·  idle",
+                    None => "",
                 }
             ),
         }
@@ -105,6 +113,15 @@ fn folders_of(p: &Value) -> (PathBuf, Vec<PathBuf>) {
 async fn items(client: &Client) -> Result<Vec<Item>, ClientError> {
     let projects = client.call("projects.list", &json!({})).await?;
     let agents = client.call("agents.list", &json!({})).await?;
+    let threads = client.call("threads.list", &json!({})).await?;
+    let doing = |thread: &Value| {
+        threads
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|t| t["thread"] == *thread && t["live"] == true)
+            .and_then(|t| t["state"].as_str().map(String::from))
+    };
     let mut items: Vec<Item> = projects
         .as_array()
         .into_iter()
@@ -129,6 +146,7 @@ async fn items(client: &Client) -> Result<Vec<Item>, ClientError> {
             .map(|a| Item::Agent {
                 name: a["name"].as_str().unwrap_or("?").to_string(),
                 kind: a["kind"].as_str().unwrap_or("agent").to_string(),
+                doing: doing(&a["thread"]),
             }),
     );
     Ok(items)

@@ -1,7 +1,7 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
-//! resumes),
+//! resumes, recall's index and search),
 //! prints each figure beside its reference and its target, and appends the figures with the
 //! machine and the commit as one JSON line to `bench/results/kernel.jsonl`. Figures are
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
@@ -11,6 +11,8 @@ mod events;
 mod idle;
 mod inproc;
 mod procfs;
+mod recall;
+mod recall_corpus;
 mod report;
 mod resume;
 mod resume_history;
@@ -32,9 +34,10 @@ use std::process::ExitCode;
 
 use report::Report;
 
-const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume]
+const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall]
 
-  --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns)
+  --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
+            a tenth of the recall corpus)
   --only    run one benchmark
 Needs the release daemon: cargo build --release -p vyre";
 
@@ -45,6 +48,7 @@ pub enum Bench {
     Start,
     Sessions,
     Resume,
+    Recall,
 }
 
 impl Bench {
@@ -55,6 +59,7 @@ impl Bench {
             Bench::Start => "start",
             Bench::Sessions => "sessions",
             Bench::Resume => "resume",
+            Bench::Recall => "recall",
         }
     }
 }
@@ -78,7 +83,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             }
             "--only" => args
                 .next()
-                .ok_or("--only needs idle, events, start, sessions or resume")?,
+                .ok_or("--only needs idle, events, start, sessions, resume or recall")?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
                 None if other == "-h" || other == "--help" => return Err(String::new()),
@@ -91,9 +96,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "start" => Bench::Start,
             "sessions" => Bench::Sessions,
             "resume" => Bench::Resume,
+            "recall" => Bench::Recall,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions or resume, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume or recall, not {v:?}"
                 ));
             }
         });
@@ -136,6 +142,7 @@ async fn main() -> ExitCode {
         Bench::Start,
         Bench::Sessions,
         Bench::Resume,
+        Bench::Recall,
     ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
@@ -146,6 +153,7 @@ async fn main() -> ExitCode {
             Bench::Start => start::run(&opts, &mut report).await,
             Bench::Sessions => sessions::run(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
+            Bench::Recall => recall::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));
@@ -202,6 +210,8 @@ mod tests {
         assert!(parse(&["--only", "sessions"]).unwrap().only == Some(Bench::Sessions));
         assert!(parse(&["--only", "resume"]).unwrap().only == Some(Bench::Resume));
         assert!(parse(&["--quick", "--only=resume"]).unwrap().quick);
+        assert!(parse(&["--only", "recall"]).unwrap().only == Some(Bench::Recall));
+        assert!(parse(&["--only=recall", "--quick"]).unwrap().quick);
         assert!(parse(&["--only", "nope"]).is_err());
         assert!(parse(&["--only"]).is_err());
         assert!(parse(&["--fast"]).is_err());

@@ -35,6 +35,31 @@ pub fn cpu_ticks(pid: u32) -> io::Result<u64> {
     Ok(field(11)? + field(12)?)
 }
 
+/// utime + stime of each living thread, in clock ticks, added up by thread name (`comm`, at most
+/// 15 bytes: a runtime's workers share one), most first. Threads that exited are not listed.
+pub fn thread_cpu_by_name(pid: u32) -> io::Result<Vec<(String, u64)>> {
+    let mut by_name: HashMap<String, u64> = HashMap::new();
+    for tid in tids(pid)? {
+        // A thread may exit between listing and reading; skip it.
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+        if let (Some(u), Some(s)) = (ticks(11), ticks(12)) {
+            *by_name
+                .entry(stat[open + 1..close].to_string())
+                .or_default() += u + s;
+        }
+    }
+    let mut out: Vec<(String, u64)> = by_name.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(out)
+}
+
 /// A `kB` line of `/proc/<pid>/status`, such as `VmRSS`.
 pub fn status_kb(pid: u32, key: &str) -> io::Result<u64> {
     let status = fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -221,6 +246,7 @@ mod tests {
         assert!(cpu_ticks(pid).is_ok());
         assert!(status_kb(pid, "VmRSS").unwrap() > 0);
         assert!(!thread_switches(pid).unwrap().is_empty());
+        assert!(!thread_cpu_by_name(pid).unwrap().is_empty());
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl Val {
 }
 
 /// `123456.7` -> `123,456.7`, so big rates read at a glance.
-fn group_thousands(s: &str) -> String {
+pub fn group_thousands(s: &str) -> String {
     let (int, frac) = s.split_once('.').map_or((s, None), |(i, f)| (i, Some(f)));
     let (sign, digits) = int.strip_prefix('-').map_or(("", int), |d| ("-", d));
     if digits.len() <= 4 {

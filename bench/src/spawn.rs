@@ -191,6 +191,11 @@ impl Server {
         &self.socket
     }
 
+    /// Just before the spawn.
+    pub fn spawned_at(&self) -> Instant {
+        self.spawned_at
+    }
+
     /// The temp folder holding `home/` and `vyre/`.
     pub fn dir(&self) -> &Path {
         self.dir.path()

@@ -61,6 +61,10 @@ impl Progress {
     }
 }
 
+/// A scan writes this many files, or lines, per transaction.
+const SCAN_FILES_PER_WRITE: usize = 50;
+const SCAN_LINES_PER_WRITE: usize = 5000;
+
 /// How often a scan reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -116,14 +120,25 @@ impl Worker {
         p.done.store(0, Ordering::Relaxed);
         let mut said = Instant::now();
         self.announce();
+        // Many files per transaction: a scan is throughput, not latency.
+        let mut pending: Vec<Batch> = vec![];
+        let mut lines = 0;
         for (i, path) in files.iter().enumerate() {
-            self.file(path);
+            if let Some(b) = self.read(path) {
+                lines += b.lines.len();
+                pending.push(b);
+            }
+            if pending.len() >= SCAN_FILES_PER_WRITE || lines >= SCAN_LINES_PER_WRITE {
+                self.write(std::mem::take(&mut pending));
+                lines = 0;
+            }
             self.progress.done.store(i as u64 + 1, Ordering::Relaxed);
             if said.elapsed() >= PROGRESS_EVERY {
                 said = Instant::now();
                 self.announce();
             }
         }
+        self.write(pending);
         self.progress.scanning.store(false, Ordering::Relaxed);
         self.announce();
     }
@@ -143,12 +158,32 @@ impl Worker {
         }
     }
 
+    /// Read what is new in one transcript and write it at once (a change the watcher saw).
+    fn file(&self, path: &Path) {
+        if let Some(b) = self.read(path) {
+            self.write(vec![b]);
+        }
+    }
+
+    /// Write batches in one transaction.
+    fn write(&self, batches: Vec<Batch>) {
+        if batches.is_empty() {
+            return;
+        }
+        let n = batches.len();
+        if let Err(e) = self.rt.block_on(
+            self.ctx
+                .store()
+                .write(move |tx| rows::apply_all(tx, &batches)),
+        ) {
+            tracing::warn!(files = n, error = %e, "transcripts not indexed");
+        }
+    }
+
     /// Read what is new in one transcript. Trouble with one file is counted and logged, never
     /// raised: history is best effort.
-    fn file(&self, path: &Path) {
-        let Some(session) = session_of(path, &self.roots) else {
-            return;
-        };
+    fn read(&self, path: &Path) -> Option<Batch> {
+        let session = session_of(path, &self.roots)?;
         let key = path.display().to_string();
         let store = self.ctx.store();
         let k = key.clone();
@@ -163,14 +198,14 @@ impl Worker {
             Err(e) => {
                 self.progress.unreadable.fetch_add(1, Ordering::Relaxed);
                 tracing::debug!(path = %path.display(), error = %e, "transcript not readable; skipped");
-                return;
+                return None;
             }
         };
         if chunk.offset == kept.offset && !chunk.restarted {
-            return;
+            return None;
         }
         self.progress.files_read.fetch_add(1, Ordering::Relaxed);
-        let batch = Batch {
+        Some(Batch {
             path: key,
             session,
             lines: chunk.lines,
@@ -178,13 +213,7 @@ impl Worker {
             read: chunk.read,
             broken: chunk.broken,
             restarted: chunk.restarted,
-        };
-        if let Err(e) = self
-            .rt
-            .block_on(store.write(move |tx| rows::apply(tx, &batch)))
-        {
-            tracing::warn!(path = %path.display(), error = %e, "transcript not indexed");
-        }
+        })
     }
 }
 

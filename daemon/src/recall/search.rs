@@ -35,27 +35,23 @@ pub fn fts_query(q: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// Search, optionally only within `sessions`.
+/// Search, optionally only within `sessions`. The best `limit` matches are ranked first (bm25 over
+/// the index alone); only those are joined to their turns and given a snippet, which keeps a
+/// word found in tens of thousands of turns from costing a join and a snippet each.
 pub fn search(
     c: &rusqlite::Connection,
     query: &str,
     sessions: Option<&[String]>,
     limit: usize,
 ) -> Result<Vec<Hit>, StoreError> {
-    let mut sql = String::from(
-        "SELECT t.session, t.key, t.uuid, t.role, snippet(recall_fts, 0, '[', ']', '…', 12), t.at,
-                bm25(recall_fts), s.title, s.cwd
-         FROM recall_fts
-         JOIN recall_turns t ON t.id = recall_fts.rowid
-         LEFT JOIN recall_sessions s ON s.session = t.session
-         WHERE recall_fts MATCH ?1",
-    );
     let mut args: Vec<String> = vec![query.to_string()];
+    let mut sql =
+        String::from("SELECT rowid, bm25(recall_fts) FROM recall_fts WHERE recall_fts MATCH ?1");
     if let Some(list) = sessions {
         if list.is_empty() {
             return Ok(vec![]);
         }
-        sql.push_str(" AND t.session IN (");
+        sql.push_str(" AND rowid IN (SELECT id FROM recall_turns WHERE session IN (");
         for (i, s) in list.iter().enumerate() {
             if i > 0 {
                 sql.push(',');
@@ -63,24 +59,45 @@ pub fn search(
             sql.push_str(&format!("?{}", i + 2));
             args.push(s.clone());
         }
-        sql.push(')');
+        sql.push_str("))");
     }
     sql.push_str(&format!(" ORDER BY bm25(recall_fts) LIMIT {limit}"));
-    let mut stmt = c.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        Ok(Hit {
-            thread: r.get(0)?,
-            turn: r.get(1)?,
-            uuid: r.get(2)?,
-            role: r.get(3)?,
-            snippet: r.get(4)?,
-            at: r.get(5)?,
-            rank: r.get(6)?,
-            title: r.get(7)?,
-            cwd: r.get(8)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    let top: Vec<(i64, f64)> = {
+        let mut stmt = c.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut detail = c.prepare_cached(
+        "SELECT t.session, t.key, t.uuid, t.role, t.at, s.title, s.cwd,
+                (SELECT snippet(recall_fts, 0, '[', ']', '…', 12) FROM recall_fts WHERE recall_fts MATCH ?1 AND rowid = ?2)
+         FROM recall_turns t LEFT JOIN recall_sessions s ON s.session = t.session
+         WHERE t.id = ?2",
+    )?;
+    let mut hits = Vec::with_capacity(top.len());
+    for (rowid, rank) in top {
+        let hit = detail.query_row(rusqlite::params![query, rowid], |r| {
+            Ok(Hit {
+                thread: r.get(0)?,
+                turn: r.get(1)?,
+                uuid: r.get(2)?,
+                role: r.get(3)?,
+                at: r.get(4)?,
+                title: r.get(5)?,
+                cwd: r.get(6)?,
+                snippet: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
+                rank,
+            })
+        });
+        match hit {
+            Ok(h) => hits.push(h),
+            // Gone between the two reads (a session re-read from the start): skip it.
+            Err(rusqlite::Error::QueryReturnedNoRows) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(hits)
 }
 
 #[cfg(test)]

@@ -330,6 +330,35 @@ async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
         .await
         .unwrap();
     assert_eq!(models["chat"]["source"], "default", "cleared");
+
+    // A project's own model wins over the purpose's, below a launch's.
+    let home = r.home.dir.join("work/modelled");
+    std::fs::create_dir_all(&home).unwrap();
+    r.sock
+        .call(
+            "projects.create",
+            &json!({ "name": "Modelled", "home": home, "model": "claude-fake-project" }),
+        )
+        .await
+        .unwrap();
+    for (input, expected) in [
+        (
+            json!({ "cwd": home, "project": "Modelled" }),
+            "claude-fake-project",
+        ),
+        (
+            json!({ "cwd": home, "project": "Modelled", "model": "claude-fake-explicit" }),
+            "claude-fake-explicit",
+        ),
+    ] {
+        r.sock.call("threads.start", &input).await.unwrap();
+        let events = events_until(&mut stream, |e| e["type"] == "thread.started").await;
+        assert_eq!(
+            events.last().unwrap()["payload"]["model"],
+            expected,
+            "{input}"
+        );
+    }
     r.vyred.stop().await;
 }
 

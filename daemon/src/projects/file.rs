@@ -84,6 +84,14 @@ impl ProjectFile {
         self.doc.get("org").and_then(Value::as_str)
     }
 
+    /// The model its sessions use unless a launch names one (ADR 0030 section 9).
+    pub fn model(&self) -> Option<&str> {
+        self.doc
+            .get("model")
+            .and_then(Value::as_str)
+            .filter(|m| !m.trim().is_empty())
+    }
+
     fn strings(&self, key: &str) -> Vec<String> {
         self.doc
             .get(key)
@@ -119,6 +127,10 @@ impl ProjectFile {
     /// Threads a person picked into the project.
     pub fn picks(&self) -> Vec<String> {
         self.strings("threads")
+    }
+
+    pub fn set_model(&mut self, model: &str) {
+        self.doc.insert("model".into(), Value::String(model.into()));
     }
 
     pub fn set_picks(&mut self, picks: Vec<String>) {

@@ -57,6 +57,8 @@ pub struct ProjectInfo {
     pub home: String,
     pub org: Option<String>,
     pub workspaces: Vec<String>,
+    /// The model its sessions use unless a launch names one (`model` in project.json).
+    pub model: Option<String>,
     /// Threads picked by a person.
     pub picks: Vec<String>,
     /// Threads that belong (picked or run in its folders).
@@ -74,6 +76,9 @@ pub struct CreateInput {
     /// Other folders it owns, relative to the home or absolute.
     #[serde(default)]
     workspaces: Vec<String>,
+    /// The model its sessions use unless a launch names one.
+    #[serde(default)]
+    model: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -349,7 +354,10 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                     Err(file::FileError::Read { source, .. })
                         if source.kind() == std::io::ErrorKind::NotFound =>
                     {
-                        let f = ProjectFile::new(&input.home, &name, &input.workspaces);
+                        let mut f = ProjectFile::new(&input.home, &name, &input.workspaces);
+                        if let Some(m) = input.model.as_deref().filter(|m| !m.trim().is_empty()) {
+                            f.set_model(m);
+                        }
                         f.write().map_err(file_error)?;
                         f
                     }
@@ -389,6 +397,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                     home,
                     org: f.org().map(String::from),
                     workspaces: f.workspaces(),
+                    model: f.model().map(String::from),
                     picks: f.picks(),
                     threads: f.picks().len(),
                     last_activity: None,
@@ -421,6 +430,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                                 home: f.home.display().to_string(),
                                 org: f.org().map(String::from),
                                 workspaces: f.workspaces(),
+                                model: f.model().map(String::from),
                                 picks: f.picks(),
                                 threads: mine.len(),
                                 last_activity: mine.iter().filter_map(|e| e.last_activity).max(),

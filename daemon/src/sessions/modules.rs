@@ -426,13 +426,27 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                         super::models::PURPOSES.join(", ")
                     )));
                 }
-                // An explicit model wins, then the agent's own; else the purpose's, from the
-                // sessions module.
+                // An explicit model wins, then the agent's own, then the project's (ADR 0030
+                // section 9); else the purpose's, from the sessions module.
                 let agent_model = match &input.agent {
                     Some(name) => b.agent(name).await?.model,
                     None => None,
                 };
-                let model = match input.model.or(agent_model) {
+                let project_model = match &input.project {
+                    Some(name) => c
+                        .call("projects.list", serde_json::json!({}))
+                        .await
+                        .ok()
+                        .and_then(|all| {
+                            all.as_array()?
+                                .iter()
+                                .find(|p| p["name"] == name.as_str())?["model"]
+                                .as_str()
+                                .map(String::from)
+                        }),
+                    None => None,
+                };
+                let model = match input.model.or(agent_model).or(project_model) {
                     Some(m) => m,
                     None => c
                         .call("sessions.models.get", serde_json::json!({}))

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::claude_e2e::claude_bin;
 use crate::fake_api::FakeApi;
 use crate::support::*;
-use crate::threads_e2e::{KEY, events_until, of_type};
+use crate::threads_e2e::{events_until, grant_key, of_type};
 
 /// Kills a process group when dropped, so a failing test leaves nothing running.
 struct Reaper(i32);
@@ -47,18 +47,7 @@ fn after_a_kill_9_mid_turn_nothing_is_orphaned_and_the_thread_resumes() {
     let mut vyred = home.spawn_daemon();
     let sock = home.socket_client();
     let (thread, pgid) = rt.block_on(async {
-        sock.call(
-            "vault.put",
-            &json!({ "name": "anthropic-api-key", "value": KEY }),
-        )
-        .await
-        .unwrap();
-        sock.call(
-            "vault.grant",
-            &json!({ "item": "anthropic-api-key", "to": "sessions" }),
-        )
-        .await
-        .unwrap();
+        grant_key(&sock).await;
         let mut stream = sock.events("types=thread.*", None).await.unwrap();
         let thread = sock
             .call(

@@ -41,6 +41,18 @@ pub(crate) async fn rig_with(name: &str, extra: Value) -> Option<Rig> {
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();
+    grant_key(&sock).await;
+    Some(Rig {
+        home,
+        api,
+        vyred,
+        sock,
+        work,
+    })
+}
+
+/// Store the test API key in the vault and grant it to sessions.
+pub(crate) async fn grant_key(sock: &Client) {
     sock.call(
         "vault.put",
         &json!({ "name": "anthropic-api-key", "value": KEY }),
@@ -53,13 +65,6 @@ pub(crate) async fn rig_with(name: &str, extra: Value) -> Option<Rig> {
     )
     .await
     .unwrap();
-    Some(Rig {
-        home,
-        api,
-        vyred,
-        sock,
-        work,
-    })
 }
 
 /// A new thread in the rig's work folder, with no first message.

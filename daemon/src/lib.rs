@@ -12,7 +12,9 @@
 //! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
 //! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
 //! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
-//! - [`transcripts`]: the one reader of Claude Code's transcript files; [`recall`] searches them.
+//! - [`sessions`]: the provider router, the Claude driver, the Switchboard, agents and slots.
+//! - [`transcripts`]: the one reader of Claude Code's transcript files; [`recall`] searches them;
+//!   [`projects`] groups sessions into projects and lists the catalogue.
 //! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
 
 pub mod api;

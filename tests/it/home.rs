@@ -200,3 +200,53 @@ fn the_home_lists_projects_preselects_the_one_here_and_resumes_a_session_in_the_
         format!("claude  in {}", other.display())
     );
 }
+
+#[test]
+fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let api = rt.block_on(crate::fake_api::FakeApi::start());
+    let home = TempHome::new("home-agent");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = serde_json::json!({ "sessions": { "claude": cli, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let _vyred = home.spawn_daemon();
+    rt.block_on(crate::threads_e2e::grant_key(&home.socket_client()));
+    let created = home.vyre(&["agents", "create", "juno", "--kind", "assistant"]);
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+
+    let run = format!(
+        "env -i PATH={} HOME={} VYRE_HOME={} TERM=xterm {}; sleep 30",
+        std::env::var("PATH").unwrap_or_default(),
+        home.dir.join("home").display(),
+        home.vyre_home().display(),
+        BIN
+    );
+    let Some(tmux) = Tmux::start("agent", &home.dir, &run) else {
+        return;
+    };
+    tmux.wait_for("? Vyre");
+    tmux.keys(&["-l", "juno"]);
+    tmux.wait_for("> @juno");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Say to @juno:");
+    tmux.keys(&["-l", "good morning"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("reply to [good morning]");
+    assert!(screen.contains("Say to @juno"), "{screen}");
+    let list = String::from_utf8_lossy(&home.vyre(&["agents", "list"]).stdout).into_owned();
+    assert!(
+        list.contains("\"thread\": \""),
+        "the talk went to juno's thread: {list}"
+    );
+}

@@ -25,6 +25,7 @@ pub mod config;
 pub mod daemon;
 pub mod devices;
 pub mod events;
+pub mod harness;
 pub mod ids;
 pub mod kernel;
 mod kernel_migrations;

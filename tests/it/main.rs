@@ -10,6 +10,7 @@ mod claude_e2e;
 mod events;
 mod fake_api;
 mod fake_provider;
+mod harness;
 mod home;
 mod lifecycle;
 mod modules;

@@ -25,5 +25,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(AgentsModule { router }),
         Arc::new(crate::recall::RecallModule),
         Arc::new(crate::projects::ProjectsModule),
+        Arc::new(crate::harness::HarnessModule),
     ]
 }

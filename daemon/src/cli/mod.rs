@@ -5,6 +5,7 @@
 mod daemon_cmds;
 mod events_cmd;
 mod home_cmd;
+mod hook_cmd;
 mod resume_cmd;
 mod status_cmd;
 mod tool_cmd;
@@ -83,6 +84,12 @@ enum Command {
         /// The session (thread) id.
         id: String,
     },
+    /// What the harness plugin's hooks run: hands the hook's input to vyred and prints its
+    /// answer; prints nothing when vyred is not running.
+    Hook {
+        /// SessionStart, UserPromptSubmit, PreToolUse or Stop.
+        event: String,
+    },
     /// The vault: store credentials, grant them to modules and agents, rotate the key.
     #[command(subcommand)]
     Vault(vault_cmd::VaultCommand),
@@ -119,6 +126,12 @@ async fn run_client(command: Option<Command>) -> i32 {
         Ok(home) => home,
         Err(e) => return fail(&e.to_string()),
     };
+    if let Some(Command::Hook { event }) = &command {
+        let socket = std::env::var_os("VYRE_SOCKET")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| home.socket());
+        return hook_cmd::hook(socket, event).await;
+    }
     let client = Client::socket(home.socket());
     let Some(command) = command else {
         return home_cmd::home(&client).await;
@@ -139,6 +152,7 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Tools { json } => tool_cmd::list(&client, json).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Resume { id } => resume_cmd::resume(&client, &id).await,
+        Command::Hook { .. } => unreachable!("handled before"),
         Command::Module(args) => tool_cmd::run(&client, &args).await,
     }
 }

@@ -63,3 +63,75 @@ async fn the_floor_denies_through_the_plugins_hook_and_without_vyred_nothing_cha
     });
     assert!(!said.contains("the floor refuses it"), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = FakeApi::start().await;
+    let home = TempHome::new("harness-context");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // An earlier session of the project, and one of another project that must not leak.
+    for (folder, id, words) in [
+        (
+            work.clone(),
+            "earlier-1",
+            "the zebrafish inventory budget is 42 crates",
+        ),
+        (
+            home.dir.join("elsewhere"),
+            "other-1",
+            "the zebrafish secret of another client",
+        ),
+    ] {
+        std::fs::create_dir_all(&folder).unwrap();
+        let dir = home
+            .dir
+            .join("home/.claude/projects")
+            .join(folder.display().to_string().replace('/', "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let line = serde_json::json!({
+            "type": "user", "message": { "role": "user", "content": words },
+            "uuid": format!("{id}-u"), "timestamp": "2026-11-01T10:00:00Z", "cwd": folder, "sessionId": id
+        });
+        std::fs::write(dir.join(format!("{id}.jsonl")), format!("{line}\n")).unwrap();
+    }
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    for (name, dir) in [("Walrus", &work), ("Other", &home.dir.join("elsewhere"))] {
+        sock.call(
+            "projects.create",
+            &serde_json::json!({ "name": name, "home": dir }),
+        )
+        .await
+        .unwrap();
+    }
+    for _ in 0..200 {
+        let s = sock
+            .call("recall.status", &serde_json::json!({}))
+            .await
+            .unwrap();
+        if s["sessions"] == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let said = tokio::task::block_in_place(|| {
+        claude_p(&home, &api, &cli, "what was the zebrafish budget again")
+    });
+    assert!(said.contains("reply to"), "{said}");
+    let sent = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("this session belongs to the project \\\"Walrus\\\""),
+        "the brief: {sent}"
+    );
+    assert!(
+        sent.contains("From Vyre's memory"),
+        "memory, marked as such"
+    );
+    assert!(sent.contains("42 crates"), "what recall found");
+    assert!(!sent.contains("another client"), "never another project's");
+    vyred.stop().await;
+}

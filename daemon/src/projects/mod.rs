@@ -112,6 +112,20 @@ pub struct CatalogInput {
 #[serde(deny_unknown_fields)]
 pub struct NoInput {}
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AtInput {
+    /// A folder (absolute).
+    cwd: PathBuf,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct At {
+    /// The project whose folders hold it (the most specific when folders nest), if any.
+    project: Option<String>,
+    home: Option<String>,
+}
+
 #[derive(Serialize, JsonSchema)]
 pub struct Picks {
     project: String,
@@ -546,6 +560,38 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                         .take(limit)
                         .collect::<Vec<_>>(),
                 )
+            }
+        },
+    )?;
+
+    let pr = p.clone();
+    ctx.tool(
+        ToolDef::new(
+            "projects.at",
+            "The project a folder belongs to, if any: cheap, for hooks.",
+        ),
+        move |input: AtInput, _| {
+            let pr = pr.clone();
+            async move {
+                let best = pr
+                    .all()
+                    .await?
+                    .into_iter()
+                    .filter_map(|f| {
+                        let depth = f
+                            .folders()
+                            .iter()
+                            .filter(|d| input.cwd.starts_with(d))
+                            .map(|d| d.components().count())
+                            .max()?;
+                        Some((depth, f))
+                    })
+                    .max_by_key(|(depth, _)| *depth)
+                    .map(|(_, f)| f);
+                Ok::<_, ToolError>(At {
+                    project: best.as_ref().map(|f| f.name().to_string()),
+                    home: best.map(|f| f.home.display().to_string()),
+                })
             }
         },
     )?;

@@ -26,8 +26,11 @@ pub struct RecallModule;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchInput {
-    /// Words to find; every one must appear in the turn.
+    /// Words to find; every one must appear in the turn (`any`: at least one).
     query: String,
+    /// Match turns holding any of the words (of six letters or more) instead of all of them.
+    #[serde(default)]
+    any: bool,
     /// At most this many (1 to 200, default 20).
     #[serde(default)]
     limit: Option<u32>,
@@ -210,7 +213,12 @@ fn register(
                 if !(1..=200).contains(&limit) {
                     return Err(ToolError::invalid("limit must be from 1 to 200"));
                 }
-                let Some(query) = search::fts_query(&input.query) else {
+                let query = if input.any {
+                    search::fts_query_any(&input.query)
+                } else {
+                    search::fts_query(&input.query)
+                };
+                let Some(query) = query else {
                     return Err(ToolError::invalid("query must have at least one word"));
                 };
                 let mut threads = input.threads;

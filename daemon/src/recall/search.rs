@@ -26,13 +26,27 @@ pub struct Hit {
 /// A person's words as an FTS5 query: every word must appear (in any order); the syntax of
 /// FTS5 (quotes, `NEAR`, `*`, column filters) is not theirs to trip over, so each word is quoted.
 pub fn fts_query(q: &str) -> Option<String> {
-    let words: Vec<String> = q
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+    let words = quoted_words(q);
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The same words, any one of which may match (for context drawn from a whole prompt). Short
+/// words are left out: they match everything and rank nothing.
+pub fn fts_query_any(q: &str) -> Option<String> {
+    // Quoted, so six letters are eight characters.
+    let words: Vec<String> = quoted_words(q)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 8)
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
+}
+
+fn quoted_words(q: &str) -> Vec<String> {
+    q.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
         .map(|w| format!("\"{w}\""))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
+        .collect()
 }
 
 /// Search, optionally only within `sessions`. The best `limit` matches are ranked first (bm25 over
@@ -116,5 +130,10 @@ mod tests {
         );
         assert_eq!(fts_query("don't").as_deref(), Some("\"don't\""));
         assert_eq!(fts_query("  ** \"\" "), None);
+        assert_eq!(
+            fts_query_any("what about the walrus budget?").as_deref(),
+            Some("\"walrus\" OR \"budget\"")
+        );
+        assert_eq!(fts_query_any("a b c"), None);
     }
 }

@@ -135,3 +135,75 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
     assert!(!sent.contains("another client"), "never another project's");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn words_sent_while_a_terminal_has_the_session_are_handed_over_at_its_turns_end() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = FakeApi::start().await;
+    let home = TempHome::new("harness-stop");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let id = "7a1c2b3d-0000-4000-8000-00000000beef";
+    let vyre_dir = Path::new(BIN).parent().unwrap();
+    // A person's terminal: a long turn in a session with the plugin.
+    let terminal = std::process::Command::new(&cli)
+        .args([
+            "-p",
+            "SLOWLY tell a long story",
+            "--session-id",
+            id,
+            "--plugin-dir",
+        ])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
+        .current_dir(&work)
+        .env_clear()
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                vyre_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", home.dir.join("home"))
+        .env("VYRE_HOME", home.vyre_home())
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let sent = sock
+        .call(
+            "threads.send",
+            &serde_json::json!({ "thread": id, "text": "HANDOVER-WORDS from the phone" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued", "the terminal has it: {sent}");
+    let out = tokio::task::block_in_place(|| terminal.wait_with_output()).unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("HANDOVER-WORDS from the phone"),
+        "the terminal's session carried on with the words: {said}"
+    );
+    let events =
+        crate::threads_e2e::events_until(&mut stream, |e| e["type"] == "thread.unqueued").await;
+    assert_eq!(events.last().unwrap()["payload"]["reason"], "delivered");
+    let list = sock
+        .call("threads.list", &serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(
+        list,
+        serde_json::json!([]),
+        "Vyre never wrote the session itself"
+    );
+    vyred.stop().await;
+}

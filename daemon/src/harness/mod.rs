@@ -7,7 +7,8 @@
 //! - UserPromptSubmit: what recall finds in earlier sessions for the prompt's words, marked as
 //!   memory, never as instructions.
 //! - PreToolUse: the floor, denying with the reason.
-//! - Stop answers nothing yet (the hand-over of queued words comes next).
+//! - Stop: the words a person sent while the terminal had the session, handed over by blocking
+//!   the stop with them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -126,12 +127,35 @@ async fn memory(ctx: &Ctx, input: &Value) -> Option<Value> {
     ))
 }
 
+/// At the terminal's turn end: the words held for this session, handed over by blocking the
+/// stop with them, so the terminal's own session carries on with them (one writer).
+async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
+    let session = input["session_id"].as_str()?;
+    let held = ctx
+        .call("threads.take_held", json!({ "thread": session }))
+        .await
+        .ok()?;
+    let words: Vec<&str> = held
+        .as_array()?
+        .iter()
+        .filter_map(|h| h["text"].as_str())
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "decision": "block",
+        "reason": format!("Sent from Vyre while you were working:\n{}", words.join("\n\n")),
+    }))
+}
+
 /// The answer to one hook; `None` when Vyre has nothing to say.
 pub async fn answer(ctx: &Ctx, event: &str, input: &Value) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
         "SessionStart" => brief(ctx, input).await,
         "UserPromptSubmit" => memory(ctx, input).await,
+        "Stop" => hand_over(ctx, input).await,
         _ => None,
     }
 }

@@ -547,6 +547,17 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
+        ToolDef::new(
+            "threads.take_held",
+            "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
+        ),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            async move { b.take_held(&input.thread).await }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
         ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs."),
         move |input: QueuedInput, _| {
             let b = b.clone();

@@ -13,6 +13,14 @@ use serde_json::json;
 
 use super::*;
 
+/// A message held for a session a terminal is writing.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Held {
+    pub queued: i64,
+    pub uuid: String,
+    pub text: String,
+}
+
 /// A transcript that grew this recently is being written by someone.
 const QUIET: Duration = Duration::from_secs(30);
 /// How often a held message looks again whether the terminal let go.
@@ -149,6 +157,42 @@ impl Switchboard {
             via: "queued".into(),
             queued: Some(row),
         })
+    }
+
+    /// The messages held for `thread`, taken (the terminal's Stop hook hands them over at the
+    /// end of its turn, so the terminal's own session carries on with them).
+    pub async fn take_held(&self, thread: &str) -> Result<Vec<Held>, ToolError> {
+        let t = thread.to_string();
+        let held: Vec<(i64, String, String)> = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let rows = {
+                    let mut stmt = tx.conn().prepare(
+                        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'held' ORDER BY id",
+                    )?;
+                    stmt.query_map([&t], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                        .collect::<Result<Vec<_>, _>>()?
+                };
+                tx.conn().execute(
+                    "UPDATE threads_inbox SET status = 'delivered' WHERE thread = ?1 AND status = 'held'",
+                    [&t],
+                )?;
+                Ok(rows)
+            })
+            .await?;
+        for (row, uuid, _) in &held {
+            self.emit(
+                "thread.unqueued",
+                thread,
+                json!({ "queued": row, "uuid": uuid, "reason": "delivered", "by": "terminal" }),
+            )
+            .await;
+        }
+        Ok(held
+            .into_iter()
+            .map(|(queued, uuid, text)| Held { queued, uuid, text })
+            .collect())
     }
 
     /// Wait for the terminal to let go, then send what was held, in order. Boxed: sending is

@@ -8,6 +8,7 @@
 //! failed to start).
 
 mod events;
+mod hook;
 mod idle;
 mod inproc;
 mod procfs;
@@ -34,7 +35,8 @@ use std::process::ExitCode;
 
 use report::Report;
 
-const USAGE: &str = "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall]
+const USAGE: &str =
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -49,6 +51,7 @@ pub enum Bench {
     Sessions,
     Resume,
     Recall,
+    Hook,
 }
 
 impl Bench {
@@ -60,6 +63,7 @@ impl Bench {
             Bench::Sessions => "sessions",
             Bench::Resume => "resume",
             Bench::Recall => "recall",
+            Bench::Hook => "hook",
         }
     }
 }
@@ -83,7 +87,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             }
             "--only" => args
                 .next()
-                .ok_or("--only needs idle, events, start, sessions, resume or recall")?,
+                .ok_or("--only needs idle, events, start, sessions, resume, recall or hook")?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
                 None if other == "-h" || other == "--help" => return Err(String::new()),
@@ -97,9 +101,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "sessions" => Bench::Sessions,
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
+            "hook" => Bench::Hook,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume or recall, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall or hook, not {v:?}"
                 ));
             }
         });
@@ -143,6 +148,7 @@ async fn main() -> ExitCode {
         Bench::Sessions,
         Bench::Resume,
         Bench::Recall,
+        Bench::Hook,
     ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
@@ -154,6 +160,7 @@ async fn main() -> ExitCode {
             Bench::Sessions => sessions::run(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
+            Bench::Hook => hook::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));
@@ -211,6 +218,7 @@ mod tests {
         assert!(parse(&["--only", "resume"]).unwrap().only == Some(Bench::Resume));
         assert!(parse(&["--quick", "--only=resume"]).unwrap().quick);
         assert!(parse(&["--only", "recall"]).unwrap().only == Some(Bench::Recall));
+        assert!(parse(&["--only", "hook"]).unwrap().only == Some(Bench::Hook));
         assert!(parse(&["--only=recall", "--quick"]).unwrap().quick);
         assert!(parse(&["--only", "nope"]).is_err());
         assert!(parse(&["--only"]).is_err());

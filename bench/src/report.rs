@@ -68,6 +68,8 @@ pub enum Against {
     ClaudeCli,
     /// A fresh session started through the same vyred (the reference of a resume).
     FreshStart,
+    /// The same spawn of `/bin/true` (the reference of a hook round trip).
+    BareProcess,
 }
 
 impl Against {
@@ -77,6 +79,7 @@ impl Against {
             Against::Node => "reference (node)",
             Against::ClaudeCli => "reference (CLI direct)",
             Against::FreshStart => "reference (fresh start)",
+            Against::BareProcess => "reference (/bin/true)",
         }
     }
 
@@ -86,6 +89,7 @@ impl Against {
             Against::Node => "reference_node",
             Against::ClaudeCli => "reference_claude_cli",
             Against::FreshStart => "reference_fresh_start",
+            Against::BareProcess => "reference_bare_process",
         }
     }
 }
@@ -201,6 +205,7 @@ impl Report {
         let mut node = Map::new();
         let mut cli = Map::new();
         let mut fresh = Map::new();
+        let mut bare = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -210,6 +215,7 @@ impl Report {
                     Against::Node => &mut node,
                     Against::ClaudeCli => &mut cli,
                     Against::FreshStart => &mut fresh,
+                    Against::BareProcess => &mut bare,
                 }
                 .insert(r.key.clone(), v);
             }
@@ -230,8 +236,12 @@ impl Report {
             (Against::Node.json_key()): node,
             "notes": self.notes,
         });
-        // The sessions' and the resumes' references appear only when those benchmarks ran.
-        for (against, refs) in [(Against::ClaudeCli, cli), (Against::FreshStart, fresh)] {
+        // The sessions', resumes' and hooks' references appear only when those benchmarks ran.
+        for (against, refs) in [
+            (Against::ClaudeCli, cli),
+            (Against::FreshStart, fresh),
+            (Against::BareProcess, bare),
+        ] {
             if !refs.is_empty() {
                 line[against.json_key()] = Value::Object(refs);
             }

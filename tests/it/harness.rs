@@ -207,3 +207,77 @@ async fn words_sent_while_a_terminal_has_the_session_are_handed_over_at_its_turn
     );
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_start_binds_the_session_so_vyre_knows_a_plain_claude_has_it() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = FakeApi::start().await;
+    let home = TempHome::new("harness-bind");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let mut bound = sock.events("types=harness.*", None).await.unwrap();
+    let vyre_dir = Path::new(BIN).parent().unwrap();
+    // A plain `claude` (no session id on its command line), with the plugin.
+    let terminal = std::process::Command::new(&cli)
+        .args(["-p", "SLOWLY tell a long story", "--plugin-dir"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
+        .current_dir(&work)
+        .env_clear()
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                vyre_dir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("HOME", home.dir.join("home"))
+        .env("VYRE_HOME", home.vyre_home())
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let events =
+        crate::threads_e2e::events_until(&mut bound, |e| e["type"] == "harness.bound").await;
+    let payload = &events.last().unwrap()["payload"];
+    let session = payload["session"].as_str().unwrap().to_string();
+    assert_eq!(
+        payload["pid"],
+        terminal.id(),
+        "bound to the claude process itself"
+    );
+    let binding = sock
+        .call(
+            "harness.binding",
+            &serde_json::json!({ "session": session }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(binding["alive"], true);
+    // A terminal has it: the message waits for its turn to end.
+    let sent = sock
+        .call(
+            "threads.send",
+            &serde_json::json!({ "thread": session, "text": "BOUND-WORDS for you" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued");
+    let out = tokio::task::block_in_place(|| terminal.wait_with_output()).unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("BOUND-WORDS for you"));
+    let binding = sock
+        .call(
+            "harness.binding",
+            &serde_json::json!({ "session": session }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(binding["alive"], false, "the terminal is gone");
+    vyred.stop().await;
+}

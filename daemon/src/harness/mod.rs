@@ -26,6 +26,83 @@ pub struct HookInput {
     event: String,
     /// What Claude Code gave the hook on its stdin.
     input: Value,
+    /// The Claude Code process the hook runs under, when `vyre hook` found it.
+    #[serde(default)]
+    pid: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BindingInput {
+    session: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Binding {
+    session: String,
+    /// The Claude Code process that has the session, as its SessionStart hook said.
+    pid: Option<u32>,
+    /// That process still runs (so a terminal has the session now).
+    alive: bool,
+    cwd: Option<String>,
+    project: Option<String>,
+    bound_at: Option<i64>,
+}
+
+pub const MIGRATIONS: &[crate::store::Migration] = &[crate::store::Migration {
+    version: 1,
+    sql: "CREATE TABLE harness_bindings (
+        session TEXT PRIMARY KEY,
+        pid INTEGER,
+        transcript TEXT,
+        cwd TEXT,
+        project TEXT,
+        bound_at INTEGER NOT NULL
+    );",
+}];
+
+/// A binding as stored: pid, cwd, project, when.
+type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
+
+/// Whether `pid` is still a running Claude Code.
+fn claude_alive(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+        c.split(|b| *b == 0).take(2).any(|a| {
+            std::path::Path::new(std::str::from_utf8(a).unwrap_or_default())
+                .file_name()
+                .is_some_and(|n| n == "claude")
+        })
+    })
+}
+
+/// SessionStart binds the session to its process, transcript and project.
+async fn bind(ctx: &Ctx, input: &Value, pid: Option<u32>) {
+    let Some(session) = input["session_id"].as_str().map(String::from) else {
+        return;
+    };
+    let project = project_at(ctx, input).await.map(|(p, _)| p);
+    let (transcript, cwd) = (
+        input["transcript_path"].as_str().map(String::from),
+        input["cwd"].as_str().map(String::from),
+    );
+    let stored = ctx
+        .store()
+        .write(move |tx| {
+            tx.conn().execute(
+                "INSERT INTO harness_bindings (session, pid, transcript, cwd, project, bound_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(session) DO UPDATE SET pid = excluded.pid, transcript = excluded.transcript, cwd = excluded.cwd, project = excluded.project, bound_at = excluded.bound_at",
+                rusqlite::params![session, pid, transcript, cwd, project, crate::now_ms()],
+            )?;
+            tx.emit(crate::events::NewEvent::new(
+                "harness.bound",
+                json!({ "session": session, "pid": pid, "project": project }),
+            ))?;
+            Ok(())
+        })
+        .await;
+    if let Err(e) = stored {
+        tracing::warn!(error = %e, "the session was not bound");
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -169,6 +246,42 @@ impl Module for HarnessModule {
     }
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
+            ctx.store().migrate(MIGRATIONS).await?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "harness.binding",
+                    "Which Claude Code process has a session, as its SessionStart hook said, and whether it still runs.",
+                ),
+                move |input: BindingInput, _| {
+                    let c = c.clone();
+                    async move {
+                        let s = input.session.clone();
+                        let row: Option<BindingRow> = c
+                            .store()
+                            .read(move |conn| {
+                                Ok(rusqlite::OptionalExtension::optional(conn.query_row(
+                                    "SELECT pid, cwd, project, bound_at FROM harness_bindings WHERE session = ?1",
+                                    [&s],
+                                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                                ))?)
+                            })
+                            .await?;
+                        let (pid, cwd, project, bound_at) = match row {
+                            Some((pid, cwd, project, at)) => (pid, cwd, project, Some(at)),
+                            None => (None, None, None, None),
+                        };
+                        Ok::<_, ToolError>(Binding {
+                            session: input.session,
+                            alive: pid.is_some_and(claude_alive),
+                            pid,
+                            cwd,
+                            project,
+                            bound_at,
+                        })
+                    }
+                },
+            )?;
             let c = ctx.clone();
             ctx.tool(
                 ToolDef::new(
@@ -186,6 +299,9 @@ impl Module for HarnessModule {
                             "event must be SessionStart, UserPromptSubmit, PreToolUse or Stop, not {:?}",
                             input.event
                         )));
+                    }
+                    if input.event == "SessionStart" {
+                        bind(&c, &input.input, input.pid).await;
                     }
                     Ok(HookOutput {
                         output: answer(&c, &input.event, &input.input).await,

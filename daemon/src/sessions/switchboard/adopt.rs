@@ -89,6 +89,15 @@ impl Switchboard {
         if self.live(thread).is_some() {
             return false;
         }
+        // Bound by its SessionStart hook to a Claude Code that still runs.
+        if let Ok(b) = self
+            .ctx
+            .call("harness.binding", json!({ "session": thread }))
+            .await
+            && b["alive"] == true
+        {
+            return true;
+        }
         let id = thread.to_string();
         if tokio::task::spawn_blocking(move || claude_process_with(&id))
             .await

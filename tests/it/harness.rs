@@ -281,3 +281,40 @@ async fn session_start_binds_the_session_so_vyre_knows_a_plain_claude_has_it() {
     assert_eq!(binding["alive"], false, "the terminal is gone");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugins_commands_bring_vyre_into_the_conversation_and_its_skills_are_listed() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = FakeApi::start().await;
+    let home = TempHome::new("harness-commands");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let said = tokio::task::block_in_place(|| claude_p(&home, &api, &cli, "/vyre:status"));
+    assert!(said.contains("reply to"), "{said}");
+    let sent = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("vyred 0.1.0"),
+        "`vyre status` ran for the command: {sent}"
+    );
+    assert!(
+        sent.contains("use-the-vault") && sent.contains("work-in-a-project"),
+        "the plugin's skills are offered"
+    );
+    let said = tokio::task::block_in_place(|| claude_p(&home, &api, &cli, "/vyre:project"));
+    assert!(said.contains("reply to"), "{said}");
+    let sent = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("\\\"project\\\": null"),
+        "no project here: {sent}"
+    );
+    let said =
+        tokio::task::block_in_place(|| claude_p(&home, &api, &cli, "/vyre:recall walrus budget"));
+    assert!(said.contains("reply to"), "{said}");
+    let sent = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("What Vyre's recall finds for \\\"walrus budget\\\""),
+        "the command ran with its words: {sent}"
+    );
+    vyred.stop().await;
+}

@@ -58,7 +58,10 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
             if let Some(pid) = pid
                 && let Some(thread) = kernel.session_processes().session_of(*pid)
             {
-                return Ok(Caller::Session { thread });
+                return Ok(Caller::Session {
+                    thread,
+                    pid: Some(*pid),
+                });
             }
             Ok(Caller::Socket {
                 uid: own,

@@ -115,8 +115,9 @@ pub struct NoInput {}
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtInput {
-    /// A folder (absolute).
-    cwd: PathBuf,
+    /// A folder (absolute); the calling process's own folder when left out.
+    #[serde(default)]
+    cwd: Option<PathBuf>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -570,9 +571,22 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             "projects.at",
             "The project a folder belongs to, if any: cheap, for hooks.",
         ),
-        move |input: AtInput, _| {
+        move |input: AtInput, cx| {
             let pr = pr.clone();
             async move {
+                let cwd = match input.cwd {
+                    Some(c) => c,
+                    // The caller's own folder, from its process (a hook or a plugin command).
+                    None => match &cx.caller {
+                        crate::tools::Caller::Socket { pid: Some(pid), .. }
+                        | crate::tools::Caller::Session { pid: Some(pid), .. } => {
+                            std::fs::read_link(format!("/proc/{pid}/cwd")).map_err(|_| {
+                                ToolError::invalid("cannot tell the caller's folder; give cwd")
+                            })?
+                        }
+                        _ => return Err(ToolError::invalid("cwd is needed")),
+                    },
+                };
                 let best = pr
                     .all()
                     .await?
@@ -581,7 +595,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                         let depth = f
                             .folders()
                             .iter()
-                            .filter(|d| input.cwd.starts_with(d))
+                            .filter(|d| cwd.starts_with(d))
                             .map(|d| d.components().count())
                             .max()?;
                         Some((depth, f))

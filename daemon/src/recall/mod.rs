@@ -158,6 +158,7 @@ impl Module for RecallModule {
 async fn fence(c: &Ctx, caller: &Caller) -> Result<Option<Vec<String>>, ToolError> {
     let Caller::Session {
         thread: Some(thread),
+        ..
     } = caller
     else {
         return Ok(None);

@@ -651,7 +651,9 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         move |input: ModeInput, cx| {
             let b = b.clone();
             async move {
-                if let crate::tools::Caller::Session { thread: Some(t) } = &cx.caller
+                if let crate::tools::Caller::Session {
+                    thread: Some(t), ..
+                } = &cx.caller
                     && *t == input.thread
                 {
                     return Err(ToolError::refused(

@@ -15,7 +15,11 @@ pub enum Caller {
     Module { name: String },
     /// A process that runs inside a Claude Code session (found by its ancestry), or a session's
     /// own socket. `thread` is set only when vyred bound it.
-    Session { thread: Option<String> },
+    Session {
+        thread: Option<String>,
+        /// The calling process, when the socket said (for what depends on where it runs).
+        pid: Option<i32>,
+    },
 }
 
 impl Caller {
@@ -30,8 +34,10 @@ impl Caller {
             Caller::Socket { uid, .. } => format!("socket:{uid}"),
             Caller::Device { id, .. } => format!("device:{id}"),
             Caller::Module { name } => format!("module:{name}"),
-            Caller::Session { thread: Some(t) } => format!("session:{t}"),
-            Caller::Session { thread: None } => "session".to_string(),
+            Caller::Session {
+                thread: Some(t), ..
+            } => format!("session:{t}"),
+            Caller::Session { thread: None, .. } => "session".to_string(),
         }
     }
 }

@@ -313,7 +313,9 @@ impl Switchboard {
             .await?
             .ok_or_else(|| ToolError::not_found("unknown_ask", format!("there is no ask {ask:?}")))?;
         let (thread, request, status, earlier, input, suggestions, kind) = row;
-        if let Caller::Session { thread: Some(t) } = caller
+        if let Caller::Session {
+            thread: Some(t), ..
+        } = caller
             && *t == thread
         {
             return Err(ToolError::refused(

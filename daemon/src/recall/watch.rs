@@ -34,10 +34,14 @@ impl Watch {
                     // A root, or a folder on the way to one, appeared.
                     let _ = jobs.send(Job::Arm);
                     let _ = jobs.send(Job::Scan);
+                    again(&jobs, Job::Scan);
                 } else if created && path.is_dir() && wanted.iter().any(|r| path.starts_with(r)) {
                     // A new folder under a root: what was written into it before its watch was
-                    // in place is read from it now; what comes later has its own events.
-                    let _ = jobs.send(Job::Folder(path));
+                    // in place is read from it now, and once more a moment later (the watch on
+                    // a new folder is added as its event is handled, so a file written in
+                    // between has no event of its own).
+                    let _ = jobs.send(Job::Folder(path.clone()));
+                    again(&jobs, Job::Folder(path));
                 }
             }
         })?;
@@ -81,6 +85,16 @@ impl Watch {
             }
         }
     }
+}
+
+/// Send `job` once more after a moment, for what a new folder's first moments may hide. Only
+/// when a folder appears: never a polling loop.
+fn again(jobs: &mpsc::Sender<Job>, job: Job) {
+    let jobs = jobs.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let _ = jobs.send(job);
+    });
 }
 
 fn nearest_existing(path: &Path) -> Option<PathBuf> {

@@ -18,6 +18,7 @@ pub enum Caller {
     Session {
         thread: Option<String>,
         /// The calling process, when the socket said (for what depends on where it runs).
+        #[serde(skip)]
         pid: Option<i32>,
     },
 }

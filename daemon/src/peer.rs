@@ -57,7 +57,29 @@ impl SessionProcesses {
     }
 }
 
-fn is_claude(command: &str) -> bool {
+/// Whether `pid` is a running Claude Code.
+pub fn is_claude_process(pid: i32) -> bool {
+    pid > 0 && process_info(pid).is_some_and(|p| is_claude(&p.command))
+}
+
+/// The nearest Claude Code among `pid` and its ancestors (a hook runs under a shell under it).
+pub fn claude_ancestor(pid: i32) -> Option<i32> {
+    let mut pid = pid;
+    for _ in 0..64 {
+        if pid <= 1 {
+            return None;
+        }
+        let p = process_info(pid)?;
+        if is_claude(&p.command) {
+            return Some(pid);
+        }
+        pid = p.ppid;
+    }
+    None
+}
+
+/// Whether a program name or argv word is Claude Code.
+pub fn is_claude(command: &str) -> bool {
     let base = Path::new(command.trim())
         .file_name()
         .and_then(|n| n.to_str())

@@ -9,36 +9,6 @@ use serde_json::{Value, json};
 
 use crate::client::Client;
 
-/// The Claude Code process this hook runs under (it runs hooks through a shell): the nearest
-/// ancestor whose program is `claude`.
-fn claude_ancestor() -> Option<u32> {
-    let mut pid = std::os::unix::process::parent_id();
-    for _ in 0..8 {
-        if pid <= 1 {
-            return None;
-        }
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let is_claude = cmdline.split(|b| *b == 0).take(2).any(|a| {
-            std::path::Path::new(std::str::from_utf8(a).unwrap_or_default())
-                .file_name()
-                .is_some_and(|n| n == "claude")
-        });
-        if is_claude {
-            return Some(pid);
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The parent is the second field after the command's closing parenthesis.
-        pid = stat
-            .rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()?;
-    }
-    None
-}
-
 /// The longest a hook waits for vyred before it stays out of the way.
 const PATIENCE: Duration = Duration::from_secs(3);
 
@@ -50,7 +20,9 @@ pub async fn hook(socket: std::path::PathBuf, event: &str) -> i32 {
     let _ = std::io::stdin().read_to_string(&mut raw);
     let input: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     let client = Client::socket(&socket);
-    let body = json!({ "event": event, "input": input, "pid": claude_ancestor() });
+    // The Claude Code process this hook runs under (through a shell), for SessionStart's binding.
+    let pid = crate::peer::claude_ancestor(std::os::unix::process::parent_id() as i32);
+    let body = json!({ "event": event, "input": input, "pid": pid });
     let call = client.call("harness.hook", &body);
     if let Ok(Ok(answer)) = tokio::time::timeout(PATIENCE, call).await
         && !answer["output"].is_null()

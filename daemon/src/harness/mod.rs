@@ -64,17 +64,6 @@ pub const MIGRATIONS: &[crate::store::Migration] = &[crate::store::Migration {
 /// A binding as stored: pid, cwd, project, when.
 type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
 
-/// Whether `pid` is still a running Claude Code.
-fn claude_alive(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-        c.split(|b| *b == 0).take(2).any(|a| {
-            std::path::Path::new(std::str::from_utf8(a).unwrap_or_default())
-                .file_name()
-                .is_some_and(|n| n == "claude")
-        })
-    })
-}
-
 /// SessionStart binds the session to its process, transcript and project.
 async fn bind(ctx: &Ctx, input: &Value, pid: Option<u32>) {
     let Some(session) = input["session_id"].as_str().map(String::from) else {
@@ -273,7 +262,7 @@ impl Module for HarnessModule {
                         };
                         Ok::<_, ToolError>(Binding {
                             session: input.session,
-                            alive: pid.is_some_and(claude_alive),
+                            alive: pid.is_some_and(|p| crate::peer::is_claude_process(p as i32)),
                             pid,
                             cwd,
                             project,

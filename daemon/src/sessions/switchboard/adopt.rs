@@ -5,7 +5,7 @@
 //! grew in the last 30 s, or a `claude --resume <id>` runs), the message is held and handed over
 //! once the terminal lets go; a fork is offered meanwhile.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::params;
@@ -277,11 +277,9 @@ fn claude_process_with(id: &str) -> bool {
         };
         let args: Vec<&[u8]> = raw.split(|b| *b == 0).collect();
         // `claude` itself, or a launcher running it (`node .../claude`, a shell wrapper).
-        let is_claude = args.iter().any(|a| {
-            Path::new(std::str::from_utf8(a).unwrap_or_default())
-                .file_name()
-                .is_some_and(|n| n == "claude")
-        });
+        let is_claude = args
+            .iter()
+            .any(|a| crate::peer::is_claude(&String::from_utf8_lossy(a)));
         let flagged = args.windows(2).any(|w| {
             matches!(w[0], b"--resume" | b"-r" | b"--session-id") && w[1] == id.as_bytes()
         });

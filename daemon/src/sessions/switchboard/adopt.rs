@@ -171,8 +171,28 @@ impl Switchboard {
     /// The messages held for `thread`, taken (the terminal's Stop hook hands them over at the
     /// end of its turn, so the terminal's own session carries on with them).
     pub async fn take_held(&self, thread: &str) -> Result<Vec<Held>, ToolError> {
+        let held = self.take_held_rows(thread, "delivered").await?;
+        for h in &held {
+            self.emit(
+                "thread.unqueued",
+                thread,
+                json!({ "queued": h.queued, "uuid": h.uuid, "reason": "delivered", "by": "terminal" }),
+            )
+            .await;
+        }
+        Ok(held)
+    }
+
+    /// Take the messages held for `thread`, oldest first, marking them `status`. When Vyre sends
+    /// them itself (`taken`), their sends' "queued" answers go, so what they become is recorded
+    /// anew; delivered by the terminal, a retry still answers "queued".
+    async fn take_held_rows(
+        &self,
+        thread: &str,
+        status: &'static str,
+    ) -> Result<Vec<Held>, ToolError> {
         let t = thread.to_string();
-        let held: Vec<(i64, String, String)> = self
+        Ok(self
             .ctx
             .store()
             .write(move |tx| {
@@ -180,28 +200,28 @@ impl Switchboard {
                     let mut stmt = tx.conn().prepare(
                         "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'held' ORDER BY id",
                     )?;
-                    stmt.query_map([&t], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                        .collect::<Result<Vec<_>, _>>()?
+                    stmt.query_map([&t], |r| {
+                        Ok(Held {
+                            queued: r.get(0)?,
+                            uuid: r.get(1)?,
+                            text: r.get(2)?,
+                        })
+                    })?
+                    .collect::<Result<Vec<_>, _>>()?
                 };
                 tx.conn().execute(
-                    "UPDATE threads_inbox SET status = 'delivered' WHERE thread = ?1 AND status = 'held'",
-                    [&t],
+                    "UPDATE threads_inbox SET status = ?2 WHERE thread = ?1 AND status = 'held'",
+                    params![t, status],
                 )?;
+                if status == "taken" {
+                    for h in &rows {
+                        tx.conn()
+                            .execute("DELETE FROM threads_sent WHERE uuid = ?1", [&h.uuid])?;
+                    }
+                }
                 Ok(rows)
             })
-            .await?;
-        for (row, uuid, _) in &held {
-            self.emit(
-                "thread.unqueued",
-                thread,
-                json!({ "queued": row, "uuid": uuid, "reason": "delivered", "by": "terminal" }),
-            )
-            .await;
-        }
-        Ok(held
-            .into_iter()
-            .map(|(queued, uuid, text)| Held { queued, uuid, text })
-            .collect())
+            .await?)
     }
 
     /// Wait for the terminal to let go, then send what was held, in order. Boxed: sending is
@@ -221,38 +241,21 @@ impl Switchboard {
                 _ = tokio::time::sleep(RECHECK) => {}
             }
         }
-        let t = thread.clone();
-        let held: Vec<(i64, String, String)> = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                let rows = {
-                    let mut stmt = tx.conn().prepare(
-                        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'held' ORDER BY id",
-                    )?;
-                    stmt.query_map([&t], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-                        .collect::<Result<Vec<_>, _>>()?
-                };
-                tx.conn().execute(
-                    "UPDATE threads_inbox SET status = 'taken' WHERE thread = ?1 AND status = 'held'",
-                    [&t],
-                )?;
-                // The sends were answered "queued"; what they become now is recorded anew.
-                for (_, uuid, _) in &rows {
-                    tx.conn().execute("DELETE FROM threads_sent WHERE uuid = ?1", [uuid])?;
-                }
-                Ok(rows)
-            })
+        let held = self
+            .take_held_rows(&thread, "taken")
             .await
             .unwrap_or_default();
-        for (row, uuid, text) in held {
+        for h in held {
             self.emit(
                 "thread.unqueued",
                 &thread,
-                json!({ "queued": row, "uuid": uuid, "reason": "taken" }),
+                json!({ "queued": h.queued, "uuid": h.uuid, "reason": "taken" }),
             )
             .await;
-            if let Err(e) = self.send(&thread, &text, Some(uuid), true, vec![]).await {
+            if let Err(e) = self
+                .send(&thread, &h.text, Some(h.uuid), true, vec![])
+                .await
+            {
                 tracing::warn!(thread, error = %e, "a held message could not be handed over");
             }
         }

@@ -213,6 +213,7 @@ impl Worker {
             read: chunk.read,
             broken: chunk.broken,
             restarted: chunk.restarted,
+            written_at: chunk.modified_ms,
         })
     }
 }

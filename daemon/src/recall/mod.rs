@@ -67,7 +67,7 @@ pub struct SessionInfo {
     pub turns: i64,
     /// `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre).
     pub entrypoint: Option<String>,
-    /// When its transcript file last changed (ms).
+    /// When its transcript file last changed (ms), as recall last read it.
     pub written_at: Option<i64>,
 }
 
@@ -294,8 +294,9 @@ fn register(
                     c.store()
                         .read(|conn| {
                             let mut stmt = conn.prepare_cached(
-                                "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint
-                                 FROM recall_sessions s ORDER BY COALESCE(s.last_at, 0) DESC",
+                                "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.written_at
+                                 FROM recall_sessions s LEFT JOIN recall_files f ON f.path = s.path
+                                 ORDER BY COALESCE(s.last_at, 0) DESC",
                             )?;
                             let rows = stmt.query_map([], |r| {
                                 Ok(SessionInfo {
@@ -308,19 +309,10 @@ fn register(
                                     last_at: r.get(6)?,
                                     turns: r.get(7)?,
                                     entrypoint: r.get(8)?,
-                                    written_at: None,
+                                    written_at: r.get(9)?,
                                 })
                             })?;
-                            let mut all = rows.collect::<Result<Vec<_>, _>>()?;
-                            // The file's own time: a scan at start reads old files too.
-                            for s in &mut all {
-                                s.written_at = std::fs::metadata(&s.path)
-                                    .and_then(|m| m.modified())
-                                    .ok()
-                                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                                    .map(|d| d.as_millis() as i64);
-                            }
-                            Ok(all)
+                            Ok(rows.collect::<Result<Vec<_>, _>>()?)
                         })
                         .await?,
                 )

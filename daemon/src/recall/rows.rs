@@ -61,6 +61,12 @@ pub const MIGRATIONS: &[Migration] = &[
         // whole index time.
         sql: "DROP TRIGGER recall_turns_ai;",
     },
+    Migration {
+        version: 3,
+        // When each file last changed, as its last read saw it: the catalogue's "live" without
+        // a look at every file on every call.
+        sql: "ALTER TABLE recall_files ADD COLUMN written_at INTEGER;",
+    },
 ];
 
 /// Where a file's reading stands.
@@ -92,6 +98,8 @@ pub struct Batch {
     pub broken: u64,
     /// The file was rewritten: what was kept of it goes first.
     pub restarted: bool,
+    /// When the file last changed (ms).
+    pub written_at: Option<i64>,
 }
 
 /// Apply batches (one per file) in one transaction.
@@ -139,12 +147,12 @@ pub fn apply(tx: &mut WriteTx<'_>, b: &Batch) -> Result<usize, StoreError> {
         }
     }
     c.execute(
-        "INSERT INTO recall_files (path, session, offset, lines, broken, indexed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT(path) DO UPDATE SET offset = excluded.offset,
+        "INSERT INTO recall_files (path, session, offset, lines, broken, indexed_at, written_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8)
+         ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, written_at = excluded.written_at,
            lines = CASE WHEN ?7 THEN excluded.lines ELSE lines + excluded.lines END,
            broken = CASE WHEN ?7 THEN excluded.broken ELSE broken + excluded.broken END,
            indexed_at = excluded.indexed_at",
-        params![b.path, b.session, b.offset as i64, b.read as i64, b.broken as i64, crate::now_ms(), b.restarted],
+        params![b.path, b.session, b.offset as i64, b.read as i64, b.broken as i64, crate::now_ms(), b.restarted, b.written_at],
     )?;
     Ok(added)
 }

@@ -18,15 +18,23 @@ pub struct Chunk {
     pub broken: u64,
     /// The file was shorter than the kept offset (rewritten): read again from the start.
     pub restarted: bool,
+    /// When the file last changed (ms), from the same look at it.
+    pub modified_ms: Option<i64>,
 }
 
 /// Read `path` from `offset`. An unreadable file is an error for the indexer to count; callers
 /// that show history treat it as "no history".
 pub fn read_from(path: &Path, offset: u64) -> std::io::Result<Chunk> {
     let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
+    let meta = file.metadata()?;
+    let len = meta.len();
     let mut chunk = Chunk {
         offset,
+        modified_ms: meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64),
         ..Chunk::default()
     };
     if len < offset {

@@ -19,7 +19,6 @@ enum Item {
     Project {
         name: String,
         home: PathBuf,
-        folders: Vec<PathBuf>,
         threads: u64,
         last: Option<i64>,
     },
@@ -94,22 +93,6 @@ fn ago(at: Option<i64>) -> String {
     }
 }
 
-fn folders_of(p: &Value) -> (PathBuf, Vec<PathBuf>) {
-    let home = PathBuf::from(p["home"].as_str().unwrap_or("/"));
-    let mut folders = vec![home.clone()];
-    for w in p["workspaces"].as_array().into_iter().flatten() {
-        if let Some(w) = w.as_str() {
-            let path = Path::new(w);
-            folders.push(if path.is_absolute() {
-                path.to_path_buf()
-            } else {
-                home.join(path)
-            });
-        }
-    }
-    (home, folders)
-}
-
 async fn items(client: &Client) -> Result<Vec<Item>, ClientError> {
     let projects = client.call("projects.list", &json!({})).await?;
     let agents = client.call("agents.list", &json!({})).await?;
@@ -126,15 +109,11 @@ async fn items(client: &Client) -> Result<Vec<Item>, ClientError> {
         .as_array()
         .into_iter()
         .flatten()
-        .map(|p| {
-            let (home, folders) = folders_of(p);
-            Item::Project {
-                name: p["name"].as_str().unwrap_or("?").to_string(),
-                home,
-                folders,
-                threads: p["threads"].as_u64().unwrap_or(0),
-                last: p["last_activity"].as_i64(),
-            }
+        .map(|p| Item::Project {
+            name: p["name"].as_str().unwrap_or("?").to_string(),
+            home: PathBuf::from(p["home"].as_str().unwrap_or("/")),
+            threads: p["threads"].as_u64().unwrap_or(0),
+            last: p["last_activity"].as_i64(),
         })
         .collect();
     items.push(Item::NewSession);
@@ -162,21 +141,16 @@ pub async fn home(client: &Client) -> i32 {
         print_plain(&items);
         return 0;
     }
-    // Inside a project's folder, that project (the most specific, when folders nest).
+    // Inside a project's folder, that project: vyred says which (`projects.at` for this
+    // process's folder).
+    let here_name = client
+        .call("projects.at", &json!({}))
+        .await
+        .ok()
+        .and_then(|at| at["project"].as_str().map(String::from));
     let here = items
         .iter()
-        .enumerate()
-        .filter_map(|(n, i)| match i {
-            Item::Project { folders, .. } => folders
-                .iter()
-                .filter(|f| cwd.starts_with(f))
-                .map(|f| f.components().count())
-                .max()
-                .map(|depth| (depth, n)),
-            _ => None,
-        })
-        .max()
-        .map(|(_, n)| n)
+        .position(|i| matches!(i, Item::Project { name, .. } if Some(name) == here_name.as_ref()))
         .unwrap_or(0);
     let mut items = items;
     let mut start = here;

@@ -62,7 +62,9 @@ pub struct ProjectInfo {
     /// Threads picked by a person.
     pub picks: Vec<String>,
     /// Threads that belong (picked or run in its folders).
-    pub threads: usize,
+    /// Not given by `projects.get`, which reads only the project's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
     pub last_activity: Option<i64>,
 }
 
@@ -414,7 +416,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                     workspaces: f.workspaces(),
                     model: f.model().map(String::from),
                     picks: f.picks(),
-                    threads: f.picks().len(),
+                    threads: None,
                     last_activity: None,
                 })
             }
@@ -447,7 +449,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                                 workspaces: f.workspaces(),
                                 model: f.model().map(String::from),
                                 picks: f.picks(),
-                                threads: mine.len(),
+                                threads: Some(mine.len()),
                                 last_activity: mine.iter().filter_map(|e| e.last_activity).max(),
                             }
                         })
@@ -561,6 +563,30 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                         .take(limit)
                         .collect::<Vec<_>>(),
                 )
+            }
+        },
+    )?;
+
+    let pr = p.clone();
+    ctx.tool(
+        ToolDef::new(
+            "projects.get",
+            "One project as its file declares it (no session counts): cheap, for launches.",
+        ),
+        move |input: ProjectInput, _| {
+            let pr = pr.clone();
+            async move {
+                let f = pr.one(&input.project).await?;
+                Ok::<_, ToolError>(ProjectInfo {
+                    name: f.name().to_string(),
+                    home: f.home.display().to_string(),
+                    org: f.org().map(String::from),
+                    workspaces: f.workspaces(),
+                    model: f.model().map(String::from),
+                    picks: f.picks(),
+                    threads: None,
+                    last_activity: None,
+                })
             }
         },
     )?;

@@ -434,16 +434,10 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                 };
                 let project_model = match &input.project {
                     Some(name) => c
-                        .call("projects.list", serde_json::json!({}))
+                        .call("projects.get", serde_json::json!({ "project": name }))
                         .await
                         .ok()
-                        .and_then(|all| {
-                            all.as_array()?
-                                .iter()
-                                .find(|p| p["name"] == name.as_str())?["model"]
-                                .as_str()
-                                .map(String::from)
-                        }),
+                        .and_then(|p| p["model"].as_str().map(String::from)),
                     None => None,
                 };
                 let model = match input.model.or(agent_model).or(project_model) {

@@ -8,15 +8,21 @@ use crate::fake_api::FakeApi;
 use crate::support::*;
 use crate::threads_e2e::KEY;
 
-/// `claude -p <prompt> --plugin-dir harness` in a terminal: its final text.
-fn claude_p(home: &TempHome, api: &FakeApi, cli: &Path, prompt: &str) -> String {
-    let work = home.dir.join("work");
-    std::fs::create_dir_all(&work).unwrap();
+/// `claude <args> --plugin-dir harness` as a person runs it in a terminal in `cwd`: Vyre's
+/// binary on PATH, the test's HOME and VYRE_HOME, the fake API.
+pub(crate) fn terminal_claude(
+    home: &TempHome,
+    api: &FakeApi,
+    cli: &Path,
+    cwd: &Path,
+    args: &[&str],
+) -> std::process::Command {
     let vyre_dir = Path::new(BIN).parent().unwrap();
-    let out = std::process::Command::new(cli)
-        .args(["-p", prompt, "--plugin-dir"])
+    let mut cmd = std::process::Command::new(cli);
+    cmd.args(args)
+        .arg("--plugin-dir")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
-        .current_dir(&work)
+        .current_dir(cwd)
         .env_clear()
         .env(
             "PATH",
@@ -30,7 +36,15 @@ fn claude_p(home: &TempHome, api: &FakeApi, cli: &Path, prompt: &str) -> String 
         .env("VYRE_HOME", home.vyre_home())
         .env("ANTHROPIC_BASE_URL", api.url())
         .env("ANTHROPIC_API_KEY", KEY)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    cmd
+}
+
+/// `claude -p <prompt>` with the plugin, in the home's `work` folder: its final text.
+fn claude_p(home: &TempHome, api: &FakeApi, cli: &Path, prompt: &str) -> String {
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = terminal_claude(home, api, cli, &work, &["-p", prompt])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -149,35 +163,17 @@ async fn words_sent_while_a_terminal_has_the_session_are_handed_over_at_its_turn
     let sock = vyred.socket_client();
     let mut stream = sock.events("types=thread.*", None).await.unwrap();
     let id = "7a1c2b3d-0000-4000-8000-00000000beef";
-    let vyre_dir = Path::new(BIN).parent().unwrap();
     // A person's terminal: a long turn in a session with the plugin.
-    let terminal = std::process::Command::new(&cli)
-        .args([
-            "-p",
-            "SLOWLY tell a long story",
-            "--session-id",
-            id,
-            "--plugin-dir",
-        ])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
-        .current_dir(&work)
-        .env_clear()
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                vyre_dir.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("HOME", home.dir.join("home"))
-        .env("VYRE_HOME", home.vyre_home())
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let terminal = terminal_claude(
+        &home,
+        &api,
+        &cli,
+        &work,
+        &["-p", "SLOWLY tell a long story", "--session-id", id],
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     let sent = sock
         .call(
@@ -220,29 +216,17 @@ async fn session_start_binds_the_session_so_vyre_knows_a_plain_claude_has_it() {
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();
     let mut bound = sock.events("types=harness.*", None).await.unwrap();
-    let vyre_dir = Path::new(BIN).parent().unwrap();
     // A plain `claude` (no session id on its command line), with the plugin.
-    let terminal = std::process::Command::new(&cli)
-        .args(["-p", "SLOWLY tell a long story", "--plugin-dir"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
-        .current_dir(&work)
-        .env_clear()
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                vyre_dir.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .env("HOME", home.dir.join("home"))
-        .env("VYRE_HOME", home.vyre_home())
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let terminal = terminal_claude(
+        &home,
+        &api,
+        &cli,
+        &work,
+        &["-p", "SLOWLY tell a long story"],
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let events =
         crate::threads_e2e::events_until(&mut bound, |e| e["type"] == "harness.bound").await;
     let payload = &events.last().unwrap()["payload"];

@@ -68,6 +68,22 @@ pub struct ProjectInfo {
     pub last_activity: Option<i64>,
 }
 
+impl ProjectInfo {
+    /// What the project's file declares; no session counts.
+    fn of(f: &ProjectFile) -> ProjectInfo {
+        ProjectInfo {
+            name: f.name().to_string(),
+            home: f.home.display().to_string(),
+            org: f.org().map(String::from),
+            workspaces: f.workspaces(),
+            model: f.model().map(String::from),
+            picks: f.picks(),
+            threads: None,
+            last_activity: None,
+        }
+    }
+}
+
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
@@ -409,16 +425,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                         format!("a project named {name:?} already lives in {other}"),
                     ));
                 }
-                Ok::<_, ToolError>(ProjectInfo {
-                    name,
-                    home,
-                    org: f.org().map(String::from),
-                    workspaces: f.workspaces(),
-                    model: f.model().map(String::from),
-                    picks: f.picks(),
-                    threads: None,
-                    last_activity: None,
-                })
+                Ok::<_, ToolError>(ProjectInfo::of(&f))
             }
         },
     )?;
@@ -443,14 +450,9 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                                 .filter(|e| e.projects.iter().any(|n| n == f.name()))
                                 .collect();
                             ProjectInfo {
-                                name: f.name().to_string(),
-                                home: f.home.display().to_string(),
-                                org: f.org().map(String::from),
-                                workspaces: f.workspaces(),
-                                model: f.model().map(String::from),
-                                picks: f.picks(),
                                 threads: Some(mine.len()),
                                 last_activity: mine.iter().filter_map(|e| e.last_activity).max(),
+                                ..ProjectInfo::of(f)
                             }
                         })
                         .collect::<Vec<_>>(),
@@ -577,16 +579,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             let pr = pr.clone();
             async move {
                 let f = pr.one(&input.project).await?;
-                Ok::<_, ToolError>(ProjectInfo {
-                    name: f.name().to_string(),
-                    home: f.home.display().to_string(),
-                    org: f.org().map(String::from),
-                    workspaces: f.workspaces(),
-                    model: f.model().map(String::from),
-                    picks: f.picks(),
-                    threads: None,
-                    last_activity: None,
-                })
+                Ok::<_, ToolError>(ProjectInfo::of(&f))
             }
         },
     )?;

@@ -26,8 +26,7 @@ mod spawn;
 mod start;
 
 // The integration tests' fakes, shared as they are: the Messages API and a provider.
-#[path = "../../tests/it/fake_api.rs"]
-mod fake_api;
+use vyre_fake_api as fake_api;
 #[path = "../../tests/it/fake_provider.rs"]
 mod fake_provider;
 

@@ -8,7 +8,7 @@ mod agents;
 mod api;
 mod claude_e2e;
 mod events;
-mod fake_api;
+use vyre_fake_api as fake_api;
 mod fake_provider;
 mod harness;
 mod home;

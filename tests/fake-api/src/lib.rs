@@ -12,8 +12,6 @@
 //!
 //! Every request is recorded (path, headers of interest, body) for assertions.
 
-#![allow(dead_code)]
-
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -46,15 +44,21 @@ pub struct FakeApi {
 }
 
 impl FakeApi {
+    /// On a free loopback port.
     pub async fn start() -> FakeApi {
+        FakeApi::start_on(0).await.expect("bind a loopback port")
+    }
+
+    /// On this loopback port (0 for any free one).
+    pub async fn start_on(port: u16) -> std::io::Result<FakeApi> {
         let shared = Shared::default();
         let app = Router::new().fallback(handle).with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        FakeApi { addr, shared, task }
+        Ok(FakeApi { addr, shared, task })
     }
 
     pub fn url(&self) -> String {

@@ -1,6 +1,7 @@
 //! `recall.search`: full-text search over every turn with FTS5, best first.
 
 use rusqlite::params_from_iter;
+use rusqlite::types::Value;
 use serde::Serialize;
 
 use crate::store::StoreError;
@@ -49,6 +50,11 @@ fn quoted_words(q: &str) -> Vec<String> {
         .collect()
 }
 
+/// How many matches a query is ranked over at most. A query matching more turns than this is
+/// made of words found nearly everywhere, whose bm25 weight is close to nothing; it is ranked
+/// among its newest `BROAD` matches, which keeps its cost that of a selective query (ADR 0007).
+pub const BROAD: usize = 2000;
+
 /// Search, optionally only within `sessions`. The best `limit` matches are ranked first (bm25 over
 /// the index alone); only those are joined to their turns and given a snippet, which keeps a
 /// word found in tens of thousands of turns from costing a join and a snippet each.
@@ -58,24 +64,43 @@ pub fn search(
     sessions: Option<&[String]>,
     limit: usize,
 ) -> Result<Vec<Hit>, StoreError> {
-    let mut args: Vec<String> = vec![query.to_string()];
-    let mut sql =
-        String::from("SELECT rowid, bm25(recall_fts) FROM recall_fts WHERE recall_fts MATCH ?1");
+    let mut args: Vec<Value> = vec![Value::Text(query.to_string())];
+    let mut filter = String::from("recall_fts MATCH ?1");
     if let Some(list) = sessions {
         if list.is_empty() {
             return Ok(vec![]);
         }
-        sql.push_str(" AND rowid IN (SELECT id FROM recall_turns WHERE session IN (");
+        filter.push_str(" AND rowid IN (SELECT id FROM recall_turns WHERE session IN (");
         for (i, s) in list.iter().enumerate() {
             if i > 0 {
-                sql.push(',');
+                filter.push(',');
             }
-            sql.push_str(&format!("?{}", i + 2));
-            args.push(s.clone());
+            filter.push_str(&format!("?{}", i + 2));
+            args.push(Value::Text(s.clone()));
         }
-        sql.push_str("))");
+        filter.push_str("))");
     }
-    sql.push_str(&format!(" ORDER BY bm25(recall_fts) LIMIT {limit}"));
+    // Walking the matches newest first costs no ranking: the `BROAD`-th newest, when there is
+    // one, is where a broad query's candidates end.
+    let cut: Option<i64> = {
+        let sql = format!(
+            "SELECT rowid FROM recall_fts WHERE {filter} ORDER BY rowid DESC LIMIT 1 OFFSET {}",
+            BROAD - 1
+        );
+        let mut stmt = c.prepare_cached(&sql)?;
+        let mut rows = stmt.query(params_from_iter(args.iter()))?;
+        rows.next()?.map(|r| r.get(0)).transpose()?
+    };
+    let bound = match cut {
+        Some(cut) => {
+            args.push(Value::Integer(cut));
+            format!(" AND rowid >= ?{}", args.len())
+        }
+        None => String::new(),
+    };
+    let sql = format!(
+        "SELECT rowid, bm25(recall_fts) FROM recall_fts WHERE {filter}{bound} ORDER BY bm25(recall_fts) LIMIT {limit}"
+    );
     let top: Vec<(i64, f64)> = {
         let mut stmt = c.prepare_cached(&sql)?;
         let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
@@ -135,5 +160,74 @@ mod tests {
             Some("\"walrus\" OR \"budget\"")
         );
         assert_eq!(fts_query_any("a b c"), None);
+    }
+
+    fn store_with(turns: &[&str]) -> rusqlite::Connection {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrate(&mut c, "recall", crate::recall::rows::MIGRATIONS).unwrap();
+        let tx = c.transaction().unwrap();
+        for (i, text) in turns.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO recall_turns (session, key, uuid, role, text, at) VALUES ('s', ?1, ?1, 'user', ?2, ?3)",
+                rusqlite::params![format!("k{i}"), text, i as i64],
+            )
+            .unwrap();
+            tx.execute(
+                "INSERT INTO recall_fts(rowid, text) VALUES (last_insert_rowid(), ?1)",
+                [text],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        c
+    }
+
+    #[test]
+    fn a_selective_query_is_ranked_over_every_match() {
+        // The best match is the oldest turn; a query with few matches still finds it first.
+        let mut turns = vec!["walrus walrus walrus"];
+        turns.extend(std::iter::repeat_n(
+            "a long turn about many things and a walrus somewhere",
+            50,
+        ));
+        let c = store_with(&turns);
+        let hits = search(&c, "\"walrus\"", None, 3).unwrap();
+        assert_eq!(hits.len(), 3);
+        assert_eq!(hits[0].turn, "k0");
+    }
+
+    #[test]
+    fn a_broad_query_is_ranked_among_its_newest_matches() {
+        // More than BROAD turns hold the word: the oldest, best by bm25, is beyond the newest
+        // BROAD and is not ranked; every hit is among the newest BROAD and the limit is filled.
+        let mut turns = vec!["common common common"];
+        turns.extend(std::iter::repeat_n(
+            "a long turn about many things where the word common shows once",
+            BROAD + 10,
+        ));
+        let c = store_with(&turns);
+        let hits = search(&c, "\"common\"", None, 200).unwrap();
+        assert_eq!(hits.len(), 200);
+        let oldest_ranked = turns.len() - BROAD;
+        for h in &hits {
+            let n: usize = h.turn[1..].parse().unwrap();
+            assert!(
+                n >= oldest_ranked,
+                "{} is older than the newest {BROAD}",
+                h.turn
+            );
+        }
+        // The fence still applies to a broad query.
+        assert!(
+            search(&c, "\"common\"", Some(&["other".into()]), 5)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(
+            search(&c, "\"common\"", Some(&["s".into()]), 5)
+                .unwrap()
+                .len(),
+            5
+        );
     }
 }

@@ -56,6 +56,8 @@ pub struct DaemonOptions {
     pub extra_modules: Vec<Arc<dyn Module>>,
     /// The user's HOME whose `~/.claude` is read for history; `HOME` when not given.
     pub user_home: Option<std::path::PathBuf>,
+    /// The built web app to serve at `/app/`; found by [`api::app::ui_dir`] when not given.
+    pub ui_dir: Option<PathBuf>,
 }
 
 impl DaemonOptions {
@@ -66,6 +68,7 @@ impl DaemonOptions {
             port: None,
             extra_modules: Vec::new(),
             user_home: None,
+            ui_dir: None,
         }
     }
 }
@@ -77,6 +80,7 @@ pub struct Daemon {
     tcp: TcpListener,
     http_addr: SocketAddr,
     modules: Vec<Arc<dyn Module>>,
+    ui_dir: Option<PathBuf>,
     _lock: HomeLock,
 }
 
@@ -146,6 +150,7 @@ impl Daemon {
             tcp,
             http_addr,
             modules,
+            ui_dir: options.ui_dir.or_else(api::app::ui_dir),
             _lock: lock,
         })
     }
@@ -170,6 +175,7 @@ impl Daemon {
             unix,
             tcp,
             modules,
+            ui_dir,
             _lock,
             ..
         } = self;
@@ -191,7 +197,7 @@ impl Daemon {
             "vyred is serving"
         );
 
-        let app = api::router(kernel.clone());
+        let app = api::router(kernel.clone(), ui_dir.as_deref());
         let stop = kernel.shutdown_token().clone();
         let on_socket = axum::serve(
             unix,

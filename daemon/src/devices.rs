@@ -33,7 +33,15 @@ pub struct DeviceRecord {
 pub struct DeviceRef {
     pub id: String,
     pub name: String,
+    /// `token` (a program's bearer credential), `browser` (a cookie), or `onboarding` (a
+    /// browser that may reach only the onboarding until it finishes).
+    pub kind: String,
 }
+
+/// A browser's device before the onboarding finishes.
+pub const ONBOARDING: &str = "onboarding";
+/// A browser's device.
+pub const BROWSER: &str = "browser";
 
 /// How often a device's last-seen time is written at most.
 const SEEN_EVERY: Duration = Duration::from_secs(60);
@@ -62,6 +70,16 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRecord> {
     })
 }
 
+fn check_name(name: &str) -> Result<(), ToolError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        return Err(ToolError::invalid(
+            "a device name must be 1 to 64 characters with no control characters",
+        ));
+    }
+    Ok(())
+}
+
 const COLUMNS: &str = "id, name, kind, created_at, last_seen_at, revoked_at";
 
 impl Devices {
@@ -69,13 +87,17 @@ impl Devices {
     pub async fn load(store: Store) -> Result<Devices, StoreError> {
         let rows = store
             .read(|conn| {
-                let mut stmt = conn
-                    .prepare("SELECT token_hash, id, name FROM devices WHERE revoked_at IS NULL")?;
+                let mut stmt = conn.prepare(
+                    "SELECT token_hash, id, name, kind FROM devices WHERE revoked_at IS NULL",
+                )?;
                 let rows = stmt.query_map([], |r| {
                     Ok((
                         r.get::<_, Vec<u8>>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
+                        DeviceRef {
+                            id: r.get(1)?,
+                            name: r.get(2)?,
+                            kind: r.get(3)?,
+                        },
                     ))
                 })?;
                 Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -83,9 +105,7 @@ impl Devices {
             .await?;
         let active = rows
             .into_iter()
-            .filter_map(|(hash, id, name)| {
-                Some((<[u8; 32]>::try_from(hash).ok()?, DeviceRef { id, name }))
-            })
+            .filter_map(|(hash, device)| Some((<[u8; 32]>::try_from(hash).ok()?, device)))
             .collect();
         let (revoked, _) = broadcast::channel(64);
         Ok(Devices {
@@ -98,12 +118,8 @@ impl Devices {
 
     /// Issue a device credential. The token is returned once and never stored.
     pub async fn add(&self, name: &str, kind: &str) -> Result<(DeviceRecord, String), ToolError> {
+        check_name(name)?;
         let name = name.trim().to_string();
-        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-            return Err(ToolError::invalid(
-                "a device name must be 1 to 64 characters with no control characters",
-            ));
-        }
         let id = format!("d{}", crate::ids::random_hex(6));
         let token = format!("vyre_dev_{}", crate::ids::random_hex(32));
         let hash = hash_token(&token);
@@ -135,6 +151,7 @@ impl Devices {
             DeviceRef {
                 id: rec.id.clone(),
                 name: rec.name.clone(),
+                kind: rec.kind.clone(),
             },
         );
         Ok((rec, token))
@@ -209,6 +226,66 @@ impl Devices {
             .cloned()?;
         self.touch(&device.id);
         Some(device)
+    }
+
+    /// Change an active device's kind (an onboarding browser becomes a browser) and, when
+    /// given, its name.
+    pub async fn change(
+        &self,
+        id: &str,
+        kind: &str,
+        name: Option<&str>,
+    ) -> Result<DeviceRecord, ToolError> {
+        if let Some(name) = name {
+            check_name(name)?;
+        }
+        let (id, kind, name) = (
+            id.to_string(),
+            kind.to_string(),
+            name.map(|n| n.trim().to_string()),
+        );
+        let rec = self
+            .store
+            .write_as("devices", move |tx| {
+                tx.conn().execute(
+                    "UPDATE devices SET kind = ?2, name = COALESCE(?3, name) WHERE id = ?1 AND revoked_at IS NULL",
+                    params![id, kind, name],
+                )?;
+                let rec = tx
+                    .conn()
+                    .query_row(
+                        &format!("SELECT {COLUMNS} FROM devices WHERE id = ?1 AND revoked_at IS NULL"),
+                        [&id],
+                        record,
+                    )
+                    .optional()?;
+                if let Some(rec) = &rec {
+                    tx.emit(NewEvent::new(
+                        "device.changed",
+                        serde_json::json!({ "device": rec.id, "name": rec.name, "kind": rec.kind }),
+                    ))?;
+                }
+                Ok(rec)
+            })
+            .await?
+            .ok_or_else(|| ToolError::not_found("unknown_device", "there is no active device with that id"))?;
+        for device in self.active.write().expect("devices").values_mut() {
+            if device.id == rec.id {
+                device.kind = rec.kind.clone();
+                device.name = rec.name.clone();
+            }
+        }
+        Ok(rec)
+    }
+
+    /// An active device's kind.
+    pub fn kind_of(&self, id: &str) -> Option<String> {
+        self.active
+            .read()
+            .expect("devices")
+            .values()
+            .find(|d| d.id == id)
+            .map(|d| d.kind.clone())
     }
 
     /// Whether the device is still active (for long-lived streams).

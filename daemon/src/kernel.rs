@@ -12,7 +12,9 @@ use tokio_util::task::TaskTracker;
 use crate::config::{LoadedConfig, Role};
 use crate::devices::Devices;
 use crate::events::Bus;
+use crate::links::Links;
 use crate::modules::{ModuleStatus, ModuleTable};
+use crate::owner::Owner;
 use crate::paths::VyreHome;
 use crate::peer::SessionProcesses;
 use crate::sessions::router::Router;
@@ -72,6 +74,8 @@ struct Inner {
     registry: Registry,
     modules: ModuleTable,
     devices: Devices,
+    links: Links,
+    owner: Owner,
     sessions: SessionProcesses,
     started: Instant,
     started_at: i64,
@@ -111,6 +115,8 @@ impl Kernel {
         let latest = store.read(crate::events::log::latest_id).await?;
         bus.set_latest(latest);
         let devices = Devices::load(store.clone()).await?;
+        let owner = Owner::load(store.clone()).await?;
+        let links = Links::new(store.clone());
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -121,6 +127,8 @@ impl Kernel {
                 registry: Registry::new(),
                 modules: ModuleTable::default(),
                 devices,
+                links,
+                owner,
                 sessions: SessionProcesses::default(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
@@ -174,6 +182,16 @@ impl Kernel {
         &self.inner.devices
     }
     /// Process groups of live Claude Code sessions, for the socket's peer check.
+    /// The one-time links that give browsers their devices.
+    pub fn links(&self) -> &Links {
+        &self.inner.links
+    }
+
+    /// The person this vyred belongs to, once the onboarding has made them.
+    pub fn owner(&self) -> &Owner {
+        &self.inner.owner
+    }
+
     pub fn session_processes(&self) -> &SessionProcesses {
         &self.inner.sessions
     }
@@ -204,6 +222,17 @@ impl Kernel {
 
     pub(crate) fn set_vault(&self, vault: Arc<dyn VaultAccess>) {
         *self.inner.vault.write().expect("vault slot") = Some(vault);
+    }
+
+    /// The loopback HTTP address (`127.0.0.1:<port>`), once bound.
+    pub fn http_address(&self) -> Option<String> {
+        self.inner
+            .listeners
+            .read()
+            .expect("listeners")
+            .iter()
+            .find(|l| l.kind == "http")
+            .map(|l| l.address.clone())
     }
 
     pub(crate) fn set_listeners(&self, listeners: Vec<ListenerInfo>) {

@@ -28,4 +28,21 @@ pub const MIGRATIONS: &[Migration] = &[
             revoked_at INTEGER
         );",
     },
+    Migration {
+        version: 3,
+        // The person this vyred belongs to (one), and the one-time links that give a browser
+        // its device (only their hashes).
+        sql: "CREATE TABLE owner (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            name TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE links (
+            token_hash BLOB PRIMARY KEY,
+            kind TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            used_at INTEGER
+        );",
+    },
 ];

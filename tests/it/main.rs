@@ -25,3 +25,4 @@ mod threads_crash;
 mod threads_e2e;
 mod threads_flow;
 mod vault;
+mod web;

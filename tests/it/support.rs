@@ -171,11 +171,21 @@ pub struct InProcess {
 
 impl InProcess {
     pub async fn start(home: &TempHome, extra: Vec<Arc<dyn Module>>) -> InProcess {
+        Self::start_with(home, extra, |_| {}).await
+    }
+
+    /// With options changed by `adjust` before binding.
+    pub async fn start_with(
+        home: &TempHome,
+        extra: Vec<Arc<dyn Module>>,
+        adjust: impl FnOnce(&mut DaemonOptions),
+    ) -> InProcess {
         let mut options = DaemonOptions::new(home.home());
         options.port = Some(0);
         options.extra_modules = extra;
         // Never the real ~/.claude: history is read from the test's own HOME.
         options.user_home = Some(home.dir.join("home"));
+        adjust(&mut options);
         let daemon = Daemon::bind(options).await.expect("bind");
         let kernel = daemon.kernel().clone();
         let http = daemon.http_addr();

@@ -70,19 +70,25 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
         }
         Peer::Tcp(_) => {
             check_browser_headers(headers)?;
-            let Some(value) = headers.get(header::AUTHORIZATION) else {
-                return Err(ApiError::unauthorized(
-                    "unauthenticated",
-                    "this call needs a device credential (Authorization: Bearer <token>); `vyre devices add <name>` issues one",
-                ));
+            let token = match headers.get(header::AUTHORIZATION) {
+                Some(value) => value
+                    .to_str()
+                    .ok()
+                    .and_then(|v| v.strip_prefix("Bearer "))
+                    .map(str::trim)
+                    .unwrap_or("")
+                    .to_string(),
+                None => match cookie(headers, DEVICE_COOKIE) {
+                    Some(token) => token,
+                    None => {
+                        return Err(ApiError::unauthorized(
+                            "unauthenticated",
+                            "this call needs a device: a browser signs in with the link `vyre open` prints; a program sends Authorization: Bearer <token> from `vyre devices add <name>`",
+                        ));
+                    }
+                },
             };
-            let token = value
-                .to_str()
-                .ok()
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim)
-                .unwrap_or("");
-            match kernel.devices().verify(token) {
+            match kernel.devices().verify(&token) {
                 Some(device) => Ok(Caller::Device {
                     id: device.id,
                     name: device.name,
@@ -94,6 +100,59 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
             }
         }
     }
+}
+
+/// The cookie that carries a browser's device credential (HttpOnly, SameSite=Strict).
+pub const DEVICE_COOKIE: &str = "vyre_device";
+
+/// A cookie's value from the request's `Cookie` headers.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// What a browser that has not finished the onboarding may call: the onboarding's own tools
+/// and what its screens show. Before an owner exists, nothing else is served over HTTP.
+pub const ONBOARDING_TOOLS: &[&str] = &[
+    "vault.status",
+    "recall.status",
+    "sessions.claude",
+    "projects.catalog",
+    "projects.list",
+    "projects.create",
+    "projects.add-threads",
+];
+
+/// The events such a browser may follow.
+pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*"];
+
+/// True when the caller is a browser still in the onboarding.
+pub fn onboarding_only(kernel: &Kernel, caller: &Caller) -> bool {
+    match caller {
+        Caller::Device { id, .. } => {
+            kernel.devices().kind_of(id).as_deref() == Some(crate::devices::ONBOARDING)
+        }
+        _ => false,
+    }
+}
+
+/// Whether an onboarding browser may call this tool.
+pub fn onboarding_may_call(tool: &str) -> bool {
+    tool.starts_with("onboarding.") || ONBOARDING_TOOLS.contains(&tool)
+}
+
+pub fn onboarding_refusal() -> ApiError {
+    ApiError::forbidden(
+        "onboarding_only",
+        "this browser can reach only the onboarding until it is finished",
+    )
 }
 
 /// vyred's own (effective) uid: the only one allowed on the socket.

@@ -5,7 +5,9 @@
 //! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
 //! - `GET /v1/events`: the event log as Server-Sent Events.
 
+pub mod app;
 pub mod auth;
+mod browser;
 pub mod error;
 mod sse;
 
@@ -27,15 +29,20 @@ use crate::kernel::Kernel;
 /// Largest request body accepted by a tool call.
 pub const MAX_BODY: usize = 1024 * 1024;
 
-pub fn router(kernel: Kernel) -> Router {
-    Router::new()
+pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
+    let api = Router::new()
         .route("/v1/health", get(health))
+        .route("/v1/session", get(browser::session))
+        .route("/v1/session/redeem", post(browser::redeem))
+        .route("/v1/session/finish", post(browser::finish))
+        .route("/v1/session/logout", post(browser::logout))
         .route("/v1/tools", get(list_tools))
         .route(
             "/v1/tools/{name}",
             post(call_tool).fallback(method_not_allowed),
         )
-        .route("/v1/events", get(sse::events))
+        .route("/v1/events", get(sse::events));
+    app::routes(api, ui_dir)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(kernel)
@@ -50,11 +57,13 @@ async fn health(State(kernel): State<Kernel>) -> Json<Value> {
 }
 
 async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
+    let onboarding = auth::onboarding_only(&kernel, &caller);
     let tools: Vec<_> = kernel
         .registry()
         .specs()
         .into_iter()
         .filter(|spec| caller.is_person() || !spec.person_only)
+        .filter(|spec| !onboarding || auth::onboarding_may_call(&spec.name))
         .collect();
     Json(json!({ "data": tools }))
 }
@@ -66,6 +75,9 @@ async fn call_tool(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    if auth::onboarding_only(&kernel, &caller) && !auth::onboarding_may_call(&name) {
+        return Err(auth::onboarding_refusal());
+    }
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {
         let ct = ct.to_str().unwrap_or("");
         if !ct

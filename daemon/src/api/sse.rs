@@ -80,6 +80,25 @@ pub async fn events(
             ));
         }
     }
+    let types = if super::auth::onboarding_only(&kernel, &caller) {
+        // A browser in the onboarding follows its progress and nothing else.
+        let allowed = |t: &String| {
+            super::auth::ONBOARDING_EVENTS.contains(&t.as_str()) || t.starts_with("onboarding.")
+        };
+        if types.iter().any(|t| !allowed(t)) {
+            return Err(super::auth::onboarding_refusal());
+        }
+        if types.is_empty() {
+            super::auth::ONBOARDING_EVENTS
+                .iter()
+                .map(|t| t.to_string())
+                .collect()
+        } else {
+            types
+        }
+    } else {
+        types
+    };
     let follow = !matches!(query.follow.as_deref(), Some("false" | "0" | "no"));
     let filter = Filter {
         types,

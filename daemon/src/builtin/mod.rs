@@ -26,5 +26,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::recall::RecallModule),
         Arc::new(crate::projects::ProjectsModule),
         Arc::new(crate::harness::HarnessModule),
+        Arc::new(crate::onboarding::OnboardingModule),
     ]
 }

@@ -60,6 +60,22 @@ pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
             daemon.socket_path().display(),
             daemon.http_addr()
         );
+        // On a box started by Docker or systemd, its log is where the person looks first.
+        if !daemon.kernel().owner().exists() {
+            match daemon
+                .kernel()
+                .links()
+                .issue(crate::links::LinkKind::Onboard, crate::links::LINK_TTL)
+                .await
+            {
+                Ok(link) => eprintln!(
+                    "onboard: http://{}/onboard?t={} (once, within an hour; `vyre open` prints another)",
+                    daemon.http_addr(),
+                    link.token
+                ),
+                Err(e) => tracing::warn!("cannot issue the onboarding link: {e}"),
+            }
+        }
         let kernel = daemon.kernel().clone();
         tokio::spawn(async move {
             wait_for_signal().await;
@@ -94,9 +110,11 @@ async fn wait_for_signal() {
 const START_WAIT: Duration = Duration::from_secs(20);
 
 pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Option<u16>) -> i32 {
+    super::app_build::ensure_built();
     if let Ok(health) = client.get("/v1/health").await {
         println!("vyred is already running ({}).", describe(&health));
         print_where(home);
+        print_link(client, false).await;
         return 0;
     }
     if let Err(e) = home.ensure() {
@@ -148,6 +166,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
         if let Ok(health) = client.get("/v1/health").await {
             println!("Vyre is running ({}).", describe(&health));
             print_where(home);
+            print_link(client, false).await;
             return 0;
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -214,6 +233,52 @@ fn describe(health: &Value) -> String {
         health["role"].as_str().unwrap_or("?"),
         health["uptime_s"].as_u64().unwrap_or(0)
     )
+}
+
+/// The link a browser opens: the onboarding while there is no owner; with `always`, a sign-in
+/// link for one more browser once there is.
+async fn print_link(client: &Client, always: bool) -> i32 {
+    let onboarded = match client.call("onboarding.state", &json!({})).await {
+        Ok(state) => state["finished"].as_bool().unwrap_or(false),
+        Err(e) => return fail(&e.to_string()),
+    };
+    if onboarded && !always {
+        let addr = client
+            .call("system.status", &json!({}))
+            .await
+            .ok()
+            .and_then(|s| {
+                s["listeners"]
+                    .as_array()?
+                    .iter()
+                    .find(|l| l["kind"] == "http")
+                    .and_then(|l| l["address"].as_str().map(str::to_string))
+            });
+        if let Some(addr) = addr {
+            println!();
+            println!("The app: http://{addr}/app/ (`vyre open` signs in another browser)");
+        }
+        return 0;
+    }
+    match client.call("devices.link", &json!({})).await {
+        Ok(link) => {
+            let url = link["url"].as_str().unwrap_or("?");
+            println!();
+            if link["kind"] == "onboard" {
+                println!("Set Vyre up in your browser (the link works once, for an hour):");
+            } else {
+                println!("Open this in the browser to sign in (it works once, for an hour):");
+            }
+            println!("  {url}");
+            0
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// `vyre open`: a one-time link for a browser.
+pub async fn open(client: &Client) -> i32 {
+    print_link(client, true).await
 }
 
 fn print_where(home: &VyreHome) {

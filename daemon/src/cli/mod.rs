@@ -2,6 +2,7 @@
 //! vyred over its socket. Module tools listed under `shows.cli` are commands too:
 //! `vyre <module> <tool> [--flag value ...]`, with flags from the tool's input schema.
 
+mod app_build;
 mod daemon_cmds;
 mod events_cmd;
 mod home_cmd;
@@ -50,6 +51,8 @@ enum Command {
     },
     /// Stop vyred gracefully.
     Down,
+    /// Print a one-time link that signs a browser in (the onboarding while Vyre has no owner).
+    Open,
     /// What runs: version, role, uptime, modules, store, listeners.
     Status {
         /// Print the raw JSON.
@@ -140,6 +143,7 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Daemon { .. } => unreachable!("handled before"),
         Command::Up { role, port } => daemon_cmds::up(&home, &client, role, port).await,
         Command::Down => daemon_cmds::down(&home, &client).await,
+        Command::Open => daemon_cmds::open(&client).await,
         Command::Status { json } => status_cmd::status(&client, json).await,
         Command::Doctor { json } => status_cmd::doctor(&home, &client, json).await,
         Command::Events {

@@ -119,6 +119,21 @@ impl Ctx {
         self.kernel.registry().call(tool, input, caller).await
     }
 
+    /// Call another module's tool for the caller of this module's own tool: a person's call
+    /// that is made of other tools (the onboarding storing a credential) runs with that
+    /// person's rights, never more. The caller is what vyred verified, passed along unchanged.
+    pub async fn call_as(
+        &self,
+        caller: &Caller,
+        tool: &str,
+        input: Value,
+    ) -> Result<Value, ToolError> {
+        self.kernel
+            .registry()
+            .call(tool, input, caller.clone())
+            .await
+    }
+
     /// Register a tool declared under `does.tools`. Its input and output schemas come from `I`
     /// and `O`; input that does not deserialize into `I` is refused before `f` runs.
     pub fn tool<I, O, F, Fut>(&self, def: ToolDef, f: F) -> Result<(), StartError>

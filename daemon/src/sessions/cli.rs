@@ -66,7 +66,80 @@ async fn version_of(program: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// What `sessions.claude` says about the CLI, found without installing anything.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Detected {
+    /// `installed` (on PATH), `path` (configured) or `bundled`.
+    pub source: String,
+    pub found: bool,
+    pub path: Option<String>,
+    /// What `claude --version` printed, first word.
+    pub version: Option<String>,
+    /// The version Vyre speaks to.
+    pub pinned: String,
+    /// Why it cannot run, and what to do; none when it can.
+    pub problem: Option<String>,
+}
+
 impl ClaudeCli {
+    /// Look for the CLI and ask its version, installing nothing: what the onboarding shows.
+    pub async fn detect(&self) -> Detected {
+        let (source, candidate) = match &self.source {
+            Source::Installed => (
+                "installed",
+                std::env::var_os("PATH").and_then(|paths| {
+                    std::env::split_paths(&paths)
+                        .map(|p| p.join("claude"))
+                        .find(|p| p.is_file())
+                }),
+            ),
+            Source::Path(path) => ("path", Some(path.clone()).filter(|p| p.is_file())),
+            Source::Bundled { dir } => (
+                "bundled",
+                Some(dir.join("node_modules/.bin/claude")).filter(|p| p.is_file()),
+            ),
+        };
+        let mut found = Detected {
+            source: source.into(),
+            found: false,
+            path: None,
+            version: None,
+            pinned: PINNED_VERSION.into(),
+            problem: None,
+        };
+        let Some(program) = candidate else {
+            found.problem = Some(match self.source {
+                Source::Bundled { .. } => format!(
+                    "Claude Code {PINNED_VERSION} is installed with npm when the first session starts"
+                ),
+                _ => format!("Claude Code was not found; {}", install_hint()),
+            });
+            return found;
+        };
+        found.path = Some(program.display().to_string());
+        let version = version_of(&program).await;
+        found.version = version
+            .as_deref()
+            .and_then(|v| v.split_whitespace().next())
+            .map(str::to_string);
+        let pinned = parse_version(PINNED_VERSION).expect("the pinned version parses");
+        match version.as_deref().and_then(parse_version) {
+            Some(v) if v < pinned => {
+                found.problem = Some(format!(
+                    "Claude Code {} is older than {PINNED_VERSION}; {}",
+                    found.version.as_deref().unwrap_or("?"),
+                    install_hint()
+                ))
+            }
+            Some(_) => found.found = true,
+            None => {
+                found.found = true;
+                found.problem = Some("its version could not be read".into());
+            }
+        }
+        found
+    }
+
     pub fn new(source: Source, ctx: Option<Ctx>) -> ClaudeCli {
         ClaudeCli {
             source,

@@ -41,14 +41,25 @@ impl Module for SessionsModule {
                     .ok()
                     .filter(|v| !v.is_empty())
             });
+            let cli = Arc::new(ClaudeCli::new(
+                Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
+                Some(ctx.clone()),
+            ));
             ctx.provider(Arc::new(ClaudeProvider {
-                cli: Arc::new(ClaudeCli::new(
-                    Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
-                    Some(ctx.clone()),
-                )),
+                cli: cli.clone(),
                 base_url,
                 home: home.clone(),
             }))?;
+            ctx.tool(
+                ToolDef::new(
+                    "sessions.claude",
+                    "Which Claude Code CLI sessions run, and its version, found without installing anything.",
+                ),
+                move |_: EmptyInput, _| {
+                    let cli = cli.clone();
+                    async move { Ok::<_, ToolError>(cli.detect().await) }
+                },
+            )?;
             ctx.store().migrate(super::models::MIGRATIONS).await?;
             super::models::register(&ctx)?;
             let slots = Arc::new(super::slots::Slots::new(
@@ -62,6 +73,10 @@ impl Module for SessionsModule {
         })
     }
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EmptyInput {}
 
 pub struct ThreadsModule {
     pub router: Arc<Router>,

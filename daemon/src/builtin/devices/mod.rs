@@ -3,7 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use std::time::Duration;
+
 use crate::devices::{DeviceRecord, Devices};
+use crate::links::{LINK_TTL, LinkKind};
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
 use crate::tools::ToolError;
 
@@ -34,6 +37,24 @@ pub struct Added {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListInput {}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkInput {
+    /// How long the link stays valid, in seconds (1 to 3600; default 3600).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 3600))]
+    ttl_s: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Link {
+    /// `onboard` while there is no owner, then `login`.
+    kind: LinkKind,
+    /// Open it in the browser that should become a device; it works once.
+    url: String,
+    expires_at: i64,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +99,43 @@ impl Module for DevicesModule {
                 move |_: ListInput, _| {
                     let d = d.clone();
                     async move { d.list().await }
+                },
+            )?;
+            let k = ctx.kernel().clone();
+            ctx.tool(
+                ToolDef::new(
+                    "devices.link",
+                    "A one-time link that makes the browser opening it a device: the onboarding while there is no owner, a login once there is. Valid for an hour, once.",
+                )
+                .person_only(),
+                move |input: LinkInput, _| {
+                    let k = k.clone();
+                    async move {
+                        let ttl = match input.ttl_s {
+                            None => LINK_TTL,
+                            Some(s @ 1..=3600) => Duration::from_secs(s),
+                            Some(_) => {
+                                return Err(ToolError::invalid("ttl_s must be 1 to 3600 seconds"));
+                            }
+                        };
+                        let kind = if k.owner().exists() {
+                            LinkKind::Login
+                        } else {
+                            LinkKind::Onboard
+                        };
+                        let Some(address) = k.http_address() else {
+                            return Err(ToolError::new(crate::tools::ErrorKind::Unavailable,
+                                "no_http",
+                                "vyred has no HTTP listener to link to",
+                            ));
+                        };
+                        let issued = k.links().issue(kind, ttl).await?;
+                        Ok(Link {
+                            kind,
+                            url: format!("http://{address}{}?t={}", kind.path(), issued.token),
+                            expires_at: issued.expires_at,
+                        })
+                    }
                 },
             )?;
             let d = devices;

@@ -1,0 +1,458 @@
+//! The onboarding (spec section 1): one step a screen in the web app, each skippable and
+//! finishable later from Settings. You (your name and your assistant's), Claude Code (the CLI
+//! found, and a setup token or API key into the vault), your address and your devices
+//! (placeholders until the network and pairing), your history (indexing, first projects).
+//! Finishing makes the owner and the assistant, turns the browser into a device, and has the
+//! assistant greet its person.
+//!
+//! This module keeps only the names and each step's state; everything else it shows or does
+//! is another module's tool, called with the person's own rights.
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::events::NewEvent;
+use crate::modules::{Ctx, Module, StartFuture, ToolDef};
+use crate::owner::OwnerRecord;
+use crate::store::Migration;
+use crate::tools::{Caller, ToolError};
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "CREATE TABLE onboarding_state (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );",
+}];
+
+/// The steps, in the order the app shows them.
+pub const STEPS: [&str; 5] = ["you", "claude", "address", "history", "devices"];
+const DEFAULT_OWNER: &str = "you";
+const DEFAULT_ASSISTANT: &str = "Juno";
+
+pub struct OnboardingModule;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct State {
+    /// The owner exists: the onboarding was finished once.
+    finished: bool,
+    owner: Option<OwnerRecord>,
+    /// The assistant agent, once made.
+    assistant: Option<Value>,
+    /// The names given (or the defaults finishing would use).
+    names: Names,
+    /// Each step: `open`, `done` or `skipped`.
+    steps: BTreeMap<String, String>,
+    /// The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`).
+    claude: Value,
+    /// The history's indexing (`recall.status`).
+    history: Value,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Names {
+    owner: String,
+    assistant: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct YouInput {
+    /// What the assistant calls you.
+    name: String,
+    /// Your assistant's name, e.g. Juno.
+    assistant_name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClaudeInput {
+    /// `setup-token` (from `claude setup-token`, a subscription) or `api-key` (an Anthropic key).
+    mode: ClaudeMode,
+    /// The secret. It goes into the vault and nowhere else.
+    value: String,
+}
+
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClaudeMode {
+    SetupToken,
+    ApiKey,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkipInput {
+    /// you, claude, address, history or devices.
+    step: String,
+}
+
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct FinishInput {
+    /// A name for this browser as a device, e.g. "laptop".
+    #[serde(default)]
+    device_name: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Finished {
+    owner: OwnerRecord,
+    /// The assistant's name as an agent.
+    assistant: String,
+    /// This browser as a device, when a browser finished it.
+    device: Option<crate::devices::DeviceRecord>,
+    /// The assistant's thread where it greets you (none when sessions cannot run yet).
+    thread: Option<String>,
+    /// Why the greeting did not start, when it did not.
+    greeting_error: Option<String>,
+}
+
+/// An agent's name from a person's: lowercase letters, digits and dashes.
+pub fn agent_name(display: &str) -> String {
+    let mut out = String::new();
+    for c in display.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out: String = out.trim_end_matches('-').chars().take(32).collect();
+    if out.is_empty() {
+        "assistant".into()
+    } else {
+        out
+    }
+}
+
+fn check_display_name(what: &str, name: &str) -> Result<String, ToolError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        return Err(ToolError::invalid(format!(
+            "{what} must be 1 to 64 characters with no control characters"
+        )));
+    }
+    Ok(name.to_string())
+}
+
+async fn saved(ctx: &Ctx) -> Result<BTreeMap<String, String>, ToolError> {
+    Ok(ctx
+        .store()
+        .read(|c| {
+            let mut stmt = c.prepare("SELECT key, value FROM onboarding_state")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<Result<BTreeMap<String, String>, _>>()?)
+        })
+        .await?)
+}
+
+async fn save(
+    ctx: &Ctx,
+    pairs: Vec<(String, String)>,
+    step: Option<(&str, &str)>,
+) -> Result<(), ToolError> {
+    let step = step.map(|(s, st)| (s.to_string(), st.to_string()));
+    ctx.store()
+        .write(move |tx| {
+            for (k, v) in &pairs {
+                tx.conn().execute(
+                    "INSERT INTO onboarding_state (key, value) VALUES (?1, ?2)
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    params![k, v],
+                )?;
+            }
+            if let Some((step, state)) = &step {
+                tx.conn().execute(
+                    "INSERT INTO onboarding_state (key, value) VALUES (?1, ?2)
+                     ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    params![format!("step:{step}"), state],
+                )?;
+                tx.emit(NewEvent::new(
+                    "onboarding.step",
+                    json!({ "step": step, "state": state }),
+                ))?;
+            }
+            Ok(())
+        })
+        .await?;
+    Ok(())
+}
+
+fn names_of(saved: &BTreeMap<String, String>, owner: Option<&OwnerRecord>) -> Names {
+    Names {
+        owner: owner
+            .map(|o| o.name.clone())
+            .or_else(|| saved.get("owner_name").cloned())
+            .unwrap_or_else(|| DEFAULT_OWNER.into()),
+        assistant: saved
+            .get("assistant_name")
+            .cloned()
+            .unwrap_or_else(|| DEFAULT_ASSISTANT.into()),
+    }
+}
+
+async fn assistant(ctx: &Ctx) -> Option<Value> {
+    let agents = ctx.call("agents.list", json!({})).await.ok()?;
+    agents
+        .as_array()?
+        .iter()
+        .find(|a| a["kind"] == "assistant")
+        .map(|a| json!({ "name": a["name"], "thread": a["thread"] }))
+}
+
+async fn state(ctx: &Ctx) -> Result<State, ToolError> {
+    let saved = saved(ctx).await?;
+    let owner = ctx.kernel().owner().get();
+    let steps = STEPS
+        .iter()
+        .map(|s| {
+            let st = saved
+                .get(&format!("step:{s}"))
+                .cloned()
+                .unwrap_or_else(|| "open".into());
+            (s.to_string(), st)
+        })
+        .collect();
+    let cli = ctx
+        .call("sessions.claude", json!({}))
+        .await
+        .unwrap_or(Value::Null);
+    let auth = ctx
+        .call("vault.status", json!({}))
+        .await
+        .map(|v| v["claude"].clone())
+        .unwrap_or(Value::Null);
+    let claude = json!({
+        "found": cli["found"],
+        "path": cli["path"],
+        "version": cli["version"],
+        "pinned": cli["pinned"],
+        "problem": cli["problem"],
+        "auth": auth,
+    });
+    let history = match ctx.call("recall.status", json!({})).await {
+        Ok(r) => {
+            json!({ "sessions": r["sessions"], "turns": r["turns"], "progress": r["progress"] })
+        }
+        Err(_) => Value::Null,
+    };
+    Ok(State {
+        finished: owner.is_some(),
+        names: names_of(&saved, owner.as_ref()),
+        owner,
+        assistant: assistant(ctx).await,
+        steps,
+        claude,
+        history,
+    })
+}
+
+async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finished, ToolError> {
+    let saved = saved(ctx).await?;
+    let names = names_of(&saved, ctx.kernel().owner().get().as_ref());
+    let owner = ctx.kernel().owner().set(&names.owner).await?;
+    let agent = match assistant(ctx).await {
+        Some(a) => a["name"].as_str().unwrap_or_default().to_string(),
+        None => {
+            let name = agent_name(&names.assistant);
+            let instructions = format!(
+                "You are {}, the personal assistant of {}. You run on their own machine through Vyre. Be brief and warm.",
+                names.assistant, owner.name
+            );
+            ctx.call_as(
+                caller,
+                "agents.create",
+                json!({ "name": name, "kind": "assistant", "instructions": instructions }),
+            )
+            .await?;
+            name
+        }
+    };
+    let device = match caller {
+        Caller::Device { id, .. }
+            if ctx.kernel().devices().kind_of(id).as_deref()
+                == Some(crate::devices::ONBOARDING) =>
+        {
+            Some(
+                ctx.kernel()
+                    .devices()
+                    .change(id, crate::devices::BROWSER, input.device_name.as_deref())
+                    .await?,
+            )
+        }
+        _ => None,
+    };
+    let greeting = format!(
+        "{} has just finished setting you up. Greet them by name in a sentence or two and say what you can help with.",
+        owner.name
+    );
+    let (thread, greeting_error) = match ctx
+        .call("agents.ask", json!({ "agent": agent, "text": greeting }))
+        .await
+    {
+        Ok(v) => (v["thread"].as_str().map(str::to_string), None),
+        Err(e) => {
+            tracing::warn!(error = %e, "the assistant's greeting did not start");
+            (None, Some(e.message))
+        }
+    };
+    let event = json!({ "owner": owner.name, "assistant": agent, "thread": thread });
+    ctx.events()
+        .emit(NewEvent::new("onboarding.finished", event))
+        .await?;
+    Ok(Finished {
+        owner,
+        assistant: agent,
+        device,
+        thread,
+        greeting_error,
+    })
+}
+
+impl Module for OnboardingModule {
+    fn name(&self) -> &str {
+        "onboarding"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("module.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        Box::pin(async move {
+            ctx.store().migrate(MIGRATIONS).await?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "onboarding.state",
+                    "Where the onboarding is: each step's state, the names, Claude Code and its credential, the history's indexing.",
+                ),
+                move |_: Empty, _| {
+                    let c = c.clone();
+                    async move { state(&c).await }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new("onboarding.you", "Your name and your assistant's.").person_only(),
+                move |input: YouInput, _| {
+                    let c = c.clone();
+                    async move {
+                        let name = check_display_name("your name", &input.name)?;
+                        let assistant =
+                            check_display_name("the assistant's name", &input.assistant_name)?;
+                        if c.kernel().owner().exists() {
+                            c.kernel().owner().set(&name).await?;
+                        }
+                        save(
+                            &c,
+                            vec![
+                                ("owner_name".into(), name),
+                                ("assistant_name".into(), assistant),
+                            ],
+                            Some(("you", "done")),
+                        )
+                        .await?;
+                        state(&c).await
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "onboarding.claude",
+                    "Store the credential Claude Code sessions use (a setup token or an API key) in the vault, granted to sessions.",
+                )
+                .person_only(),
+                move |input: ClaudeInput, cx| {
+                    let c = c.clone();
+                    async move {
+                        let value = input.value.trim();
+                        if value.is_empty() {
+                            return Err(ToolError::invalid("the credential is empty"));
+                        }
+                        let item = match input.mode {
+                            ClaudeMode::SetupToken => crate::vault::auth::SETUP_TOKEN_ITEM,
+                            ClaudeMode::ApiKey => crate::vault::auth::API_KEY_ITEM,
+                        };
+                        c.call_as(
+                            &cx.caller,
+                            "vault.put",
+                            json!({ "name": item, "kind": "secret", "value": value, "replace": true }),
+                        )
+                        .await?;
+                        c.call_as(
+                            &cx.caller,
+                            "vault.grant",
+                            json!({ "item": item, "to": crate::vault::auth::SESSIONS_GRANTEE }),
+                        )
+                        .await?;
+                        save(&c, vec![], Some(("claude", "done"))).await?;
+                        state(&c).await
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "onboarding.skip",
+                    "Skip a step for now; Settings can finish it later.",
+                )
+                .person_only(),
+                move |input: SkipInput, _| {
+                    let c = c.clone();
+                    async move {
+                        if !STEPS.contains(&input.step.as_str()) {
+                            return Err(ToolError::invalid(format!(
+                                "no step {:?}; the steps are {}",
+                                input.step,
+                                STEPS.join(", ")
+                            )));
+                        }
+                        let current = saved(&c).await?;
+                        // A step done stays done.
+                        if current
+                            .get(&format!("step:{}", input.step))
+                            .map(String::as_str)
+                            != Some("done")
+                        {
+                            save(&c, vec![], Some((&input.step, "skipped"))).await?;
+                        }
+                        state(&c).await
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "onboarding.finish",
+                    "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
+                )
+                .person_only(),
+                move |input: FinishInput, cx| {
+                    let c = c.clone();
+                    async move { finish(&c, &cx.caller, input).await }
+                },
+            )?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_agent_name_from_a_persons() {
+        assert_eq!(super::agent_name("Juno"), "juno");
+        assert_eq!(super::agent_name("  Mister Bean! "), "mister-bean");
+        assert_eq!(super::agent_name("!!!"), "assistant");
+        assert_eq!(super::agent_name("Zoë"), "zo");
+    }
+}

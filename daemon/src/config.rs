@@ -116,6 +116,8 @@ pub struct SessionsConfig {
     pub max_live: Option<u32>,
     /// Concurrency slots (ADR 0030 section 12).
     pub slots: SlotsConfig,
+    /// Load the harness plugin (hooks, Vyre's MCP tools) into owned sessions; default true.
+    pub harness: Option<bool>,
 }
 
 /// How many teammates and subagents may run at once, for the whole machine and per project.

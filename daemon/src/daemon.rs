@@ -58,6 +58,9 @@ pub struct DaemonOptions {
     pub user_home: Option<std::path::PathBuf>,
     /// The built web app to serve at `/app/`; found by [`api::app::ui_dir`] when not given.
     pub ui_dir: Option<PathBuf>,
+    /// The `vyre` binary sessions run for the harness (hooks, MCP); this executable when it is
+    /// `vyre`, otherwise none and sessions run without the harness.
+    pub vyre_bin: Option<PathBuf>,
 }
 
 impl DaemonOptions {
@@ -69,6 +72,7 @@ impl DaemonOptions {
             extra_modules: Vec::new(),
             user_home: None,
             ui_dir: None,
+            vyre_bin: None,
         }
     }
 }
@@ -101,6 +105,14 @@ impl Daemon {
         let port = options.port.unwrap_or_else(|| config.port());
         let explicit_port = options.port.is_some() || config.config.port.is_some();
         let kernel = Kernel::open(home.clone(), config, role).await?;
+        let vyre_bin = options.vyre_bin.clone().or_else(|| {
+            std::env::current_exe()
+                .ok()
+                .filter(|exe| exe.file_name().is_some_and(|n| n == "vyre"))
+        });
+        if let Some(bin) = vyre_bin {
+            kernel.set_vyre_bin(bin);
+        }
         if let Some(h) = options.user_home.clone() {
             kernel.set_user_home(h);
         }

@@ -77,6 +77,9 @@ struct Inner {
     links: Links,
     owner: Owner,
     sessions: SessionProcesses,
+    session_sockets: crate::api::session_socket::SessionSockets,
+    /// The `vyre` binary sessions run for their hooks and MCP server, when known.
+    vyre_bin: std::sync::OnceLock<PathBuf>,
     started: Instant,
     started_at: i64,
     shutdown: CancellationToken,
@@ -130,6 +133,8 @@ impl Kernel {
                 links,
                 owner,
                 sessions: SessionProcesses::default(),
+                session_sockets: Default::default(),
+                vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
                 shutdown: CancellationToken::new(),
@@ -190,6 +195,21 @@ impl Kernel {
     /// The person this vyred belongs to, once the onboarding has made them.
     pub fn owner(&self) -> &Owner {
         &self.inner.owner
+    }
+
+    /// Each owned session's own socket.
+    pub fn session_sockets(&self) -> &crate::api::session_socket::SessionSockets {
+        &self.inner.session_sockets
+    }
+
+    /// The `vyre` binary a session's hooks and MCP server run: set by the daemon (its own
+    /// executable when that is `vyre`), or by whoever embeds it.
+    pub fn vyre_bin(&self) -> Option<&PathBuf> {
+        self.inner.vyre_bin.get()
+    }
+
+    pub(crate) fn set_vyre_bin(&self, bin: PathBuf) {
+        let _ = self.inner.vyre_bin.set(bin);
     }
 
     pub fn session_processes(&self) -> &SessionProcesses {

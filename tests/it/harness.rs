@@ -282,7 +282,9 @@ async fn the_plugins_commands_bring_vyre_into_the_conversation_and_its_skills_ar
         "`vyre status` ran for the command: {sent}"
     );
     assert!(
-        sent.contains("use-the-vault") && sent.contains("work-in-a-project"),
+        sent.contains("use-the-vault")
+            && sent.contains("work-in-a-project")
+            && sent.contains("write-a-watcher"),
         "the plugin's skills are offered"
     );
     let said = tokio::task::block_in_place(|| claude_p(&home, &api, &cli, "/vyre:project"));
@@ -300,5 +302,99 @@ async fn the_plugins_commands_bring_vyre_into_the_conversation_and_its_skills_ar
         sent.contains("What Vyre's recall finds for \\\"walrus budget\\\""),
         "the command ran with its words: {sent}"
     );
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn harness_install_gives_plain_claude_the_plugin_and_uninstall_takes_only_it_away() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = FakeApi::start().await;
+    let home = TempHome::new("harness-install");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let claude_dir = home.dir.join("home/.claude");
+    std::fs::create_dir_all(&claude_dir).unwrap();
+    let settings = claude_dir.join("settings.json");
+    std::fs::write(
+        &settings,
+        r#"{"theme":"dark","permissions":{"allow":["Bash(ls:*)"]}}"#,
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        Path::new(&cli).parent().unwrap().display(),
+        Path::new(BIN).parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let vyre = |args: &[&str]| {
+        let out = home
+            .command()
+            .env("PATH", &path)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let read = || -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap()
+    };
+
+    let (ok, said) = tokio::task::block_in_place(|| vyre(&["harness", "install"]));
+    assert!(ok, "{said}");
+    assert!(said.contains("installed"), "{said}");
+    let s = read();
+    assert_eq!(s["enabledPlugins"]["vyre@vyre"], true, "{s}");
+    assert_eq!(s["theme"], "dark", "the rest is kept: {s}");
+    assert_eq!(s["permissions"]["allow"][0], "Bash(ls:*)", "{s}");
+    // Again: nothing breaks.
+    let (ok, said) = tokio::task::block_in_place(|| vyre(&["harness", "install"]));
+    assert!(ok, "{said}");
+
+    // A plain `claude`, no --plugin-dir: the plugin's command runs `vyre status`.
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = tokio::task::block_in_place(|| {
+        std::process::Command::new(&cli)
+            .args(["-p", "/vyre:status"])
+            .current_dir(&work)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", home.dir.join("home"))
+            .env("VYRE_HOME", home.vyre_home())
+            .env("ANTHROPIC_BASE_URL", api.url())
+            .env("ANTHROPIC_API_KEY", KEY)
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .output()
+            .unwrap()
+    });
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("vyred 0.1.0"),
+        "the installed plugin ran: {sent}"
+    );
+
+    let (ok, said) = tokio::task::block_in_place(|| vyre(&["harness", "uninstall"]));
+    assert!(ok, "{said}");
+    assert!(said.contains("uninstalled"), "{said}");
+    let s = read();
+    assert!(s["enabledPlugins"].get("vyre@vyre").is_none(), "{s}");
+    assert_eq!(s["theme"], "dark", "{s}");
+    assert_eq!(s["permissions"]["allow"][0], "Bash(ls:*)", "{s}");
+    let (ok, said) = tokio::task::block_in_place(|| vyre(&["harness", "uninstall"]));
+    assert!(ok, "{said}");
+    assert!(said.contains("was not installed"), "{said}");
     vyred.stop().await;
 }

@@ -13,6 +13,7 @@ mod fake_provider;
 mod harness;
 mod home;
 mod lifecycle;
+mod mcp;
 mod modules;
 mod projects;
 mod providers;

@@ -47,6 +47,8 @@ impl TempHome {
             .env("HOME", self.dir.join("home"))
             .env("VYRE_HOME", self.vyre_home())
             .env("VYRE_PORT", "0")
+            // Never the checkout's web app: `vyre up` would build it with npm.
+            .env("VYRE_UI_DIR", self.dir.join("no-ui"))
             .env("RUST_LOG", "warn");
         cmd
     }

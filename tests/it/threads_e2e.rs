@@ -26,6 +26,15 @@ pub(crate) async fn rig(name: &str) -> Option<Rig> {
 
 /// A rig whose `sessions` config also has the keys of `extra`.
 pub(crate) async fn rig_with(name: &str, extra: Value) -> Option<Rig> {
+    rig_full(name, extra, false).await
+}
+
+/// A rig whose sessions load the harness (its hooks run this build's `vyre`).
+pub(crate) async fn rig_with_harness(name: &str) -> Option<Rig> {
+    rig_full(name, json!({}), true).await
+}
+
+async fn rig_full(name: &str, extra: Value, harness: bool) -> Option<Rig> {
     let bin = claude_bin()?;
     let home = TempHome::new(name);
     let api = FakeApi::start().await;
@@ -39,7 +48,12 @@ pub(crate) async fn rig_with(name: &str, extra: Value) -> Option<Rig> {
         config["sessions"][k] = v.clone();
     }
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
-    let vyred = InProcess::start(&home, vec![]).await;
+    let vyred = InProcess::start_with(&home, vec![], |o| {
+        if harness {
+            o.vyre_bin = Some(BIN.into());
+        }
+    })
+    .await;
     let sock = vyred.socket_client();
     grant_key(&sock).await;
     Some(Rig {

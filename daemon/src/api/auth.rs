@@ -21,6 +21,12 @@ pub enum Peer {
     Socket { uid: Option<u32>, pid: Option<i32> },
     /// Loopback HTTP.
     Tcp(SocketAddr),
+    /// A session's own socket: every request on it is that session.
+    Session {
+        thread: String,
+        uid: Option<u32>,
+        pid: Option<i32>,
+    },
 }
 
 impl Connected<IncomingStream<'_, UnixListener>> for Peer {
@@ -65,6 +71,18 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
             }
             Ok(Caller::Socket {
                 uid: own,
+                pid: *pid,
+            })
+        }
+        Peer::Session { thread, uid, pid } => {
+            if *uid != Some(kernel_uid()) {
+                return Err(ApiError::forbidden(
+                    "foreign_user",
+                    "only vyred's own user may use a session's socket",
+                ));
+            }
+            Ok(Caller::Session {
+                thread: Some(thread.clone()),
                 pid: *pid,
             })
         }

@@ -45,7 +45,7 @@ fn json_body<T: for<'de> Deserialize<'de>>(bytes: &Bytes) -> Result<T, ApiError>
 fn tcp_only(peer: &Peer) -> Result<(), ApiError> {
     match peer {
         Peer::Tcp(_) => Ok(()),
-        Peer::Socket { .. } => Err(ApiError::bad_request(
+        Peer::Socket { .. } | Peer::Session { .. } => Err(ApiError::bad_request(
             "browsers_only",
             "this route is for browsers over HTTP",
         )),

@@ -9,6 +9,7 @@ pub mod app;
 pub mod auth;
 mod browser;
 pub mod error;
+pub mod session_socket;
 mod sse;
 
 use axum::Json;

@@ -5,8 +5,10 @@
 mod app_build;
 mod daemon_cmds;
 mod events_cmd;
+mod harness_cmd;
 mod home_cmd;
 mod hook_cmd;
+mod mcp_cmd;
 mod resume_cmd;
 mod status_cmd;
 mod tool_cmd;
@@ -93,6 +95,11 @@ enum Command {
         /// SessionStart, UserPromptSubmit, PreToolUse or Stop.
         event: String,
     },
+    /// The Vyre MCP server over stdio, for a Claude Code session (the harness plugin starts it).
+    Mcp,
+    /// The harness plugin for plain `claude`: install or uninstall it, or a harness tool.
+    #[command(subcommand)]
+    Harness(harness_cmd::HarnessCommand),
     /// The vault: store credentials, grant them to modules and agents, rotate the key.
     #[command(subcommand)]
     Vault(vault_cmd::VaultCommand),
@@ -135,6 +142,12 @@ async fn run_client(command: Option<Command>) -> i32 {
             .unwrap_or_else(|| home.socket());
         return hook_cmd::hook(socket, event).await;
     }
+    if let Some(Command::Mcp) = &command {
+        let socket = std::env::var_os("VYRE_SOCKET")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| home.socket());
+        return mcp_cmd::run(Client::socket(socket)).await;
+    }
     let client = Client::socket(home.socket());
     let Some(command) = command else {
         return home_cmd::home(&client).await;
@@ -156,7 +169,8 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Tools { json } => tool_cmd::list(&client, json).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Resume { id } => resume_cmd::resume(&client, &id).await,
-        Command::Hook { .. } => unreachable!("handled before"),
+        Command::Hook { .. } | Command::Mcp => unreachable!("handled before"),
+        Command::Harness(command) => harness_cmd::run(&client, command).await,
         Command::Module(args) => tool_cmd::run(&client, &args).await,
     }
 }

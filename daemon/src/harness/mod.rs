@@ -10,6 +10,8 @@
 //! - Stop: the words a person sent while the terminal had the session, handed over by blocking
 //!   the stop with them.
 
+pub mod plugin;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -4,6 +4,8 @@
 //! Script, read from the newest user text of each request:
 //! - `RUNBASH <command>` → a `tool_use` of Bash with that command; once the request carries its
 //!   `tool_result`, a text reply quoting the result.
+//! - `CALLTOOL <name> <json>` → a `tool_use` of that tool (an MCP tool is `mcp__<server>__<tool>`)
+//!   with that input; the tool's result is quoted as for `RUNBASH`.
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for steering and interrupts).
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
@@ -201,6 +203,16 @@ fn script(body: &Value) -> Reply {
         return Reply::Tool {
             id,
             name: "Bash".into(),
+            input,
+        };
+    }
+    if let Some(call) = prompt.split("CALLTOOL ").nth(1) {
+        // `CALLTOOL <name> <json input>`: any tool the request offers, e.g. an MCP server's.
+        let (name, input) = call.trim().split_once(' ').unwrap_or((call.trim(), "{}"));
+        let input = serde_json::from_str(input).unwrap_or_else(|_| json!({}));
+        return Reply::Tool {
+            id,
+            name: name.to_string(),
             input,
         };
     }

@@ -563,6 +563,7 @@ impl Switchboard {
         }
         self.live.lock().expect("live").remove(&a.thread);
         self.ctx.session_processes().unregister(&a.thread);
+        self.ctx.kernel().session_sockets().close(&a.thread);
         self.release_slots(&a.thread, reason).await;
         let (t, r) = (a.thread.clone(), reason.to_string());
         let _ = self

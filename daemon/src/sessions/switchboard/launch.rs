@@ -308,6 +308,7 @@ impl Switchboard {
             .await;
         self.emit("thread.state", thread, json!({ "state": "starting" }))
             .await;
+        let harness = self.harness_for(thread);
         let launch = Launch {
             id: thread.to_string(),
             resume,
@@ -324,18 +325,20 @@ impl Switchboard {
             system_prompt_snapshot: agent.as_ref().map(|_| false),
             credential,
             budget_usd: agent.as_ref().and_then(|a| a.auth.budget_usd),
-            plugin_dirs: vec![],
+            plugin_dirs: harness.plugin_dirs,
             env: {
                 let mut env = vec![("VYRE_THREAD".into(), thread.into())];
                 if let Some(a) = &agent {
                     env.push(("VYRE_AGENT".into(), a.name.clone().into()));
                 }
+                env.extend(harness.env);
                 env
             },
         };
         let session = match provider.start(launch).await {
             Ok(s) => s,
             Err(e) => {
+                self.ctx.kernel().session_sockets().close(thread);
                 self.set_status(thread, "failed").await;
                 self.emit(
                     "thread.state",
@@ -394,5 +397,43 @@ impl Switchboard {
                 .await
         });
         Ok(())
+    }
+}
+
+/// What an owned session gets of the harness: the plugin (its hooks and Vyre's MCP server),
+/// `vyre` first on its PATH, and its own socket as `VYRE_SOCKET`.
+#[derive(Default)]
+pub(super) struct HarnessLaunch {
+    plugin_dirs: Vec<std::path::PathBuf>,
+    env: Vec<(String, std::ffi::OsString)>,
+}
+
+impl Switchboard {
+    pub(super) fn harness_for(&self, thread: &str) -> HarnessLaunch {
+        let kernel = self.ctx.kernel();
+        let mut out = HarnessLaunch::default();
+        match kernel.session_sockets().open(kernel, thread) {
+            Ok(Some(path)) => out.env.push(("VYRE_SOCKET".into(), path.into_os_string())),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(thread, "no socket of its own for the session: {e}"),
+        }
+        if kernel.config().config.sessions.harness == Some(false) {
+            return out;
+        }
+        let (Some(bin), Some(plugin)) = (kernel.vyre_bin(), crate::harness::plugin::plugin_dir())
+        else {
+            return out;
+        };
+        out.plugin_dirs.push(plugin);
+        if let Some(dir) = bin.parent() {
+            let mut paths = vec![dir.to_path_buf()];
+            if let Some(path) = std::env::var_os("PATH") {
+                paths.extend(std::env::split_paths(&path));
+            }
+            if let Ok(path) = std::env::join_paths(paths) {
+                out.env.push(("PATH".into(), path));
+            }
+        }
+        out
     }
 }

@@ -1,0 +1,112 @@
+//! One socket per owned session (`VYRE_HOME/s/<thread>.sock`), handed to its Claude Code
+//! process as `VYRE_SOCKET`. Every request on it is that session: vyred binds the caller to the
+//! socket, so nothing a session sends (its MCP server's calls, its hooks) can claim to be a
+//! person or another session. The socket lives as long as the session's process.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::connect_info::Connected;
+use axum::serve::{IncomingStream, Listener};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+
+use super::Peer;
+use crate::kernel::Kernel;
+
+/// A unix socket path must fit in `sun_path` (108 bytes on Linux, 104 on macOS).
+const MAX_PATH: usize = 100;
+
+/// A listener whose every connection belongs to one session.
+struct SessionListener {
+    inner: UnixListener,
+    thread: Arc<str>,
+}
+
+impl Listener for SessionListener {
+    type Io = UnixStream;
+    type Addr = Arc<str>;
+
+    async fn accept(&mut self) -> (UnixStream, Arc<str>) {
+        loop {
+            match self.inner.accept().await {
+                Ok((io, _)) => return (io, self.thread.clone()),
+                Err(e) => {
+                    tracing::warn!(thread = %self.thread, "session socket accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Arc<str>> {
+        Ok(self.thread.clone())
+    }
+}
+
+impl Connected<IncomingStream<'_, SessionListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, SessionListener>) -> Self {
+        let cred = stream.io().peer_cred().ok();
+        Peer::Session {
+            thread: stream.remote_addr().to_string(),
+            uid: cred.as_ref().map(|c| c.uid()),
+            pid: cred.and_then(|c| c.pid()),
+        }
+    }
+}
+
+/// The open session sockets, by thread.
+#[derive(Default, Clone)]
+pub struct SessionSockets {
+    // std lock: held to insert or remove an entry, never across an await.
+    open: Arc<Mutex<HashMap<String, (PathBuf, CancellationToken)>>>,
+}
+
+impl SessionSockets {
+    /// Open (or keep) the thread's socket and serve the API on it; its path, or none when the
+    /// path would be too long for a unix socket (the session then reaches vyred's own socket,
+    /// where its ancestry still marks it as a session).
+    pub fn open(&self, kernel: &Kernel, thread: &str) -> std::io::Result<Option<PathBuf>> {
+        if let Some((path, _)) = self.open.lock().expect("session sockets").get(thread) {
+            return Ok(Some(path.clone()));
+        }
+        let dir = kernel.home().root().join("s");
+        let path = dir.join(format!("{thread}.sock"));
+        if path.as_os_str().len() > MAX_PATH {
+            return Ok(None);
+        }
+        std::fs::create_dir_all(&dir)?;
+        let _ = std::fs::remove_file(&path);
+        let inner = UnixListener::bind(&path)?;
+        // Only vyred's own user may connect (issue 10 gives sessions their own uid).
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        let stop = kernel.shutdown_token().child_token();
+        let listener = SessionListener {
+            inner,
+            thread: Arc::from(thread),
+        };
+        let app = super::router(kernel.clone(), None);
+        let serving = axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
+            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        kernel.tasks().spawn(async move {
+            if let Err(e) = serving.await {
+                tracing::warn!("a session socket stopped: {e}");
+            }
+        });
+        self.open
+            .lock()
+            .expect("session sockets")
+            .insert(thread.to_string(), (path.clone(), stop));
+        Ok(Some(path))
+    }
+
+    /// Close the thread's socket and remove its file.
+    pub fn close(&self, thread: &str) {
+        if let Some((path, stop)) = self.open.lock().expect("session sockets").remove(thread) {
+            stop.cancel();
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// Debian's Chromium, headless, driven by playwright-core (no browser download), each browser
+// with a fresh profile; and screenshots of a screen at desktop and phone sizes.
+
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM = process.env.VYRE_CHROMIUM || '/usr/bin/chromium';
+export const SHOTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A browser of its own (a fresh user-data dir), and its first page. */
+export async function openBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), 'vyre-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: DESKTOP,
+    colorScheme: 'light',
+  });
+  context.setDefaultTimeout(20000);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return {
+    context,
+    page,
+    errors,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Save `<name>-desktop.png` and `<name>-phone.png`, and check the phone has no sideways scroll. */
+export async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.setViewportSize(DESKTOP);
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`) });
+  await page.setViewportSize(PHONE);
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  await page.setViewportSize(DESKTOP);
+  if (wide > 0) throw new Error(`${name}: the phone layout scrolls sideways by ${wide}px`);
+}

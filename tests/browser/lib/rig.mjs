@@ -1,0 +1,147 @@
+// A real vyred for the browser tests: temp VYRE_HOME and HOME (never the real ones), the pinned
+// Claude Code CLI against the fake Messages API, and helpers to call it over its unix socket.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, copyFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(here, '../../..');
+export const VYRE_BIN = process.env.VYRE_BIN || join(ROOT, 'target/debug/vyre');
+export const FAKE_API_BIN = process.env.VYRE_FAKE_API_BIN || join(ROOT, 'target/debug/vyre-fake-api');
+export const CLAUDE = process.env.VYRE_TEST_CLAUDE || '';
+export const API_KEY = 'sk-ant-api03-fake-browser-key-33333333';
+
+/** Is the pinned Claude Code CLI here? Tests that need it skip (loudly) when not. */
+export function claudeMissing() {
+  if (CLAUDE && existsSync(CLAUDE)) return false;
+  const why = CLAUDE ? `VYRE_TEST_CLAUDE=${CLAUDE} does not exist` : 'VYRE_TEST_CLAUDE is not set';
+  console.error(`\n*** SKIPPED: needs the pinned Claude Code CLI (${why}); tests/run installs it ***\n`);
+  return `needs the Claude Code CLI: ${why}`;
+}
+
+export async function waitFor(what, f, timeoutMs = 20000, everyMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < deadline) {
+    try {
+      last = await f();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+}
+
+/** `vyre-fake-api`: prints its base URL as the first line of stdout. */
+async function startFakeApi() {
+  if (!existsSync(FAKE_API_BIN)) throw new Error(`no fake API binary at ${FAKE_API_BIN} (set VYRE_FAKE_API_BIN, or cargo build)`);
+  const child = spawn(FAKE_API_BIN, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((ok, fail) => {
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) ok(buf.slice(0, nl).trim());
+    });
+    child.on('exit', (code) => fail(new Error(`vyre-fake-api exited ${code}`)));
+  });
+  return { child, url };
+}
+
+export class Rig {
+  /**
+   * @param {string} name
+   * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean}} opts
+   */
+  static async start(name, opts = {}) {
+    const r = new Rig();
+    r.dir = mkdtempSync(join(tmpdir(), `vyre-browser-${name}-`));
+    r.home = join(r.dir, 'home');
+    r.vyreHome = join(r.dir, 'vyre');
+    r.work = join(r.dir, 'work');
+    for (const d of [r.home, r.vyreHome, r.work]) mkdirSync(d, { recursive: true });
+    if (opts.transcripts) {
+      // A terminal session an older Claude Code wrote, for the history step to find.
+      const p = join(r.home, '.claude/projects/-home-someone-old-project');
+      mkdirSync(p, { recursive: true });
+      copyFileSync(join(ROOT, 'tests/fixtures/transcripts/older-and-broken.jsonl'), join(p, '0b7e4c1e-0000-4000-8000-00000000a001.jsonl'));
+    }
+    const sessions = { home: r.home, auth: 'api-key' };
+    if (opts.claude) {
+      r.api = await startFakeApi();
+      Object.assign(sessions, { claude: CLAUDE, base_url: r.api.url });
+    }
+    writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions }));
+    r.output = '';
+    r.daemon = spawn(VYRE_BIN, ['daemon'], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: r.home,
+        VYRE_HOME: r.vyreHome,
+        VYRE_PORT: '0',
+        RUST_LOG: process.env.VYRE_TEST_LOG || 'info',
+        ...(opts.env ?? {}),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: false,
+    });
+    const keep = (d) => {
+      r.output += d;
+      if (process.env.VYRE_TEST_VERBOSE) process.stderr.write(d);
+    };
+    r.daemon.stdout.on('data', keep);
+    r.daemon.stderr.on('data', keep);
+    r.exited = new Promise((ok) => r.daemon.on('exit', ok));
+    await waitFor('vyred to listen', () => existsSync(join(r.vyreHome, 'vyred.addr')) && existsSync(join(r.vyreHome, 'vyred.sock')));
+    r.addr = readFileSync(join(r.vyreHome, 'vyred.addr'), 'utf8').trim();
+    r.base = `http://${r.addr}`;
+    await waitFor('vyred to answer', async () => (await fetch(`${r.base}/v1/health`)).ok);
+    return r;
+  }
+
+  /** The onboarding link vyred printed (`onboard: http://.../onboard?t=...`). */
+  async onboardLink() {
+    const m = await waitFor('the onboarding link in vyred\'s output', () => /(http:\/\/\S+\/onboard\?t=[A-Za-z0-9_-]+)/.exec(this.output), 15000);
+    return m[1];
+  }
+
+  /** A tool called over the unix socket, as the owner (for setup and checks, never the app). */
+  sock(tool, input = {}) {
+    const body = JSON.stringify(input);
+    return new Promise((ok, fail) => {
+      const req = http.request(
+        { socketPath: join(this.vyreHome, 'vyred.sock'), path: `/v1/tools/${tool}`, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let s = '';
+          res.on('data', (d) => (s += d));
+          res.on('end', () => {
+            const j = JSON.parse(s || '{}');
+            if (j.error) fail(Object.assign(new Error(`${tool}: ${j.error.code}: ${j.error.message}`), { code: j.error.code }));
+            else ok(j.data);
+          });
+        },
+      );
+      req.on('error', fail);
+      req.end(body);
+    });
+  }
+
+  /** The fake API's requests, by the last user text the CLI sent. */
+  async stop() {
+    if (this.daemon && this.daemon.exitCode === null) {
+      this.daemon.kill('SIGTERM');
+      const t = setTimeout(() => this.daemon.kill('SIGKILL'), 10000);
+      await this.exited;
+      clearTimeout(t);
+    }
+    this.api?.child.kill('SIGKILL');
+    if (!process.env.VYRE_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
+    else console.error(`kept ${this.dir}`);
+  }
+}

@@ -1,0 +1,251 @@
+//! `vyre mcp` and each session's own socket: Vyre's tools reach a Claude Code session over MCP,
+//! with the caller bound by vyred, so a session never acts as a person.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vyre::client::Client;
+
+use crate::support::*;
+use crate::threads_e2e::{events_until, of_type, rig_with_harness};
+
+const SERVER: &str = "mcp__plugin_vyre_vyre__";
+
+/// Speak MCP to a `vyre mcp` child: each request gets the answer with its id.
+struct McpChild {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl McpChild {
+    fn send(&mut self, message: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "vyre mcp ended");
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == id {
+                return answer;
+            }
+        }
+    }
+}
+
+impl Drop for McpChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_those_anyway() {
+    let home = TempHome::new("mcp-bridge");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let socket = vyred
+        .kernel
+        .session_sockets()
+        .open(&vyred.kernel, "t-mcp")
+        .unwrap()
+        .expect("a short enough path");
+
+    // The socket is the session, whatever a request says.
+    let session = Client::socket(&socket);
+    let refused = session
+        .call("vault.put", &json!({ "name": "x", "value": "y" }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("person_only"));
+    assert!(session.call("threads.list", &json!({})).await.is_ok());
+
+    let mut cmd = home.command();
+    cmd.arg("mcp")
+        .env("VYRE_SOCKET", &socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut mcp = McpChild { child, out };
+    let result = tokio::task::spawn_blocking(move || {
+        let init = mcp.request(
+            1,
+            "initialize",
+            json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "it", "version": "1" } }),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "vyre", "{init}");
+        mcp.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        let list = mcp.request(2, "tools/list", json!({}));
+        let names: Vec<String> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        let put = mcp.request(
+            3,
+            "tools/call",
+            json!({ "name": "vault_put", "arguments": { "name": "x", "value": "y" } }),
+        );
+        let listed = mcp.request(
+            4,
+            "tools/call",
+            json!({ "name": "recall_status", "arguments": {} }),
+        );
+        let bad = mcp.request(
+            5,
+            "tools/call",
+            json!({ "name": "recall_search", "arguments": { "nope": 1 } }),
+        );
+        (names, put, listed, bad)
+    })
+    .await
+    .unwrap();
+    let (names, put, listed, bad) = result;
+    for offered in [
+        "threads_list",
+        "recall_search",
+        "projects_catalog",
+        "agents_ask",
+    ] {
+        assert!(names.iter().any(|n| n == offered), "{offered} in {names:?}");
+    }
+    for person_only in ["vault_put", "threads_answer", "devices_add", "system_stop"] {
+        assert!(
+            !names.iter().any(|n| n == person_only),
+            "{person_only} offered"
+        );
+    }
+    assert!(names.iter().all(|n| !n.contains('.')), "{names:?}");
+    assert_eq!(put["result"]["isError"], true, "{put}");
+    assert_eq!(listed["result"]["isError"], false, "{listed}");
+    assert!(
+        listed["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"roots\"")
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert!(
+        bad["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("invalid_input"),
+        "{bad}"
+    );
+    // Nothing was stored by the session.
+    let items = vyred
+        .socket_client()
+        .call("vault.list", &json!({}))
+        .await
+        .unwrap();
+    assert_eq!(items, json!([]));
+
+    vyred.kernel.session_sockets().close("t-mcp");
+    assert!(!socket.exists());
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owned_session_loads_the_harness_and_calls_vyre_over_its_own_socket() {
+    let Some(r) = rig_with_harness("mcp-owned").await else {
+        return;
+    };
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,harness.*", None)
+        .await
+        .unwrap();
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": format!("CALLTOOL {SERVER}recall_status {{}}") }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    // SessionStart ran the plugin's hook through the session's socket: bound to this thread.
+    let bound = of_type(&events, "harness.bound");
+    assert!(
+        bound
+            .iter()
+            .any(|e| e["payload"]["session"] == thread.as_str()),
+        "{events:?}"
+    );
+    let ask = of_type(&events, "ask.raised")[0]["payload"].clone();
+    assert_eq!(ask["tool"], format!("{SERVER}recall_status"));
+
+    // While it runs, its socket is the session and nothing more.
+    let socket = r.home.vyre_home().join("s").join(format!("{thread}.sock"));
+    assert!(socket.exists());
+    let refused = Client::socket(&socket)
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("person_only"));
+
+    r.sock
+        .call(
+            "threads.answer",
+            &json!({ "ask": ask["ask"], "decision": "allow" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+
+    // What the model saw: Vyre's tools but no person's, and the tool's answer from vyred.
+    let requests = r.api.message_requests();
+    // The CLI defers MCP tools behind its tool search and names them in the conversation.
+    let whole = requests.last().unwrap().body.to_string();
+    assert!(whole.contains(&format!("{SERVER}threads_list")));
+    assert!(whole.contains(&format!("{SERVER}recall_search")));
+    assert!(!whole.contains(&format!("{SERVER}vault_put")));
+    assert!(!whole.contains(&format!("{SERVER}threads_answer")));
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("roots"),
+        "the tool's answer reached the model: {last}"
+    );
+
+    // A person-only tool is not callable: the CLI has no such tool.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": format!("CALLTOOL {SERVER}vault_put {{\"name\":\"x\",\"value\":\"y\"}}") }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(of_type(&events, "ask.raised").is_empty());
+    let last = r.api.message_requests().last().unwrap().body["messages"].to_string();
+    assert!(last.contains("No such tool available"), "{last}");
+    let items = r.sock.call("vault.list", &json!({})).await.unwrap();
+    assert_eq!(
+        items.as_array().unwrap().len(),
+        1,
+        "only the test's own key"
+    );
+
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || !socket.exists()),
+        "the session's socket goes with it"
+    );
+    r.vyred.stop().await;
+}

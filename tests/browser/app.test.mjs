@@ -4,7 +4,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
 import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
@@ -166,6 +166,33 @@ it('a chat turn streams into a new session', { ...T, skip: noClaude }, async () 
   await reply('reply to [hello there]');
   assert.match(await page.getByTestId('model-chip').innerText(), /^Claude · .+ · api-key$/);
   await shot(page, 'chat');
+});
+
+it('the composer offers the session\'s slash commands and an @file picker', { ...T, skip: noClaude }, async (t) => {
+  const thread = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+  let commands;
+  try {
+    commands = await rig.sock('threads.commands', { thread });
+  } catch (e) {
+    if (e.code === 'unknown_tool') return t.skip('this vyred has no threads.commands / threads.files yet');
+    throw e;
+  }
+  writeFileSync(join(rig.work, 'notes-for-the-picker.md'), 'notes\n');
+  const box = page.getByTestId('composer');
+  await box.fill('');
+  await box.pressSequentially('look at @notes-for');
+  await page.getByTestId('file-menu').getByText('notes-for-the-picker.md').waitFor();
+  await shot(page, 'chat-files');
+  await box.press('Enter');
+  assert.equal(await box.inputValue(), 'look at @notes-for-the-picker.md ');
+  if (commands.length) {
+    await box.fill('');
+    await box.pressSequentially('/');
+    await page.getByTestId('command-menu').waitFor();
+    await shot(page, 'chat-commands');
+    await box.press('Escape');
+  }
+  await box.fill('');
 });
 
 it('an ask is answered in the chat', { ...T, skip: noClaude }, async () => {

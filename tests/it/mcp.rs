@@ -185,6 +185,33 @@ async fn an_owned_session_loads_the_harness_and_calls_vyre_over_its_own_socket()
     let ask = of_type(&events, "ask.raised")[0]["payload"].clone();
     assert_eq!(ask["tool"], format!("{SERVER}recall_status"));
 
+    // A surface's slash menu: the session's commands, the plugin's among them.
+    let commands = r
+        .sock
+        .call("threads.commands", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let names: Vec<&str> = commands
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(names.contains(&"vyre:status"), "{names:?}");
+    assert!(names.contains(&"compact"), "{names:?}");
+    // And its @file picker: paths in the thread's folder.
+    std::fs::create_dir_all(r.work.join("src")).unwrap();
+    std::fs::write(r.work.join("src/walrus.rs"), "").unwrap();
+    let files = r
+        .sock
+        .call(
+            "threads.files",
+            &json!({ "thread": thread, "query": "walrus" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(files, json!(["src/walrus.rs"]));
+
     // While it runs, its socket is the session and nothing more.
     let socket = r.home.vyre_home().join("s").join(format!("{thread}.sock"));
     assert!(socket.exists());

@@ -26,6 +26,8 @@ async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
         (raised["kind"].as_str(), raised["tool"].as_str()),
         (Some("tool"), Some("Bash"))
     );
+    // What it would run, for the person who decides.
+    assert_eq!(raised["input"]["command"], "touch allowed.txt");
     let waiting = events_until(&mut stream, |e| e["type"] == "thread.state").await;
     assert_eq!(waiting.last().unwrap()["payload"]["state"], "waiting");
     let got = r
@@ -34,6 +36,7 @@ async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
         .await
         .unwrap();
     assert_eq!(got["asks"][0]["status"], "open");
+    assert_eq!(got["asks"][0]["input"]["command"], "touch allowed.txt");
     r.sock
         .call(
             "threads.answer",
@@ -186,6 +189,9 @@ async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones()
         )
         .await
         .unwrap();
+    // Every surface hears of it.
+    let changed = events_until(&mut stream, |e| e["type"] == "thread.model").await;
+    assert_eq!(changed.last().unwrap()["payload"]["model"], "claude-fake-2");
     r.sock
         .call(
             "threads.send",

@@ -160,6 +160,19 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
         )
         .await
         .unwrap();
+    // The queue as a surface that opens the thread now sees it.
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let texts: Vec<&str> = got["queued"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|q| q["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["queued one", "queued two, edited"]);
     r.sock
         .call("threads.unqueue", &json!({ "queued": one["queued"] }))
         .await

@@ -432,6 +432,28 @@ impl Module for OnboardingModule {
             let c = ctx.clone();
             ctx.tool(
                 ToolDef::new(
+                    "onboarding.done",
+                    "Mark a step done, for steps whose work is other tools' (your history: a first project; your address and devices).",
+                )
+                .person_only(),
+                move |input: SkipInput, _| {
+                    let c = c.clone();
+                    async move {
+                        if !STEPS.contains(&input.step.as_str()) {
+                            return Err(ToolError::invalid(format!(
+                                "no step {:?}; the steps are {}",
+                                input.step,
+                                STEPS.join(", ")
+                            )));
+                        }
+                        save(&c, vec![], Some((&input.step, "done"))).await?;
+                        state(&c).await
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
                     "onboarding.finish",
                     "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
                 )

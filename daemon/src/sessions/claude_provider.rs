@@ -60,9 +60,22 @@ impl Provider for ClaudeProvider {
                 home: self.home.clone(),
                 extra_env: launch.env,
             };
-            let (process, _) = ClaudeProcess::start(&options)
+            let (process, init) = ClaudeProcess::start(&options)
                 .await
                 .map_err(|e| e.to_string())?;
+            // `initialize`'s commands: `{name, description, argumentHint, builtin}` (2.1.328).
+            let commands = init["commands"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| {
+                    Some(json!({
+                        "name": c["name"].as_str()?,
+                        "description": c["description"].as_str().unwrap_or(""),
+                        "argument_hint": c["argumentHint"].as_str().unwrap_or(""),
+                    }))
+                })
+                .collect();
             Ok(Box::new(ClaudeSession {
                 ids: ProcessIds {
                     pid: process.pid,
@@ -70,6 +83,7 @@ impl Provider for ClaudeProvider {
                     sid: process.sid,
                 },
                 process,
+                commands,
                 blocks: HashMap::new(),
                 message: String::new(),
                 queue: Vec::new(),
@@ -94,6 +108,7 @@ impl Provider for ClaudeProvider {
 struct ClaudeSession {
     process: ClaudeProcess,
     ids: ProcessIds,
+    commands: Vec<Value>,
     /// The kind of each open content block of the current message (`text`, `thinking`, `tool_use`).
     blocks: HashMap<u64, String>,
     /// The API message id being streamed.
@@ -312,6 +327,10 @@ impl ClaudeSession {
 impl Session for ClaudeSession {
     fn ids(&self) -> ProcessIds {
         self.ids
+    }
+
+    fn commands(&self) -> Vec<Value> {
+        self.commands.clone()
     }
 
     fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {

@@ -9,6 +9,7 @@ pub mod claude;
 pub mod claude_provider;
 pub mod cli;
 pub mod conformance;
+pub mod files;
 pub mod floor;
 pub mod models;
 pub mod modules;

@@ -78,6 +78,18 @@ impl Module for SessionsModule {
 #[serde(deny_unknown_fields)]
 pub struct EmptyInput {}
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilesInput {
+    thread: String,
+    /// Words of the path, in order (`src main` finds `src/main.rs`); none lists the shallowest.
+    #[serde(default)]
+    query: Option<String>,
+    /// At most this many (1 to 100, default 20).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
 pub struct ThreadsModule {
     pub router: Arc<Router>,
 }
@@ -231,6 +243,8 @@ pub struct Detail {
     #[serde(flatten)]
     info: ThreadInfo,
     asks: Vec<AskInfo>,
+    /// Messages waiting for the turn's end (`queued`) or for a terminal to let go (`held`).
+    queued: Vec<super::switchboard::QueuedInfo>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -624,6 +638,35 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
+        ToolDef::new(
+            "threads.commands",
+            "The thread's slash commands (name, description, argument hint), as its session said at its start: a surface's slash menu.",
+        ),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            async move { b.commands(&input.thread).await }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.files",
+            "Files in the thread's folder whose path holds the query (best first): a surface's @file picker.",
+        ),
+        move |input: FilesInput, _| {
+            let b = b.clone();
+            async move {
+                let cwd = b.cwd(&input.thread).await?;
+                let limit = input.limit.unwrap_or(20).clamp(1, 100) as usize;
+                let query = input.query.unwrap_or_default();
+                tokio::task::spawn_blocking(move || super::files::find(&cwd, &query, limit))
+                    .await
+                    .map_err(ToolError::internal)
+            }
+        },
+    )?;
+    let b = board.clone();
+    ctx.tool(
         ToolDef::new("threads.list", "Every thread, newest first."),
         move |_: NoInput, _| {
             let b = b.clone();
@@ -646,7 +689,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                     )
                 })?;
                 let asks = b.asks(&input.thread, false).await?;
-                Ok::<_, ToolError>(Detail { info, asks })
+                let queued = b.queued(&input.thread).await?;
+                Ok::<_, ToolError>(Detail { info, asks, queued })
             }
         },
     )?;

@@ -154,6 +154,10 @@ impl Exit {
 /// One live session of a provider.
 pub trait Session: Send + Sync {
     fn ids(&self) -> ProcessIds;
+    /// The session's slash commands as surfaces show them: `{name, description, argument_hint}`.
+    fn commands(&self) -> Vec<Value> {
+        vec![]
+    }
     /// The next thing the session says; `None` once its process is gone.
     fn next(&mut self) -> BoxFuture<'_, Option<Happening>>;
     /// A user message; `priority` steers a running turn.

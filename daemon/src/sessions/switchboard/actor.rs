@@ -82,6 +82,7 @@ impl Switchboard {
                         Command::Model { model, reply } => {
                             let result = session.set_model(model.as_deref()).await.map_err(|e| ToolError::conflict("model_failed", e));
                             if result.is_ok() {
+                                self.emit("thread.model", &a.thread, json!({ "model": model })).await;
                                 self.update_run(&a.thread, "model", model).await;
                             }
                             let _ = reply.send(result);
@@ -509,7 +510,8 @@ impl Switchboard {
             return;
         }
         a.asks.insert(q.request.clone(), ask.clone());
-        self.emit("ask.raised", &a.thread, json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn })).await;
+        let input = super::clean_value(&q.input);
+        self.emit("ask.raised", &a.thread, json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input })).await;
         self.state(a, "waiting", json!({})).await;
     }
 

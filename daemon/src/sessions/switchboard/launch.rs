@@ -354,6 +354,10 @@ impl Switchboard {
             }
         };
         let ids = session.ids();
+        self.commands
+            .lock()
+            .expect("commands")
+            .insert(thread.to_string(), session.commands());
         self.ctx
             .session_processes()
             .register(thread, ids.pgid, ids.sid);

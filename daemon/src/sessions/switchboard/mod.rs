@@ -121,6 +121,8 @@ pub struct Switchboard {
     idle_after: Option<Duration>,
     /// At most this many live sessions (`sessions.max_live`).
     max_live: usize,
+    /// Each thread's slash commands, as its session last said at start.
+    commands: Mutex<HashMap<String, Vec<Value>>>,
 }
 
 /// A thread as `threads.get` and `threads.list` show it.
@@ -173,6 +175,20 @@ pub struct AskInfo {
     pub summary: String,
     pub status: String,
     pub decision: Option<String>,
+    /// What the tool was to run with (a command, a file, AskUserQuestion's questions and
+    /// options), strings that look like credentials masked.
+    pub input: Value,
+}
+
+/// A message waiting in a thread's inbox.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct QueuedInfo {
+    pub queued: i64,
+    pub uuid: String,
+    pub text: String,
+    /// `queued` (for the turn's end) or `held` (for a terminal to let go).
+    pub status: String,
+    pub created_at: i64,
 }
 
 /// Strings that go into events pass here: one that looks like a credential is masked whole.
@@ -181,6 +197,20 @@ fn clean(s: &str) -> String {
         "[redacted: this looked like a credential]".to_string()
     } else {
         s.to_string()
+    }
+}
+
+/// A JSON value for an event: every string in it passes [`clean`].
+fn clean_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(clean(s)),
+        Value::Array(items) => Value::Array(items.iter().map(clean_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), clean_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -202,7 +232,36 @@ impl Switchboard {
             launching: tokio::sync::Mutex::new(()),
             idle_after,
             max_live,
+            commands: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The thread's slash commands as its session said at its last start (none before one).
+    pub async fn commands(&self, thread: &str) -> Result<Vec<Value>, ToolError> {
+        if self.info(thread).await?.is_none() {
+            return Err(ToolError::not_found(
+                "unknown_thread",
+                format!("there is no thread {thread:?}"),
+            ));
+        }
+        Ok(self
+            .commands
+            .lock()
+            .expect("commands")
+            .get(thread)
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// The thread's folder, for pickers.
+    pub async fn cwd(&self, thread: &str) -> Result<std::path::PathBuf, ToolError> {
+        match self.info(thread).await? {
+            Some(info) => Ok(std::path::PathBuf::from(info.cwd)),
+            None => Err(ToolError::not_found(
+                "unknown_thread",
+                format!("there is no thread {thread:?}"),
+            )),
+        }
     }
 
     async fn emit(&self, kind: &str, thread: &str, payload: Value) {
@@ -510,6 +569,31 @@ impl Switchboard {
         info
     }
 
+    /// The thread's waiting messages, oldest first.
+    pub async fn queued(&self, thread: &str) -> Result<Vec<QueuedInfo>, ToolError> {
+        let t = thread.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, uuid, text, status, created_at FROM threads_inbox
+                     WHERE thread = ?1 AND status IN ('queued', 'held') ORDER BY id",
+                )?;
+                let rows = stmt.query_map([t], |r| {
+                    Ok(QueuedInfo {
+                        queued: r.get(0)?,
+                        uuid: r.get(1)?,
+                        text: clean(&r.get::<_, String>(2)?),
+                        status: r.get(3)?,
+                        created_at: r.get(4)?,
+                    })
+                })?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await?)
+    }
+
     pub async fn asks(&self, thread: &str, open_only: bool) -> Result<Vec<AskInfo>, ToolError> {
         let t = thread.to_string();
         Ok(self
@@ -517,7 +601,7 @@ impl Switchboard {
             .store()
             .read(move |c| {
                 let mut stmt = c.prepare(
-                    "SELECT id, thread, turn, kind, tool, summary, status, decision FROM threads_asks
+                    "SELECT id, thread, turn, kind, tool, summary, status, decision, input FROM threads_asks
                      WHERE thread = ?1 AND (?2 = 0 OR status = 'open') ORDER BY created_at",
                 )?;
                 let rows = stmt.query_map(params![t, open_only as i64], |r| {
@@ -530,6 +614,11 @@ impl Switchboard {
                         summary: r.get(5)?,
                         status: r.get(6)?,
                         decision: r.get(7)?,
+                        input: r
+                            .get::<_, Option<String>>(8)?
+                            .and_then(|t| serde_json::from_str(&t).ok())
+                            .map(|v| clean_value(&v))
+                            .unwrap_or(Value::Null),
                     })
                 })?;
                 Ok(rows.collect::<Result<Vec<_>, _>>()?)

@@ -1,0 +1,100 @@
+// Calls to vyred: tools and the session routes. Same origin, so the browser sends the device's
+// cookie itself; the app never holds a credential.
+
+import type { Session } from './types';
+
+export class ApiError extends Error {
+  constructor(
+    public status: number,
+    public code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Codes that mean this browser is not (or no longer) signed in. */
+export const SIGNED_OUT = new Set(['unauthenticated', 'invalid_credential']);
+
+let onSignedOut: (why: ApiError) => void = () => {};
+export function whenSignedOut(f: (why: ApiError) => void): void {
+  onSignedOut = f;
+}
+export function signedOut(e: ApiError): void {
+  onSignedOut(e);
+}
+
+async function request<T>(method: string, path: string, body?: unknown, quiet401 = false): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'offline', 'Vyre did not answer. Is vyred running?');
+  }
+  let json: any = null;
+  try {
+    json = await res.json();
+  } catch {
+    // Not JSON: a proxy's page, or an empty answer.
+  }
+  if (!res.ok || !json || json.error) {
+    const err = json?.error ?? {};
+    const e = new ApiError(res.status, err.code ?? 'http_' + res.status, err.message ?? `Vyre answered ${res.status}.`);
+    if (res.status === 401 && SIGNED_OUT.has(e.code) && !quiet401) signedOut(e);
+    throw e;
+  }
+  return json.data as T;
+}
+
+/** Call a tool: `POST /v1/tools/<name>`. */
+export function call<T = any>(tool: string, input: Record<string, unknown> = {}): Promise<T> {
+  return request<T>('POST', `/v1/tools/${tool}`, input);
+}
+
+/** A tool that may not exist on this vyred (added later): null when it is unknown. */
+export async function callOptional<T = any>(tool: string, input: Record<string, unknown>): Promise<T | null> {
+  try {
+    return await call<T>(tool, input);
+  } catch (e) {
+    if (e instanceof ApiError && (e.code === 'unknown_tool' || e.code === 'not_found' || e.status === 404)) return null;
+    throw e;
+  }
+}
+
+export function getSession(): Promise<Session> {
+  return request<Session>('GET', '/v1/session', undefined, true);
+}
+
+export function redeem(token: string): Promise<{ kind: string; device: unknown }> {
+  return request('POST', '/v1/session/redeem', { token }, true);
+}
+
+export function finish(deviceName?: string): Promise<{ device: any; owner: any; assistant: string; thread: string | null; greeting_error?: string | null }> {
+  return request('POST', '/v1/session/finish', deviceName ? { device_name: deviceName } : {});
+}
+
+export function logout(): Promise<unknown> {
+  return request('POST', '/v1/session/logout', {}, true);
+}
+
+/** A name for this browser: "Firefox on Linux". */
+export function browserName(): string {
+  const ua = navigator.userAgent;
+  const b = /Edg\//.test(ua) ? 'Edge' : /Firefox\//.test(ua) ? 'Firefox' : /Chrom(e|ium)\//.test(ua) ? 'Chrome' : /Safari\//.test(ua) ? 'Safari' : 'Browser';
+  const os = /iPhone|iPad/.test(ua) ? 'iOS' : /Android/.test(ua) ? 'Android' : /Mac OS X/.test(ua) ? 'macOS' : /Windows/.test(ua) ? 'Windows' : /Linux/.test(ua) ? 'Linux' : '';
+  return os ? `${b} on ${os}` : b;
+}
+
+export function uuid(): string {
+  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}

@@ -1,0 +1,161 @@
+// The shapes of what vyred answers, as docs/api.md describes them. Only the fields the app reads.
+
+export interface VyreEvent {
+  id: number;
+  at: number;
+  type: string;
+  source: string;
+  project: string | null;
+  thread: string | null;
+  payload: Record<string, any>;
+}
+
+export interface Session {
+  kind: 'device' | 'onboard' | null;
+  device: { id: string; name: string } | null;
+  owner: { name: string } | null;
+  onboarded: boolean;
+}
+
+export type StepName = 'you' | 'claude' | 'address' | 'history' | 'devices';
+export type StepState = 'open' | 'done' | 'skipped';
+
+export interface OnboardingState {
+  finished: boolean;
+  owner: { name: string } | null;
+  assistant: { name: string; thread: string | null } | null;
+  names: { owner: string; assistant: string };
+  steps: Record<StepName, StepState>;
+  claude: {
+    found: boolean;
+    path: string | null;
+    version: string | null;
+    problem?: string | null;
+    /** vault.status's `claude`: the mode in force, where it came from, and its item's readiness. */
+    auth: {
+      mode: 'login' | 'setup-token' | 'api-key' | null;
+      source: string | null;
+      item: ItemReadiness | null;
+      fallback?: ItemReadiness | null;
+      advice?: string | null;
+    } | null;
+  };
+  history: {
+    sessions: number;
+    turns: number;
+    progress: { scanning: boolean; done: number; total: number } | null;
+  } | null;
+}
+
+export interface ItemReadiness {
+  item: string;
+  present: boolean;
+  granted_to_sessions: boolean;
+}
+
+export interface CatalogEntry {
+  thread: string;
+  title: string | null;
+  first_message: string | null;
+  cwd: string | null;
+  last_activity: number | null;
+  live: boolean;
+  source: string;
+  projects: string[];
+  state: string | null;
+}
+
+export interface Project {
+  name: string;
+  home: string;
+  threads?: number;
+  last_activity?: number | null;
+}
+
+export interface ThreadInfo {
+  thread: string;
+  provider: string;
+  purpose: string;
+  model: string | null;
+  cwd: string;
+  project: string | null;
+  agent: string | null;
+  auth: string;
+  mode: string;
+  state: string;
+  live: boolean;
+  turns: number;
+  total_cost_usd: number;
+  stopped_reason: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AskInfo {
+  ask: string;
+  thread: string;
+  turn: string | null;
+  kind: string;
+  tool: string;
+  summary: string;
+  status: string;
+  decision: string | null;
+  // Not in the contract yet: AskUserQuestion's questions, if vyred sends them one day.
+  input?: any;
+  questions?: Question[];
+}
+
+export interface ThreadDetail extends ThreadInfo {
+  asks: AskInfo[];
+}
+
+export interface Turn {
+  key: string;
+  uuid: string | null;
+  role: string;
+  text: string;
+  at: number | null;
+  live: boolean;
+}
+
+export interface Conversation {
+  thread: string;
+  title: string | null;
+  cwd: string | null;
+  turns: Turn[];
+}
+
+export interface Agent {
+  name: string;
+  kind: string;
+  model: string | null;
+  thread: string | null;
+  cwd: string | null;
+}
+
+export interface Device {
+  id: string;
+  name: string;
+  kind: string;
+  created_at: number;
+  last_seen_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface Question {
+  question: string;
+  header?: string;
+  multiSelect?: boolean;
+  options: { label: string; description?: string }[];
+}
+
+export interface Command {
+  name: string;
+  description?: string;
+  argument_hint?: string;
+}
+
+export interface Image {
+  media_type: string;
+  data: string;
+}

@@ -1,0 +1,48 @@
+import { defineConfig } from 'vite';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+
+// Dev only: `VYRE_DEV_URL=http://127.0.0.1:<port> VYRE_DEV_TOKEN=<device token> npm run dev`
+// proxies the API to a running vyred and adds the device's bearer token. The built app never
+// holds a credential: vyred serves it and the browser's cookie does the rest.
+const target = process.env.VYRE_DEV_URL;
+const token = process.env.VYRE_DEV_TOKEN;
+
+// Dev against a vyred without the browser session routes: answer /v1/session as a device.
+const devSession = {
+  name: 'vyre-dev-session',
+  configureServer(server: any) {
+    if (!token) return;
+    server.middlewares.use('/v1/session', (req: any, res: any, next: any) => {
+      if (req.method !== 'GET' || (req.url && req.url !== '/' && req.url !== '')) return next();
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ data: { kind: 'device', device: { id: 'dev', name: 'dev' }, owner: { name: 'dev' }, onboarded: true } }));
+    });
+  },
+};
+
+export default defineConfig({
+  base: '/app/',
+  plugins: [svelte(), devSession],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    sourcemap: false,
+  },
+  server: target
+    ? {
+        proxy: {
+          '/v1': {
+            target,
+            changeOrigin: true,
+            configure: (proxy: any) => {
+              proxy.on('proxyReq', (req: any) => {
+                req.removeHeader('origin');
+                if (token) req.setHeader('Authorization', `Bearer ${token}`);
+              });
+            },
+          },
+        },
+      }
+    : undefined,
+});

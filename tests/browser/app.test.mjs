@@ -135,6 +135,7 @@ it('the onboarding, one step a screen, ends in the assistant greeting you', T, a
   assert.deepEqual(projects.map((p) => p.name), ['walrus']);
   const state = await rig.sock('onboarding.state');
   assert.equal(state.finished, true);
+  assert.equal(state.steps.history, 'done', 'a first project made marks the history step done');
   assert.equal(state.owner.name, 'Ada');
   const devices = await rig.sock('devices.list');
   assert.ok(devices.some((d) => d.kind === 'browser' && !d.revoked_at), JSON.stringify(devices));
@@ -166,6 +167,10 @@ it('a chat turn streams into a new session', { ...T, skip: noClaude }, async () 
   await reply('reply to [hello there]');
   assert.match(await page.getByTestId('model-chip').innerText(), /^Claude · .+ · api-key$/);
   await shot(page, 'chat');
+  // A model changed elsewhere (here: the socket) reaches the chip by thread.model.
+  const thread = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+  await rig.sock('threads.model', { thread, model: 'claude-fake-2' });
+  await page.getByTestId('model-chip').filter({ hasText: 'claude-fake-2' }).waitFor({ timeout: 30_000 });
 });
 
 it('the composer offers the session\'s slash commands and an @file picker', { ...T, skip: noClaude }, async (t) => {
@@ -200,11 +205,32 @@ it('an ask is answered in the chat', { ...T, skip: noClaude }, async () => {
   const ask = page.getByTestId('ask');
   await ask.waitFor({ timeout: 90_000 });
   await page.getByTestId('thread-state').filter({ hasText: 'Waiting for you' }).waitFor();
+  // The card shows the command itself, not only the session's description of it.
+  assert.equal(await ask.getByTestId('ask-input').innerText(), 'touch made-by-bash.txt');
   await shot(page, 'chat-ask');
   await ask.getByTestId('allow').click();
   await reply('tool said');
   await waitFor('the Bash call to complete', async () => (await page.locator('[data-testid=tool-row][data-status=completed]').count()) > 0);
   assert.ok(existsSync(join(rig.work, 'made-by-bash.txt')), 'the allowed command ran');
+  await idle();
+});
+
+it('AskUserQuestion is answered by picking an option', { ...T, skip: noClaude }, async () => {
+  const before = await page.getByTestId('assistant-text').filter({ hasText: 'tool said' }).count();
+  await send('ASKQUESTION please');
+  const ask = page.getByTestId('ask').filter({ hasText: 'Which color do you prefer?' });
+  await ask.waitFor({ timeout: 90_000 });
+  assert.deepEqual(await ask.getByTestId('ask-option').allInnerTexts().then((t) => t.map((x) => x.split('\n')[0])), ['Blue', 'Red']);
+  assert.equal(await ask.getByTestId('answer').isDisabled(), true, 'nothing picked yet');
+  await ask.getByTestId('ask-option').filter({ hasText: 'Red' }).click();
+  assert.equal(await ask.getByRole('radio', { name: /Red/ }).getAttribute('aria-checked'), 'true');
+  await shot(page, 'chat-question');
+  await ask.getByTestId('answer').click();
+  await ask.getByText('Answered').waitFor();
+  // The fake API echoes the tool's result: Claude Code's words around the answer.
+  const said = page.getByTestId('assistant-text').filter({ hasText: 'tool said' });
+  await waitFor('the turn to go on', async () => (await said.count()) > before, 90_000);
+  assert.match(await said.last().innerText(), /Which color do you prefer\?.*Red/s);
   await idle();
 });
 
@@ -281,6 +307,7 @@ it('Needs lists the open asks of every session and answers them in place', { ...
   await page.click('[data-nav=needs]');
   const card = page.getByTestId('ask');
   await card.waitFor();
+  assert.equal(await card.getByTestId('ask-input').innerText(), 'touch from-needs.txt');
   await shot(page, 'needs');
   await card.getByTestId('deny').click();
   await page.getByTestId('needs-empty').waitFor({ timeout: 30_000 });

@@ -233,7 +233,16 @@ async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {
         )
         .await
         .unwrap();
-    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    // Every surface hears what was chosen.
+    assert_eq!(
+        of_type(&events, "ask.answered")[0]["payload"]["answers"],
+        answers
+    );
+    assert_eq!(
+        raised["input"]["questions"][0]["options"][1]["label"], "Red",
+        "the options reach the surfaces"
+    );
     let answered = r
         .api
         .message_requests()

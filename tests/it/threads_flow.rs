@@ -131,6 +131,52 @@ async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_steer_too_late_for_any_step_is_the_same_turns_last_round() {
+    let Some(r) = rig("threads-late-steer").await else {
+        return;
+    };
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = start_thread(&r).await;
+    let send = |text: &str, mode: &str| {
+        let (sock, thread) = (r.sock.clone(), thread.clone());
+        let input = json!({ "thread": thread, "text": text, "mode": mode });
+        async move { sock.call("threads.send", &input).await.unwrap() }
+    };
+    // A reply of text alone has no step to take a steer in: the CLI answers it after the
+    // reply, in one more round of the same turn.
+    send("first, SLOWLY", "steer").await;
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.text" && e["payload"]["delta"].is_string()
+    })
+    .await;
+    let late = send("late words", "steer").await;
+    assert_eq!(late["via"], "steer");
+    let queued = send("then this", "queue").await;
+    assert_eq!(queued["via"], "queued");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let said: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(
+        said.contains("reply to [late words]"),
+        "the turn ends after the late words are answered: {said}"
+    );
+    assert_eq!(of_type(&events, "thread.steered").len(), 1, "{events:?}");
+    // Then the queued message is the next turn, answered before it finishes.
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let turns = of_type(&events, "thread.turn");
+    assert_eq!(turns.len(), 1, "{events:?}");
+    assert_eq!(turns[0]["payload"]["text"], "then this");
+    let said: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(said.contains("reply to [then this]"), "{said}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now() {
     let Some(r) = rig("threads-queue").await else {
         return;

@@ -300,8 +300,9 @@ fn no_value_shows_anywhere_after_a_full_scenario() {
     record!(&run(&["vault", "status"], None));
     let doctor = run(&["doctor"], None);
     let doc_text = String::from_utf8_lossy(&doctor.stdout).to_string();
+    // A box with an API key and no setup token uses the key, and says why.
     assert!(
-        doc_text.contains("claude-setup-token missing"),
+        doc_text.contains("api-key (the only credential in the vault)"),
         "{doc_text}"
     );
     assert!(doc_text.contains("API key fallback present"), "{doc_text}");

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newChat, apply, loadHistory, applyDetail, addAsk, addSending, openAsks, chip } from '../.test-build/chat.js';
+import { newChat, apply, loadHistory, applyDetail, addAsk, addSending, openAsks, chip, loadQueued, askView } from '../.test-build/chat.js';
 
 let n = 0;
 const ev = (type, payload, thread = 't1') => ({ id: ++n, at: Date.now(), type, source: 'threads', project: null, thread, payload });
@@ -93,6 +93,53 @@ test('queued messages: listed, edited, taken back', () => {
   assert.deepEqual(s.queued.map((q) => q.text), ['later, edited', 'also']);
   apply(s, ev('thread.unqueued', { queued: 8, uuid: 'q2', reason: 'unqueued' }));
   assert.deepEqual(s.queued.map((q) => q.queued), [7]);
+  // One held for a terminal says why.
+  apply(s, ev('thread.queued', { queued: 9, uuid: 'q3', text: 'held', reason: 'live in a terminal' }));
+  assert.deepEqual(s.queued.map((q) => q.status), ['queued', 'held']);
+});
+
+test('the queue comes from threads.get, whatever the replayed events held', () => {
+  const s = newChat('t1');
+  apply(s, ev('thread.queued', { queued: 3, uuid: 'old', text: 'ran long ago' }));
+  loadQueued(s, { queued: [
+    { queued: 4, uuid: 'q4', text: 'next', status: 'queued', created_at: 1 },
+    { queued: 5, uuid: 'q5', text: 'for the terminal', status: 'held', created_at: 2 },
+  ] });
+  assert.deepEqual(s.queued.map((q) => [q.queued, q.status]), [[4, 'queued'], [5, 'held']]);
+  apply(s, ev('thread.unqueued', { queued: 4, reason: 'taken' }));
+  assert.deepEqual(s.queued.map((q) => q.queued), [5]);
+  // An older vyred without `queued` leaves the events' queue alone.
+  loadQueued(s, {});
+  assert.deepEqual(s.queued.map((q) => q.queued), [5]);
+});
+
+test('thread.model changes the chip; null is the default model', () => {
+  const s = newChat('t1');
+  apply(s, ev('thread.started', { provider: 'claude', model: 'opus', auth: 'api-key' }));
+  apply(s, ev('thread.model', { model: 'haiku' }));
+  assert.equal(chip(s), 'Claude · haiku · api-key');
+  apply(s, ev('thread.model', { model: null }));
+  assert.equal(chip(s), 'Claude · default model · api-key');
+});
+
+test('an ask shows what the tool would do: a command, a file, an MCP tool\'s input', () => {
+  const s = newChat('t1');
+  apply(s, ev('ask.raised', { ask: 'b1', kind: 'permission', tool: 'Bash', summary: 'run it', input: { command: 'touch x', description: 'run it' } }));
+  assert.deepEqual(openAsks(s)[0].input, { command: 'touch x', description: 'run it' });
+  assert.deepEqual(askView('Bash', { command: 'touch x', description: 'run it' }, 'run it'), { name: 'Bash', server: null, code: 'touch x', note: 'run it' });
+  assert.deepEqual(askView('Bash', { command: 'ls' }, 'Bash'), { name: 'Bash', server: null, code: 'ls', note: null });
+  assert.equal(askView('Write', { file_path: '/w/a.txt', content: 'hi' }, 'Write').code, '/w/a.txt');
+  assert.equal(askView('Edit', { file_path: '/w/b.rs', old_string: 'a', new_string: 'b' }, 'Edit').code, '/w/b.rs');
+  assert.deepEqual(askView('mcp__plugin_vyre_vyre__threads_send', { thread: 't2', text: 'hi' }, 'mcp__plugin_vyre_vyre__threads_send'), {
+    name: 'threads_send',
+    server: 'vyre',
+    code: '{"thread":"t2","text":"hi"}',
+    note: null,
+  });
+  assert.equal(askView('mcp__github__search', {}, 'x').code, null);
+  assert.equal(askView('mcp__github__search', {}, 'x').server, 'github');
+  assert.equal(askView('AskUserQuestion', { questions: [] }, 'AskUserQuestion').code, null);
+  assert.equal(askView('Bash', null, 'run it').code, null);
 });
 
 test('an interrupt ends the turn with a notice; a rewind drops what came after', () => {

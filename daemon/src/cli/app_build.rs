@@ -69,9 +69,11 @@ pub fn ensure_built() {
     let install_needed = !ui.join("node_modules/.package-lock.json").is_file()
         || newest(&ui.join("package-lock.json"))
             > newest(&ui.join("node_modules/.package-lock.json"));
+    // `npm install` with the lock file, not `npm ci`: Vite names a Windows-only optional
+    // package that some registries do not carry, which `npm ci` refuses as a lock mismatch.
     let steps: &[&[&str]] = if install_needed {
         &[
-            &["ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            &["install", "--no-audit", "--no-fund", "--loglevel=error"],
             &["run", "build", "--silent"],
         ]
     } else {

@@ -163,12 +163,23 @@ impl Router {
     /// The auth mode in force and the credential for it, from the vault.
     pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
         let ctx = self.sessions_ctx()?;
-        let (mode, _) =
+        let (mut mode, source) =
             auth::mode(ctx.kernel().config(), ctx.kernel().role()).map_err(ToolError::invalid)?;
         let credential = match mode.item() {
             None => Credential::Login,
             Some(item) => {
-                let value = ctx.vault().fetch(item).await.map_err(ToolError::from)?;
+                let mut fetched = ctx.vault().fetch(item).await.map_err(ToolError::from);
+                // The role's default and no setup token: an API key alone is what to use
+                // (`auth::effective`, which `vault.status` reports the same way).
+                if source == auth::DEFAULT_SOURCE
+                    && mode == AuthMode::SetupToken
+                    && fetched.as_ref().is_err_and(|e| e.code == "unknown_item")
+                    && let Ok(key) = ctx.vault().fetch(auth::API_KEY_ITEM).await
+                {
+                    mode = AuthMode::ApiKey;
+                    fetched = Ok(key);
+                }
+                let value = fetched?;
                 let secret = value.primary().clone();
                 match mode {
                     AuthMode::ApiKey => Credential::ApiKey(secret),

@@ -10,6 +10,8 @@ use crate::config::{LoadedConfig, Role};
 pub const SETUP_TOKEN_ITEM: &str = "claude-setup-token";
 pub const API_KEY_ITEM: &str = "anthropic-api-key";
 pub const SESSIONS_GRANTEE: &str = "module:sessions";
+/// Where a mode came from when `sessions.auth` does not say.
+pub const DEFAULT_SOURCE: &str = "default for this role";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -38,7 +40,7 @@ pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str
                 Role::Box => AuthMode::SetupToken,
                 Role::Local => AuthMode::Login,
             },
-            "default for this role",
+            DEFAULT_SOURCE,
         )),
         Some("login") => Ok((AuthMode::Login, "sessions.auth")),
         Some("setup-token") => Ok((AuthMode::SetupToken, "sessions.auth")),
@@ -47,6 +49,25 @@ pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str
             "sessions.auth must be \"login\", \"setup-token\" or \"api-key\", not {v:?}"
         )),
     }
+}
+
+/// The mode in force given what the vault holds: with no `sessions.auth`, a box whose vault has
+/// an API key and no setup token uses the key (what a person who pasted only a key in the
+/// onboarding means); everything else is [`mode`].
+pub fn effective(
+    config: &LoadedConfig,
+    role: Role,
+    present: impl Fn(&str) -> bool,
+) -> Result<(AuthMode, &'static str), String> {
+    let (mode, source) = mode(config, role)?;
+    if config.config.sessions.auth.is_none()
+        && mode == AuthMode::SetupToken
+        && !present(SETUP_TOKEN_ITEM)
+        && present(API_KEY_ITEM)
+    {
+        return Ok((AuthMode::ApiKey, "the only credential in the vault"));
+    }
+    Ok((mode, source))
 }
 
 /// One item's readiness, never its value.
@@ -75,7 +96,7 @@ pub fn status(
     readiness: impl Fn(&str) -> ItemReadiness,
 ) -> AuthStatus {
     let fallback = readiness(API_KEY_ITEM);
-    let (mode, source) = match mode(config, role) {
+    let (mode, source) = match effective(config, role, |item| readiness(item).present) {
         Ok((m, s)) => (Some(m), s.to_string()),
         Err(e) => {
             return AuthStatus {
@@ -106,5 +127,49 @@ pub fn status(
         item,
         fallback,
         advice,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> LoadedConfig {
+        let (config, warnings) =
+            crate::config::parse(std::path::Path::new("config.json"), text).unwrap();
+        LoadedConfig {
+            config,
+            file: None,
+            warnings,
+        }
+    }
+
+    #[test]
+    fn a_box_with_only_an_api_key_uses_it_unless_told_otherwise() {
+        let only_key = |item: &str| item == API_KEY_ITEM;
+        let both = |_: &str| true;
+        let none = |_: &str| false;
+        let default = config("{}");
+        assert_eq!(
+            effective(&default, Role::Box, only_key).unwrap().0,
+            AuthMode::ApiKey
+        );
+        assert_eq!(
+            effective(&default, Role::Box, both).unwrap().0,
+            AuthMode::SetupToken
+        );
+        assert_eq!(
+            effective(&default, Role::Box, none).unwrap().0,
+            AuthMode::SetupToken
+        );
+        assert_eq!(
+            effective(&default, Role::Local, only_key).unwrap().0,
+            AuthMode::Login
+        );
+        let told = config(r#"{"sessions": {"auth": "setup-token"}}"#);
+        assert_eq!(
+            effective(&told, Role::Box, only_key).unwrap().0,
+            AuthMode::SetupToken
+        );
     }
 }

@@ -49,6 +49,7 @@ export interface Need {
   tool: string;
   summary: string;
   questions: Question[];
+  input: Record<string, any> | null;
   at: number;
 }
 
@@ -106,6 +107,7 @@ function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: numb
     tool: a.tool ?? '',
     summary: a.summary ?? '',
     questions: questionsOf(a),
+    input: a.input && typeof a.input === 'object' ? a.input : null,
     at,
   };
 }

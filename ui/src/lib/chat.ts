@@ -38,6 +38,8 @@ export interface AskItem {
   call: string | null;
   status: 'open' | string;
   questions: Question[];
+  /** The tool's input (credential-looking strings masked by vyred). */
+  input: Record<string, any> | null;
 }
 export interface NoticeItem {
   kind: 'notice';
@@ -51,6 +53,8 @@ export interface Queued {
   queued: number;
   uuid: string;
   text: string;
+  /** queued: runs at the turn's end; held: waits for a terminal writing the session to let go. */
+  status: 'queued' | 'held';
 }
 
 export interface ChatState {
@@ -151,7 +155,56 @@ export function addAsk(s: ChatState, a: Partial<AskInfo> & { ask: string; call?:
     call: a.call ?? null,
     status: 'open',
     questions: questionsOf(a),
+    input: inputOf(a.input),
   });
+}
+
+function inputOf(v: unknown): Record<string, any> | null {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : null;
+}
+
+/** The queue as threads.get has it: what the events replayed said about it gives way. */
+export function loadQueued(s: ChatState, d: Pick<ThreadDetail, 'queued'>): void {
+  if (!Array.isArray(d.queued)) return;
+  s.queued = d.queued.map((q) => ({ queued: q.queued, uuid: q.uuid, text: q.text, status: q.status === 'held' ? 'held' : 'queued' }));
+}
+
+const FILE_TOOLS = new Set(['Read', 'Write', 'Edit', 'MultiEdit', 'NotebookEdit', 'NotebookRead']);
+
+/** What an ask card shows of the tool's input: a command, a path, the JSON an MCP tool is given. */
+export interface AskView {
+  /** The tool as a person reads it (an MCP tool's own name, its server after). */
+  name: string;
+  server: string | null;
+  /** Monospace: the command, the file, the compact JSON; null when there is nothing to show. */
+  code: string | null;
+  /** The session's own words for it (Bash's description), when they add something. */
+  note: string | null;
+}
+
+export function askView(tool: string, input: Record<string, any> | null, summary: string): AskView {
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v : null);
+  let name = tool;
+  let server: string | null = null;
+  let code: string | null = null;
+  const mcp = tool.match(/^mcp__(.+?)__(.+)$/);
+  if (mcp) {
+    name = mcp[2];
+    server = mcp[1].replace(/^plugin_([^_]+)_\1$/, '$1').replace(/^plugin_/, '');
+    code = input && Object.keys(input).length ? JSON.stringify(input) : null;
+  } else if (tool === 'Bash') {
+    code = str(input?.command);
+  } else if (FILE_TOOLS.has(tool)) {
+    code = str(input?.file_path) ?? str(input?.notebook_path) ?? str(input?.path);
+  } else if (tool === 'WebFetch') {
+    code = str(input?.url);
+  } else if (tool === 'ExitPlanMode') {
+    code = str(input?.plan);
+  } else if (tool !== 'AskUserQuestion' && input && Object.keys(input).length) {
+    code = str(input.command) ?? str(input.file_path) ?? str(input.pattern) ?? str(input.query) ?? str(input.url) ?? JSON.stringify(input);
+  }
+  const note = summary && summary !== tool && summary !== code ? summary : null;
+  return { name, server, code, note };
 }
 
 export function openAsks(s: ChatState): AskItem[] {
@@ -256,11 +309,15 @@ export function apply(s: ChatState, e: VyreEvent): void {
     case 'thread.queued': {
       const q = s.queued.find((x) => x.queued === p.queued);
       if (q) q.text = p.text ?? q.text;
-      else s.queued.push({ queued: p.queued, uuid: p.uuid, text: p.text ?? '' });
+      // A row held for a terminal says why (the event has no status of its own).
+      else s.queued.push({ queued: p.queued, uuid: p.uuid, text: p.text ?? '', status: p.status === 'held' || p.reason ? 'held' : 'queued' });
       break;
     }
     case 'thread.unqueued':
       s.queued = s.queued.filter((x) => x.queued !== p.queued);
+      break;
+    case 'thread.model':
+      if ('model' in p) s.model = p.model ?? null;
       break;
     case 'mode.changed':
       if (p.mode) s.mode = p.mode;

@@ -100,13 +100,22 @@ export interface AskInfo {
   summary: string;
   status: string;
   decision: string | null;
-  // Not in the contract yet: AskUserQuestion's questions, if vyred sends them one day.
-  input?: any;
-  questions?: Question[];
+  /** The tool's input: a command, a file, AskUserQuestion's `questions` (credentials masked). */
+  input?: Record<string, any> | null;
+}
+
+export interface QueuedInfo {
+  queued: number;
+  uuid: string;
+  text: string;
+  status: 'queued' | 'held';
+  created_at: number;
 }
 
 export interface ThreadDetail extends ThreadInfo {
   asks: AskInfo[];
+  /** Older vyreds do not say. */
+  queued?: QueuedInfo[];
 }
 
 export interface Turn {

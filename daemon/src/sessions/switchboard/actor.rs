@@ -221,7 +221,7 @@ impl Switchboard {
             self.emit(
                 "thread.queued",
                 &a.thread,
-                json!({ "queued": queued, "uuid": uuid, "text": clean(text), "turn": a.turn }),
+                json!({ "queued": queued, "uuid": uuid, "text": clean(text), "turn": a.turn, "status": "queued" }),
             )
             .await;
             return Ok(Sent {
@@ -307,6 +307,10 @@ impl Switchboard {
                 "this question is no longer open",
             ));
         }
+        let answers = response
+            .get("updatedInput")
+            .and_then(|u| u.get("answers"))
+            .map(super::clean_value);
         session
             .answer(request, response)
             .map_err(|e| ToolError::conflict("ask_closed", e))?;
@@ -322,12 +326,12 @@ impl Switchboard {
                 Ok(())
             })
             .await;
-        self.emit(
-            "ask.answered",
-            &a.thread,
-            json!({ "ask": ask, "decision": decision, "turn": a.turn }),
-        )
-        .await;
+        // What was chosen, for every surface (AskUserQuestion's answers; none for a permission).
+        let mut payload = json!({ "ask": ask, "decision": decision, "turn": a.turn });
+        if let Some(answers) = answers {
+            payload["answers"] = answers;
+        }
+        self.emit("ask.answered", &a.thread, payload).await;
         if a.asks.is_empty() && a.running {
             self.state(a, "running", json!({})).await;
         }
@@ -436,6 +440,22 @@ impl Switchboard {
             }
             // A result with no turn running (after an interrupt, say) is stale: drop it.
             Happening::Finished { .. } if !a.running => {}
+            // A steer that came after the turn's last step was not taken in: the CLI answers it
+            // in one more round right after this result, with a result of its own. That round
+            // is this turn's; the turn ends with it (a queued message waits for it too).
+            Happening::Finished {
+                canceled: false, ..
+            } if !a.steered.is_empty() => {
+                let late: Vec<String> = a.steered.drain().collect();
+                for uuid in late {
+                    self.emit(
+                        "thread.steered",
+                        &a.thread,
+                        json!({ "uuid": uuid, "turn": a.turn, "round": "after" }),
+                    )
+                    .await;
+                }
+            }
             Happening::Finished {
                 ok,
                 canceled,

@@ -154,7 +154,7 @@ impl Switchboard {
         self.emit(
             "thread.queued",
             thread,
-            json!({ "queued": row, "uuid": uuid, "text": clean(text), "reason": "live in a terminal", "fork": "threads.fork continues it as a new thread now" }),
+            json!({ "queued": row, "uuid": uuid, "text": clean(text), "status": "held", "reason": "live in a terminal", "fork": "threads.fork continues it as a new thread now" }),
         )
         .await;
         if first {

@@ -186,7 +186,7 @@ impl Switchboard {
         self.emit(
             "thread.queued",
             &thread,
-            json!({ "queued": queued, "uuid": uuid, "text": clean(text), "edited": true }),
+            json!({ "queued": queued, "uuid": uuid, "text": clean(text), "edited": true, "status": "queued" }),
         )
         .await;
         Ok(())

@@ -133,6 +133,10 @@ fn browser_name(headers: &HeaderMap) -> String {
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    // The Mac app's window signs itself in with its own agent.
+    if ua.starts_with("VyreApp/") {
+        return "Vyre app".to_string();
+    }
     let browser = ["Edg/", "Firefox/", "Chrome/", "Safari/"]
         .iter()
         .find(|b| ua.contains(*b))
@@ -211,5 +215,7 @@ mod tests {
         );
         assert_eq!(browser_name(&h), "Safari on iPhone");
         assert_eq!(browser_name(&HeaderMap::new()), "A browser");
+        h.insert(header::USER_AGENT, HeaderValue::from_static("VyreApp/0.1"));
+        assert_eq!(browser_name(&h), "Vyre app");
     }
 }

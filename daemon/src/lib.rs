@@ -35,6 +35,7 @@ pub mod logging;
 pub mod modules;
 pub mod onboarding;
 pub mod owner;
+pub mod pairing;
 pub mod paths;
 pub mod peer;
 pub mod projects;

@@ -20,6 +20,8 @@ pub enum LinkKind {
     Onboard,
     /// One more browser for an owner who exists.
     Login,
+    /// Another Vyre (the Mac) pairing with this one: a code a person types, not a link.
+    Pair,
 }
 
 impl LinkKind {
@@ -27,6 +29,7 @@ impl LinkKind {
         match self {
             LinkKind::Onboard => "onboard",
             LinkKind::Login => "login",
+            LinkKind::Pair => "pair",
         }
     }
 
@@ -34,7 +37,7 @@ impl LinkKind {
     pub fn path(self) -> &'static str {
         match self {
             LinkKind::Onboard => "/onboard",
-            LinkKind::Login => "/login",
+            LinkKind::Login | LinkKind::Pair => "/login",
         }
     }
 }
@@ -71,6 +74,16 @@ impl Links {
 
     pub async fn issue(&self, kind: LinkKind, ttl: Duration) -> Result<Issued, StoreError> {
         let token = crate::ids::random_base64url(32);
+        self.issue_token(kind, &token, ttl).await
+    }
+
+    async fn issue_token(
+        &self,
+        kind: LinkKind,
+        token: &str,
+        ttl: Duration,
+    ) -> Result<Issued, StoreError> {
+        let token = token.to_string();
         let hash = hash_token(&token);
         let now = crate::now_ms();
         let expires_at = now + ttl.as_millis() as i64;
@@ -93,6 +106,31 @@ impl Links {
             token,
             expires_at,
         })
+    }
+
+    /// A pairing code a person reads on one screen and types on another: twelve letters and
+    /// digits of Crockford's base32 (no I, L, O, U), in groups of four; 60 random bits.
+    pub async fn issue_code(&self, ttl: Duration) -> Result<Issued, StoreError> {
+        const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+        let mut raw = [0u8; 12];
+        getrandom::fill(&mut raw).expect("the OS random source");
+        let code: String = raw
+            .iter()
+            .map(|b| ALPHABET[(*b & 31) as usize] as char)
+            .collect();
+        let mut issued = self.issue_token(LinkKind::Pair, &code, ttl).await?;
+        issued.token = format!("{}-{}-{}", &code[0..4], &code[4..8], &code[8..12]);
+        Ok(issued)
+    }
+
+    /// Spend a pairing code however it was typed (any case, with or without dashes or spaces).
+    pub async fn redeem_code(&self, code: &str) -> Result<LinkKind, LinkError> {
+        let normal: String = code
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_uppercase())
+            .collect();
+        self.redeem(&normal).await
     }
 
     /// Spend a link: once, before it expires.
@@ -131,10 +169,10 @@ impl Links {
             None => Err(LinkError::Invalid),
             Some((_, _, Some(_))) => Err(LinkError::Used),
             Some((_, expires_at, None)) if expires_at < now => Err(LinkError::Expired),
-            Some((kind, _, None)) => Ok(if kind == "login" {
-                LinkKind::Login
-            } else {
-                LinkKind::Onboard
+            Some((kind, _, None)) => Ok(match kind.as_str() {
+                "login" => LinkKind::Login,
+                "pair" => LinkKind::Pair,
+                _ => LinkKind::Onboard,
             }),
         }
     }

@@ -15,6 +15,7 @@ mod home;
 mod lifecycle;
 mod mcp;
 mod modules;
+mod pairing;
 mod projects;
 mod providers;
 mod recall;

@@ -131,7 +131,7 @@ async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_steer_too_late_for_any_step_is_the_same_turns_last_round() {
+async fn steered_words_the_turn_never_reached_are_the_next_turn_before_the_queue() {
     let Some(r) = rig("threads-late-steer").await else {
         return;
     };
@@ -143,7 +143,7 @@ async fn a_steer_too_late_for_any_step_is_the_same_turns_last_round() {
         async move { sock.call("threads.send", &input).await.unwrap() }
     };
     // A reply of text alone has no step to take a steer in: the CLI answers it after the
-    // reply, in one more round of the same turn.
+    // reply, with a result of its own. Vyre makes that the next turn (ADR 0030: `steered`).
     send("first, SLOWLY", "steer").await;
     events_until(&mut stream, |e| {
         e["type"] == "thread.text" && e["payload"]["delta"].is_string()
@@ -153,26 +153,38 @@ async fn a_steer_too_late_for_any_step_is_the_same_turns_last_round() {
     assert_eq!(late["via"], "steer");
     let queued = send("then this", "queue").await;
     assert_eq!(queued["via"], "queued");
-    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    let said: String = of_type(&events, "thread.text")
-        .iter()
-        .filter_map(|e| e["payload"]["delta"].as_str())
-        .collect();
+    let said = |events: &[serde_json::Value]| -> String {
+        of_type(events, "thread.text")
+            .iter()
+            .filter_map(|e| e["payload"]["delta"].as_str())
+            .collect()
+    };
+    let first = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     assert!(
-        said.contains("reply to [late words]"),
-        "the turn ends after the late words are answered: {said}"
+        said(&first).contains("reply to [first, SLOWLY]"),
+        "{}",
+        said(&first)
     );
-    assert_eq!(of_type(&events, "thread.steered").len(), 1, "{events:?}");
-    // Then the queued message is the next turn, answered before it finishes.
-    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    let turns = of_type(&events, "thread.turn");
-    assert_eq!(turns.len(), 1, "{events:?}");
-    assert_eq!(turns[0]["payload"]["text"], "then this");
-    let said: String = of_type(&events, "thread.text")
-        .iter()
-        .filter_map(|e| e["payload"]["delta"].as_str())
-        .collect();
-    assert!(said.contains("reply to [then this]"), "{said}");
+    let second = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let turn = of_type(&second, "thread.turn");
+    assert_eq!(turn.len(), 1, "{second:?}");
+    assert_eq!(turn[0]["payload"]["text"], "late words");
+    assert_eq!(turn[0]["payload"]["steered"], true);
+    assert!(
+        said(&second).contains("reply to [late words]"),
+        "{}",
+        said(&second)
+    );
+    // Then the queued message, answered within its own turn.
+    let third = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let turn = of_type(&third, "thread.turn");
+    assert_eq!(turn.len(), 1, "{third:?}");
+    assert_eq!(turn[0]["payload"]["text"], "then this");
+    assert!(
+        said(&third).contains("reply to [then this]"),
+        "{}",
+        said(&third)
+    );
     r.vyred.stop().await;
 }
 

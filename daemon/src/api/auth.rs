@@ -146,6 +146,9 @@ pub const ONBOARDING_TOOLS: &[&str] = &[
     "projects.list",
     "projects.create",
     "projects.add-threads",
+    "pairing.code",
+    "pairing.add",
+    "pairing.list",
 ];
 
 /// The events such a browser may follow.

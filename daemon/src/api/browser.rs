@@ -111,6 +111,12 @@ pub async fn redeem(
     })?;
     // An onboarding link redeemed after the owner exists is a login: the owner is made once.
     let kind = match (link, kernel.owner().exists()) {
+        (LinkKind::Pair, _) => {
+            return Err(ApiError::unauthorized(
+                "invalid_token",
+                "that is a pairing code, for another Vyre; `vyre open` prints a link for a browser",
+            ));
+        }
         (LinkKind::Onboard, false) => ONBOARDING,
         _ => BROWSER,
     };

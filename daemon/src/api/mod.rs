@@ -9,6 +9,7 @@ pub mod app;
 pub mod auth;
 mod browser;
 pub mod error;
+mod pair;
 pub mod session_socket;
 mod sse;
 
@@ -37,6 +38,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
         .route("/v1/session/redeem", post(browser::redeem))
         .route("/v1/session/finish", post(browser::finish))
         .route("/v1/session/logout", post(browser::logout))
+        .route("/v1/pair", post(pair::pair))
         .route("/v1/tools", get(list_tools))
         .route(
             "/v1/tools/{name}",

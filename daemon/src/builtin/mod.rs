@@ -27,5 +27,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::projects::ProjectsModule),
         Arc::new(crate::harness::HarnessModule),
         Arc::new(crate::onboarding::OnboardingModule),
+        Arc::new(crate::pairing::PairingModule),
     ]
 }

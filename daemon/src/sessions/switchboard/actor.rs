@@ -237,7 +237,7 @@ impl Switchboard {
             session
                 .send(content, uuid, Some("next"))
                 .map_err(|e| ToolError::conflict("not_live", e))?;
-            a.steered_pending(uuid);
+            a.steered_pending(uuid, text);
             self.emit(
                 "thread.sent",
                 &a.thread,
@@ -263,6 +263,11 @@ impl Switchboard {
 
     /// A turn begins for a message already handed to the session.
     pub(super) async fn begin_turn(&self, a: &mut Actor, text: &str, uuid: &str) {
+        self.begin_turn_as(a, text, uuid, false).await;
+    }
+
+    /// A turn; `steered` when it is steered words the previous turn never reached.
+    pub(super) async fn begin_turn_as(&self, a: &mut Actor, text: &str, uuid: &str, steered: bool) {
         a.turns += 1;
         let turn = format!("{}:{}", a.thread, a.turns);
         a.turn = Some(turn.clone());
@@ -281,12 +286,11 @@ impl Switchboard {
                 Ok(())
             })
             .await;
-        self.emit(
-            "thread.turn",
-            &a.thread,
-            json!({ "turn": turn, "uuid": uuid, "text": clean(text) }),
-        )
-        .await;
+        let mut payload = json!({ "turn": turn, "uuid": uuid, "text": clean(text) });
+        if steered {
+            payload["steered"] = json!(true);
+        }
+        self.emit("thread.turn", &a.thread, payload).await;
         self.state(a, "running", json!({})).await;
     }
 
@@ -417,7 +421,8 @@ impl Switchboard {
             }
             Happening::TaskEnded { call } => self.on_call_over(a, &call).await,
             Happening::Steered { uuid } => {
-                if a.own_uuid.as_deref() != Some(uuid.as_str()) && a.steered.remove(&uuid) {
+                if a.own_uuid.as_deref() != Some(uuid.as_str()) && a.steered.remove(&uuid).is_some()
+                {
                     self.emit(
                         "thread.steered",
                         &a.thread,
@@ -440,22 +445,6 @@ impl Switchboard {
             }
             // A result with no turn running (after an interrupt, say) is stale: drop it.
             Happening::Finished { .. } if !a.running => {}
-            // A steer that came after the turn's last step was not taken in: the CLI answers it
-            // in one more round right after this result, with a result of its own. That round
-            // is this turn's; the turn ends with it (a queued message waits for it too).
-            Happening::Finished {
-                canceled: false, ..
-            } if !a.steered.is_empty() => {
-                let late: Vec<String> = a.steered.drain().collect();
-                for uuid in late {
-                    self.emit(
-                        "thread.steered",
-                        &a.thread,
-                        json!({ "uuid": uuid, "turn": a.turn, "round": "after" }),
-                    )
-                    .await;
-                }
-            }
             Happening::Finished {
                 ok,
                 canceled,
@@ -492,6 +481,20 @@ impl Switchboard {
                     .await;
                 a.running = false;
                 a.own_uuid = None;
+                if !canceled && a.limited.is_none() && !a.steered.is_empty() {
+                    // Steered words the turn never reached (it had no step left to take them
+                    // in): Claude answers them next, so they are the next turn, marked
+                    // `steered` (ADR 0030), and a queued message waits for it.
+                    let mut late: Vec<(String, String)> = a.steered.drain().collect();
+                    late.sort();
+                    let text = late
+                        .iter()
+                        .map(|(_, t)| t.as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    self.begin_turn_as(a, &text, &late[0].0, true).await;
+                    return;
+                }
                 self.state(a, "idle", json!({})).await;
                 if let Some(resets) = a.limited.take() {
                     // Another task: falling back stops this very actor.
@@ -626,7 +629,7 @@ pub(super) struct Actor {
     pub(super) tools: HashMap<String, String>,
     pub(super) total: f64,
     /// Steered messages not yet taken in.
-    pub(super) steered: std::collections::HashSet<String>,
+    pub(super) steered: std::collections::HashMap<String, String>,
     /// A queued message sent "now": it runs when the cut-short turn reports its result.
     pub(super) pending_now: Option<(String, String)>,
     pub(super) shown: Arc<Mutex<super::Shown>>,
@@ -638,7 +641,7 @@ pub(super) struct Actor {
 
 impl Actor {
     /// A message sent into the running turn, waiting for the CLI to take it in.
-    pub(super) fn steered_pending(&mut self, uuid: &str) {
-        self.steered.insert(uuid.to_string());
+    pub(super) fn steered_pending(&mut self, uuid: &str, text: &str) {
+        self.steered.insert(uuid.to_string(), text.to_string());
     }
 }

@@ -46,6 +46,7 @@ pub enum DaemonError {
 }
 
 /// How to start a vyred.
+#[derive(Clone)]
 pub struct DaemonOptions {
     pub home: VyreHome,
     /// Overrides config and `VYRE_ROLE` (the `--role` flag).

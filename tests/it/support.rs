@@ -188,7 +188,20 @@ impl InProcess {
         // Never the real ~/.claude: history is read from the test's own HOME.
         options.user_home = Some(home.dir.join("home"));
         adjust(&mut options);
-        let daemon = Daemon::bind(options).await.expect("bind");
+        // A restart in the same test process can find the lock still held for an instant: a
+        // child another test thread is forking holds a copy of every open file until its exec
+        // closes them (a whole process never meets this: the OS releases its lock when it exits).
+        let mut tries = 0;
+        let daemon = loop {
+            match Daemon::bind(options.clone()).await {
+                Ok(d) => break d,
+                Err(vyre::daemon::DaemonError::Lock(_)) if tries < 50 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("bind: {e:?}"),
+            }
+        };
         let kernel = daemon.kernel().clone();
         let http = daemon.http_addr();
         let socket = daemon.socket_path();

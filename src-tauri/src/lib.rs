@@ -13,7 +13,7 @@ pub mod tray;
 
 use std::sync::Mutex;
 
-use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
 use vyre::paths::VyreHome;
 
@@ -23,12 +23,29 @@ use settings::AppSettings;
 
 pub const MAIN: &str = "main";
 
-/// Show the main window (it hides, not closes, when its close button is pressed).
+/// Show the main window, making it when there is none: a closed window is gone, with its web
+/// process, so the app in the menubar keeps only Lumen's (ADR 0011).
 pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
     if let Some(window) = app.get_webview_window(MAIN) {
         let _ = window.show();
         let _ = window.unminimize();
         let _ = window.set_focus();
+        return;
+    }
+    let address = app.state::<AppStatus>().address.clone();
+    let Ok(url) = format!("http://{address}/app/").parse() else {
+        return;
+    };
+    let made = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
+        .title("Vyre")
+        .inner_size(1200.0, 800.0)
+        .min_inner_size(390.0, 500.0)
+        .build();
+    match made {
+        Ok(window) => {
+            let _ = window.set_focus();
+        }
+        Err(e) => tracing::warn!("cannot open the window: {e}"),
     }
 }
 
@@ -77,6 +94,8 @@ pub fn run() -> i32 {
         lumen_shortcut: settings.shortcut().to_string(),
     };
     let shortcut = settings.shortcut().to_string();
+    // `--hidden`: start in the menubar only, as at login; Open Vyre shows the window.
+    let hidden = std::env::args().any(|a| a == "--hidden");
     let host = Mutex::new(Some(host));
     let app = configure(tauri::Builder::default(), status)
         .plugin(
@@ -90,27 +109,24 @@ pub fn run() -> i32 {
         )
         .setup(move |app| {
             let handle = app.handle().clone();
-            let main =
-                WebviewWindowBuilder::new(&handle, MAIN, WebviewUrl::App("index.html".into()))
-                    .title("Vyre")
-                    .inner_size(1200.0, 800.0)
-                    .min_inner_size(390.0, 500.0)
-                    .build()?;
-            let lumen = lumen::build(&handle, addr)?;
+            let lumen = lumen::build(&handle)?;
             let lines = tray::build(&handle, &shortcut)?;
             if let Err(e) = handle.global_shortcut().register(shortcut.as_str()) {
                 tracing::warn!("cannot register Lumen's shortcut {shortcut:?}: {e}");
             }
-            // Sign the window in, then show the app in both windows.
+            // Sign the windows in (they share one cookie store), then show the app.
             let signing = person.clone();
+            let opening = handle.clone();
             tauri::async_runtime::spawn(async move {
-                match signin::ensure(&main, &signing, addr).await {
+                match signin::ensure(&lumen, &signing, addr).await {
                     Ok(()) => {
                         let url: tauri::Url = format!("http://{addr}/app/")
                             .parse()
                             .expect("a loopback URL");
-                        let _ = main.navigate(url.clone());
                         let _ = lumen.navigate(url);
+                        if !hidden {
+                            show_main(&opening);
+                        }
                     }
                     Err(e) => tracing::error!("the window could not sign in: {e}"),
                 }
@@ -133,15 +149,6 @@ pub fn run() -> i32 {
                 quitting.exit(0);
             });
             Ok(())
-        })
-        .on_window_event(|window, event| {
-            // The main window's close button hides it; the app lives in the menubar.
-            if let WindowEvent::CloseRequested { api, .. } = event
-                && window.label() == MAIN
-            {
-                api.prevent_close();
-                let _ = window.hide();
-            }
         })
         .build(tauri::generate_context!());
     let app = match app {

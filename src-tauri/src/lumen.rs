@@ -3,19 +3,15 @@
 //! same app as the main window, at a phone's width (its layout for small screens), so it loads
 //! nothing of its own and wakes by showing a window that is already there.
 
-use std::net::SocketAddr;
-
 use tauri::{AppHandle, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 
 pub const LABEL: &str = "lumen";
 pub const WIDTH: f64 = 420.0;
 pub const HEIGHT: f64 = 640.0;
 
-pub fn build<R: Runtime>(app: &AppHandle<R>, addr: SocketAddr) -> tauri::Result<WebviewWindow<R>> {
-    let url = format!("http://{addr}/app/")
-        .parse()
-        .expect("a loopback URL");
-    WebviewWindowBuilder::new(app, LABEL, WebviewUrl::External(url))
+/// Lumen, hidden, on the app's local "starting" page until the sign-in points it at vyred.
+pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<WebviewWindow<R>> {
+    WebviewWindowBuilder::new(app, LABEL, WebviewUrl::App("index.html".into()))
         .title("Lumen")
         .inner_size(WIDTH, HEIGHT)
         .resizable(false)

@@ -122,8 +122,9 @@ it('the onboarding, one step a screen, ends in the assistant greeting you', T, a
   await page.getByTestId('ob-project-create').click();
 
   await waitFor('the devices step', async () => (await step.getAttribute('data-step')) === 'devices');
+  await page.getByTestId('pair-make-code').waitFor();
   await shot(page, 'onboard-5-devices');
-  await page.getByTestId('ob-continue').click();
+  await page.getByTestId('ob-skip').click();
 
   await page.getByTestId('ob-finish').waitFor();
   await shot(page, 'onboard-6-finish');
@@ -230,7 +231,8 @@ it('AskUserQuestion is answered by picking an option', { ...T, skip: noClaude },
   // The fake API echoes the tool's result: Claude Code's words around the answer.
   const said = page.getByTestId('assistant-text').filter({ hasText: 'tool said' });
   await waitFor('the turn to go on', async () => (await said.count()) > before, 90_000);
-  assert.match(await said.last().innerText(), /Which color do you prefer\?.*Red/s);
+  // The text may still be streaming in when it first shows.
+  await waitFor('the answer in the reply', async () => /Which color do you prefer\?.*Red/s.test(await said.last().innerText()), 30_000);
   await idle();
 });
 

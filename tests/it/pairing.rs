@@ -75,6 +75,16 @@ async fn a_mac_pairs_with_a_box_by_code_and_either_side_can_end_it() {
     );
     let list = on_mac.call("pairing.list", &json!({})).await.unwrap();
     assert_eq!(list[0]["status"], "paired", "{list}");
+    assert!(
+        list[0]["box_name"].is_string(),
+        "the box says its name: {list}"
+    );
+    // The box's screens hear that its code was spent.
+    let events = on_box
+        .call("system.events", &json!({ "types": ["pairing.paired"] }))
+        .await
+        .unwrap();
+    assert_eq!(events[0]["payload"]["device"], device.as_str(), "{events}");
 
     // A code works once, and only as a pairing code.
     let again = on_mac
@@ -114,10 +124,11 @@ async fn a_mac_pairs_with_a_box_by_code_and_either_side_can_end_it() {
         .unwrap();
     let list = on_mac.call("pairing.list", &json!({})).await.unwrap();
     assert_eq!(list[0]["status"], "revoked", "{list}");
-    on_mac
+    let removed = on_mac
         .call("pairing.remove", &json!({ "id": list[0]["id"] }))
         .await
         .unwrap();
+    assert_eq!(removed["revoked_on_box"], true, "revoked there already");
 
     // The Mac ends a pairing: its device on the box is revoked, its credential forgotten.
     let code = on_box.call("pairing.code", &json!({})).await.unwrap();

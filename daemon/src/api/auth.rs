@@ -152,7 +152,7 @@ pub const ONBOARDING_TOOLS: &[&str] = &[
 ];
 
 /// The events such a browser may follow.
-pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*"];
+pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*", "pairing.*"];
 
 /// True when the caller is a browser still in the onboarding.
 pub fn onboarding_only(kernel: &Kernel, caller: &Caller) -> bool {

@@ -9,7 +9,7 @@ pub mod app;
 pub mod auth;
 mod browser;
 pub mod error;
-mod pair;
+pub mod pair;
 pub mod session_socket;
 mod sse;
 

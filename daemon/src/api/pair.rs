@@ -44,28 +44,50 @@ pub async fn pair(
         Ok(_) | Err(LinkError::Invalid) => {
             return Err(refused(
                 "invalid_code",
-                "that pairing code is not valid; `vyre pairing code` on the box prints a new one",
+                "that pairing code is not valid; make a new one on the box (Settings, or `vyre pairing code`)",
             ));
         }
         Err(LinkError::Used) => {
             return Err(refused(
                 "code_used",
-                "that pairing code was already used; `vyre pairing code` on the box prints a new one",
+                "that pairing code was already used; make a new one on the box (Settings, or `vyre pairing code`)",
             ));
         }
         Err(LinkError::Expired) => {
             return Err(refused(
                 "code_expired",
-                "that pairing code has expired; `vyre pairing code` on the box prints a new one",
+                "that pairing code has expired; make a new one on the box (Settings, or `vyre pairing code`)",
             ));
         }
         Err(LinkError::Store(e)) => return Err(crate::tools::ToolError::from(e).into()),
     }
     let (device, token) = kernel.devices().add(&input.name, PAIRED).await?;
+    // The box's own screens (its onboarding included) hear that the code was spent.
+    let event = crate::events::NewEvent::new(
+        "pairing.paired",
+        json!({ "device": device.id, "name": device.name }),
+    );
+    if let Err(e) = kernel
+        .store()
+        .write_as("pairing", move |tx| tx.emit(event))
+        .await
+    {
+        tracing::warn!("cannot record pairing.paired: {e}");
+    }
     Ok(Json(json!({ "data": {
         "device": device,
         "token": token,
         "role": kernel.role(),
+        "name": host_name(),
         "version": crate::kernel::VERSION,
     }})))
+}
+
+/// This machine's name, as a paired Vyre lists it.
+pub fn host_name() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "a Vyre".into())
 }

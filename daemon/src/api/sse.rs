@@ -83,7 +83,9 @@ pub async fn events(
     let types = if super::auth::onboarding_only(&kernel, &caller) {
         // A browser in the onboarding follows its progress and nothing else.
         let allowed = |t: &String| {
-            super::auth::ONBOARDING_EVENTS.contains(&t.as_str()) || t.starts_with("onboarding.")
+            super::auth::ONBOARDING_EVENTS.contains(&t.as_str())
+                || t.starts_with("onboarding.")
+                || t.starts_with("pairing.")
         };
         if types.iter().any(|t| !allowed(t)) {
             return Err(super::auth::onboarding_refusal());

@@ -302,7 +302,14 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
         Ok(v) => (v["thread"].as_str().map(str::to_string), None),
         Err(e) => {
             tracing::warn!(error = %e, "the assistant's greeting did not start");
-            (None, Some(e.message))
+            let why = match &*e.code {
+                "unknown_item" | "vault_locked" | "vault_key_missing" => format!(
+                    "{} can greet you once sessions can sign in to Claude: add a setup token or an API key in Settings",
+                    names.assistant
+                ),
+                _ => e.message,
+            };
+            (None, Some(why))
         }
     };
     let event = json!({ "owner": owner.name, "assistant": agent, "thread": thread });

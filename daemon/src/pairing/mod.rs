@@ -21,9 +21,10 @@ use crate::modules::{Ctx, Module, StartFuture, ToolDef};
 use crate::store::Migration;
 use crate::tools::{ErrorKind, ToolError};
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE pairing_boxes (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE pairing_boxes (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL,
         address TEXT NOT NULL,
@@ -31,7 +32,13 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         item TEXT NOT NULL,
         created_at INTEGER NOT NULL
     );",
-}];
+    },
+    Migration {
+        version: 2,
+        // What the box calls itself, from its answer to the pairing.
+        sql: "ALTER TABLE pairing_boxes ADD COLUMN box_name TEXT;",
+    },
+];
 
 /// How long a pairing code works.
 pub const CODE_TTL: Duration = Duration::from_secs(600);
@@ -76,6 +83,9 @@ pub struct RemoveInput {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Paired {
     id: String,
+    /// What the box calls itself (its host name).
+    box_name: Option<String>,
+    /// What the box calls this machine.
     name: String,
     address: String,
     /// This machine's device id on the box.
@@ -90,8 +100,8 @@ pub struct Paired {
 #[derive(Serialize, JsonSchema)]
 pub struct Removed {
     id: String,
-    /// Whether the box revoked this machine's device (false when it could not be reached: revoke
-    /// it there with `vyre devices revoke <device>`).
+    /// Whether this machine's device is revoked on the box (now, or by the box before); false
+    /// only when the box could not be reached: revoke it there with `vyre devices revoke`.
     revoked_on_box: bool,
     device: String,
 }
@@ -109,14 +119,22 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, ToolError> {
     })
 }
 
-fn unreachable(address: &str, why: impl std::fmt::Display) -> ToolError {
+fn unreachable(address: &str, why: &str) -> ToolError {
     ToolError::new(
         ErrorKind::Conflict,
         "box_unreachable",
         format!(
-            "the box at {address} did not answer ({why}); is its vyred running and the tunnel open?"
+            "the box at {address} did not answer ({why}); check that Vyre runs on the box and that the tunnel to it is open"
         ),
     )
+}
+
+/// Why a call to the box failed, in words about the box (not this machine's own vyred).
+fn why(e: &crate::client::ClientError) -> &'static str {
+    match e {
+        crate::client::ClientError::NotRunning(_) => "nothing listens there",
+        _ => "the connection failed",
+    }
 }
 
 async fn record(ctx: &Ctx, id: &str) -> Result<Option<(Paired, String)>, ToolError> {
@@ -125,11 +143,12 @@ async fn record(ctx: &Ctx, id: &str) -> Result<Option<(Paired, String)>, ToolErr
         .store()
         .read(move |c| {
             Ok(c.query_row(
-                "SELECT id, name, address, device, created_at, item FROM pairing_boxes WHERE id = ?1",
+                "SELECT id, name, address, device, created_at, item, box_name FROM pairing_boxes WHERE id = ?1",
                 [id],
                 |r| {
                     Ok((
                         Paired {
+                            box_name: r.get(6)?,
                             id: r.get(0)?,
                             name: r.get(1)?,
                             address: r.get(2)?,
@@ -165,7 +184,7 @@ async fn add(
     )
     .await
     .map_err(|_| unreachable(&input.address, "no answer within 10 s"))?
-    .map_err(|e| unreachable(&input.address, e))?;
+    .map_err(|e| unreachable(&input.address, why(&e)))?;
     let (status, answer) = answer;
     if status != 200 {
         let code = answer["error"]["code"]
@@ -198,6 +217,7 @@ async fn add(
     )
     .await?;
     let paired = Paired {
+        box_name: data["name"].as_str().map(str::to_string),
         id: id.clone(),
         name: data["device"]["name"].as_str().unwrap_or(&name).to_string(),
         address: addr.to_string(),
@@ -209,8 +229,8 @@ async fn add(
     ctx.store()
         .write(move |tx| {
             tx.conn().execute(
-                "INSERT INTO pairing_boxes (id, name, address, device, item, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![p.id, p.name, p.address, p.device, item, p.created_at],
+                "INSERT INTO pairing_boxes (id, name, address, device, item, created_at, box_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![p.id, p.name, p.address, p.device, item, p.created_at, p.box_name],
             )?;
             tx.emit(NewEvent::new(
                 "pairing.added",
@@ -248,11 +268,12 @@ async fn list(ctx: &Ctx) -> Result<Vec<Paired>, ToolError> {
         .store()
         .read(|c| {
             let mut stmt = c.prepare(
-                "SELECT id, name, address, device, created_at, item FROM pairing_boxes ORDER BY created_at",
+                "SELECT id, name, address, device, created_at, item, box_name FROM pairing_boxes ORDER BY created_at",
             )?;
             let rows = stmt.query_map([], |r| {
                 Ok((
                     Paired {
+                        box_name: r.get(6)?,
                         id: r.get(0)?,
                         name: r.get(1)?,
                         address: r.get(2)?,
@@ -289,14 +310,17 @@ async fn remove(ctx: &Ctx, caller: &crate::tools::Caller, id: &str) -> Result<Re
     ) {
         (Ok(addr), Ok(token)) => {
             let client = Client::http(addr, Some(token.primary().expose().to_string()));
-            matches!(
-                tokio::time::timeout(
-                    REMOTE,
-                    client.call("devices.revoke", &json!({ "id": paired.device }))
-                )
-                .await,
-                Ok(Ok(_))
+            match tokio::time::timeout(
+                REMOTE,
+                client.call("devices.revoke", &json!({ "id": paired.device })),
             )
+            .await
+            {
+                Ok(Ok(_)) => true,
+                // The box had revoked it already: it is revoked there either way.
+                Ok(Err(e)) => e.code() == Some("invalid_credential"),
+                Err(_) => false,
+            }
         }
         _ => false,
     };

@@ -57,7 +57,7 @@ async function startFakeApi() {
 export class Rig {
   /**
    * @param {string} name
-   * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean}} opts
+   * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean, role?: 'box'|'local', config?: object}} opts
    */
   static async start(name, opts = {}) {
     const r = new Rig();
@@ -77,9 +77,9 @@ export class Rig {
       r.api = await startFakeApi();
       Object.assign(sessions, { claude: CLAUDE, base_url: r.api.url });
     }
-    writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions }));
+    writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions, ...(opts.config ?? {}) }));
     r.output = '';
-    r.daemon = spawn(VYRE_BIN, ['daemon'], {
+    r.daemon = spawn(VYRE_BIN, ['daemon', ...(opts.role ? ['--role', opts.role] : [])], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: r.home,
@@ -132,7 +132,21 @@ export class Rig {
     });
   }
 
-  /** The fake API's requests, by the last user text the CLI sent. */
+  /** The `vyre` CLI with this vyred's VYRE_HOME and HOME: its stdout. */
+  cli(...args) {
+    return new Promise((ok, fail) => {
+      const child = spawn(VYRE_BIN, args, {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: this.home, VYRE_HOME: this.vyreHome },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (err += d));
+      child.on('exit', (code) => (code === 0 ? ok(out) : fail(new Error(`vyre ${args.join(' ')} exited ${code}: ${err}`))));
+    });
+  }
+
   async stop() {
     if (this.daemon && this.daemon.exitCode === null) {
       this.daemon.kill('SIGTERM');

@@ -1,7 +1,7 @@
 // Calls to vyred: tools and the session routes. Same origin, so the browser sends the device's
 // cookie itself; the app never holds a credential.
 
-import type { Session } from './types';
+import type { Health, Session } from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -64,6 +64,16 @@ export async function callOptional<T = any>(tool: string, input: Record<string, 
     if (e instanceof ApiError && (e.code === 'unknown_tool' || e.code === 'not_found' || e.status === 404)) return null;
     throw e;
   }
+}
+
+let healthOnce: Promise<Health> | null = null;
+/** `GET /v1/health` (no credential), once a page: the version and the role, `box` or `local`. */
+export function health(): Promise<Health> {
+  healthOnce ??= request<Health>('GET', '/v1/health', undefined, true).catch((e) => {
+    healthOnce = null;
+    throw e;
+  });
+  return healthOnce;
 }
 
 export function getSession(): Promise<Session> {

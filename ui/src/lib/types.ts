@@ -168,3 +168,28 @@ export interface Image {
   media_type: string;
   data: string;
 }
+
+/** `GET /v1/health`: no credential needed, so the onboarding can read the role too. */
+export interface Health {
+  version: string;
+  role: 'box' | 'local';
+  uptime_s: number;
+}
+
+/** `pairing.code` on a box: what the Mac types. */
+export interface PairingCode {
+  code: string;
+  expires_at: number;
+  /** The box's HTTP address as the Mac must reach it (through `ssh -L`), when it listens on one. */
+  address: string | null;
+}
+
+/** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
+export interface Pairing {
+  id: string;
+  name: string;
+  address: string;
+  device: string;
+  created_at: number;
+  status?: 'paired' | 'revoked' | 'unreachable' | string;
+}

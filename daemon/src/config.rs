@@ -81,6 +81,9 @@ pub struct Config {
     pub name: Option<String>,
     pub role: Option<Role>,
     pub port: Option<u16>,
+    /// The address the HTTP listener binds: loopback unless said (a container binds all of its
+    /// own interfaces, published on the host's loopback only).
+    pub bind: Option<std::net::IpAddr>,
     pub projects_dir: Option<String>,
     pub roots: Vec<String>,
     pub me: Option<Value>,
@@ -215,6 +218,12 @@ impl LoadedConfig {
     pub fn port(&self) -> u16 {
         self.config.port.unwrap_or(DEFAULT_PORT)
     }
+    /// The address the HTTP listener binds: `bind`/`VYRE_BIND`, else 127.0.0.1.
+    pub fn bind(&self) -> std::net::IpAddr {
+        self.config
+            .bind
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+    }
 }
 
 /// The loopback HTTP port when nothing says otherwise.
@@ -245,6 +254,12 @@ pub fn load_with_env(
         loaded.0.port = Some(port.parse().map_err(|_| ConfigError::Env {
             var: "VYRE_PORT",
             message: format!("must be a port number from 0 to 65535, not {port:?}"),
+        })?);
+    }
+    if let Some(bind) = env("VYRE_BIND") {
+        loaded.0.bind = Some(bind.parse().map_err(|_| ConfigError::Env {
+            var: "VYRE_BIND",
+            message: format!("must be an IP address such as 127.0.0.1 or 0.0.0.0, not {bind:?}"),
         })?);
     }
     if let Some(role) = env("VYRE_ROLE") {
@@ -381,11 +396,16 @@ mod tests {
         let env = |k: &str| match k {
             "VYRE_PORT" => Some("0".to_string()),
             "VYRE_ROLE" => Some("local".to_string()),
+            "VYRE_BIND" => Some("0.0.0.0".to_string()),
             _ => None,
         };
         let loaded = load_with_env(&path, env).unwrap();
         assert_eq!(loaded.port(), 0);
         assert_eq!(loaded.role(), Role::Local);
+        assert!(loaded.bind().is_unspecified());
+        let bad_bind = |k: &str| (k == "VYRE_BIND").then(|| "everywhere".to_string());
+        let err = load_with_env(&path, bad_bind).unwrap_err();
+        assert!(err.to_string().starts_with("VYRE_BIND: "), "{err}");
         let bad = |k: &str| (k == "VYRE_PORT").then(|| "eighty".to_string());
         let err = load_with_env(&path, bad).unwrap_err();
         assert!(err.to_string().starts_with("VYRE_PORT: "), "{err}");

@@ -105,6 +105,7 @@ impl Daemon {
         let role = options.role.unwrap_or_else(|| config.role());
         let port = options.port.unwrap_or_else(|| config.port());
         let explicit_port = options.port.is_some() || config.config.port.is_some();
+        let config_bind = config.bind();
         let kernel = Kernel::open(home.clone(), config, role).await?;
         let vyre_bin = options.vyre_bin.clone().or_else(|| {
             std::env::current_exe()
@@ -133,12 +134,19 @@ impl Daemon {
                 source,
             },
         )?;
-        let tcp = bind_http(port, explicit_port).await?;
-        let http_addr = tcp.local_addr().map_err(|source| DaemonError::Bind {
+        let tcp = bind_http(config_bind, port, explicit_port).await?;
+        let bound = tcp.local_addr().map_err(|source| DaemonError::Bind {
             what: "http",
-            addr: format!("127.0.0.1:{port}"),
+            addr: format!("{config_bind}:{port}"),
             source,
         })?;
+        // Bound to every interface (in a container), it is still reached, and linked to, on
+        // loopback: the only Host vyred answers.
+        let http_addr = if bound.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], bound.port()))
+        } else {
+            bound
+        };
         write_private(&home.addr_file(), &format!("{http_addr}\n")).map_err(|source| {
             DaemonError::Home {
                 path: home.addr_file().display().to_string(),
@@ -265,8 +273,12 @@ async fn shutdown(kernel: &Kernel) {
     tracing::info!("vyred stopped");
 }
 
-async fn bind_http(port: u16, explicit: bool) -> Result<TcpListener, DaemonError> {
-    let bind = |port: u16| TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], port)));
+async fn bind_http(
+    ip: std::net::IpAddr,
+    port: u16,
+    explicit: bool,
+) -> Result<TcpListener, DaemonError> {
+    let bind = |port: u16| TcpListener::bind(SocketAddr::new(ip, port));
     match bind(port).await {
         Ok(l) => Ok(l),
         Err(e) if !explicit && e.kind() == std::io::ErrorKind::AddrInUse => {
@@ -276,13 +288,13 @@ async fn bind_http(port: u16, explicit: bool) -> Result<TcpListener, DaemonError
             );
             bind(0).await.map_err(|source| DaemonError::Bind {
                 what: "http",
-                addr: "127.0.0.1:0".into(),
+                addr: format!("{ip}:0"),
                 source,
             })
         }
         Err(source) => Err(DaemonError::Bind {
             what: "http",
-            addr: format!("127.0.0.1:{port}"),
+            addr: format!("{ip}:{port}"),
             source,
         }),
     }

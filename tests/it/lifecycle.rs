@@ -129,6 +129,22 @@ fn up_starts_vyred_in_the_background_and_down_stops_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Vyre is running"), "{text}");
     assert!(text.contains("http://127.0.0.1:"), "{text}");
+    // A box says how a laptop reaches it, and gives the onboarding's one-time link.
+    let port = std::fs::read_to_string(home.home().addr_file())
+        .unwrap()
+        .trim()
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .to_string();
+    assert!(
+        text.contains(&format!("ssh -N -L {port}:127.0.0.1:{port} ")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("http://127.0.0.1:{port}/onboard?t=")),
+        "{text}"
+    );
 
     let again = home.vyre(&["up"]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("already running"));
@@ -245,4 +261,30 @@ fn another_user_cannot_reach_the_socket() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("ermission denied"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bound_to_every_interface_vyred_is_still_reached_and_linked_on_loopback() {
+    let home = TempHome::new("bind-all");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(home.home().config_file(), r#"{"bind": "0.0.0.0"}"#).unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    assert!(vyred.http.ip().is_loopback(), "{}", vyred.http);
+    let written = std::fs::read_to_string(home.home().addr_file()).unwrap();
+    assert!(written.starts_with("127.0.0.1:"), "{written}");
+    let health = vyred.http_client(None).get("/v1/health").await.unwrap();
+    assert_eq!(health["version"], "0.1.0");
+    let link = vyred
+        .socket_client()
+        .call("devices.link", &serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(
+        link["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:"),
+        "{link}"
+    );
+    vyred.stop().await;
 }

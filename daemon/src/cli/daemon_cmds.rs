@@ -114,6 +114,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
     if let Ok(health) = client.get("/v1/health").await {
         println!("vyred is already running ({}).", describe(&health));
         print_where(home);
+        print_tunnel(home, &health);
         print_link(client, false).await;
         return 0;
     }
@@ -166,6 +167,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
         if let Ok(health) = client.get("/v1/health").await {
             println!("Vyre is running ({}).", describe(&health));
             print_where(home);
+            print_tunnel(home, &health);
             print_link(client, false).await;
             return 0;
         }
@@ -274,6 +276,32 @@ async fn print_link(client: &Client, always: bool) -> i32 {
         }
         Err(e) => fail(&e.to_string()),
     }
+}
+
+/// On a server (role box), how a laptop reaches it: vyred answers on loopback only, so through
+/// an SSH tunnel (until the private network exists).
+fn print_tunnel(home: &VyreHome, health: &Value) {
+    if health["role"] != "box" {
+        return;
+    }
+    let Some(port) = std::fs::read_to_string(home.addr_file())
+        .ok()
+        .and_then(|a| a.trim().rsplit_once(':').map(|(_, p)| p.to_string()))
+    else {
+        return;
+    };
+    println!();
+    println!("From your laptop, open a tunnel to this box first, then the link below works there:");
+    println!("  {}", tunnel_line(&port));
+}
+
+/// `ssh -N -L <port>:127.0.0.1:<port> <user>@<host>` for this machine.
+pub fn tunnel_line(port: &str) -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "you".into());
+    let host = crate::api::pair::host_name();
+    format!("ssh -N -L {port}:127.0.0.1:{port} {user}@{host}")
 }
 
 /// `vyre open`: a one-time link for a browser.

@@ -10,6 +10,7 @@ mod home_cmd;
 mod hook_cmd;
 mod mcp_cmd;
 mod resume_cmd;
+mod service_cmd;
 mod status_cmd;
 mod tool_cmd;
 mod vault_cmd;
@@ -100,6 +101,9 @@ enum Command {
     /// The harness plugin for plain `claude`: install or uninstall it, or a harness tool.
     #[command(subcommand)]
     Harness(harness_cmd::HarnessCommand),
+    /// vyred as a systemd service (a server without Docker): install or uninstall it.
+    #[command(subcommand)]
+    Service(service_cmd::ServiceCommand),
     /// The vault: store credentials, grant them to modules and agents, rotate the key.
     #[command(subcommand)]
     Vault(vault_cmd::VaultCommand),
@@ -148,6 +152,9 @@ async fn run_client(command: Option<Command>) -> i32 {
             .unwrap_or_else(|| home.socket());
         return mcp_cmd::run(Client::socket(socket)).await;
     }
+    if let Some(Command::Service(service)) = command {
+        return service_cmd::run(&home, service);
+    }
     let client = Client::socket(home.socket());
     let Some(command) = command else {
         return home_cmd::home(&client).await;
@@ -169,7 +176,9 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Tools { json } => tool_cmd::list(&client, json).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Resume { id } => resume_cmd::resume(&client, &id).await,
-        Command::Hook { .. } | Command::Mcp => unreachable!("handled before"),
+        Command::Hook { .. } | Command::Mcp | Command::Service(_) => {
+            unreachable!("handled before")
+        }
         Command::Harness(command) => harness_cmd::run(&client, command).await,
         Command::Module(args) => tool_cmd::run(&client, &args).await,
     }

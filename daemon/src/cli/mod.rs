@@ -3,6 +3,7 @@
 //! `vyre <module> <tool> [--flag value ...]`, with flags from the tool's input schema.
 
 mod app_build;
+mod box_cmd;
 mod daemon_cmds;
 mod events_cmd;
 mod harness_cmd;
@@ -101,6 +102,8 @@ enum Command {
     /// The harness plugin for plain `claude`: install or uninstall it, or a harness tool.
     #[command(subcommand)]
     Harness(harness_cmd::HarnessCommand),
+    /// A box: `vyre box add user@host` installs Vyre on a server over SSH and opens it here.
+    Box(box_cmd::BoxArgs),
     /// vyred as a systemd service (a server without Docker): install or uninstall it.
     #[command(subcommand)]
     Service(service_cmd::ServiceCommand),
@@ -155,6 +158,9 @@ async fn run_client(command: Option<Command>) -> i32 {
     if let Some(Command::Service(service)) = command {
         return service_cmd::run(&home, service);
     }
+    if let Some(Command::Box(args)) = command {
+        return box_cmd::run(args);
+    }
     let client = Client::socket(home.socket());
     let Some(command) = command else {
         return home_cmd::home(&client).await;
@@ -176,7 +182,7 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Tools { json } => tool_cmd::list(&client, json).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Resume { id } => resume_cmd::resume(&client, &id).await,
-        Command::Hook { .. } | Command::Mcp | Command::Service(_) => {
+        Command::Hook { .. } | Command::Mcp | Command::Service(_) | Command::Box(_) => {
             unreachable!("handled before")
         }
         Command::Harness(command) => harness_cmd::run(&client, command).await,

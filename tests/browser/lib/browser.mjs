@@ -57,7 +57,30 @@ export async function shot(page, name) {
   await page.setViewportSize(PHONE);
   await page.waitForTimeout(150);
   await page.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
-  const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  // The page, and the app's own scrolling main area (overflow-y: auto scrolls sideways too).
+  const wide = await page.evaluate(() => {
+    const main = document.querySelector('main');
+    const page = document.documentElement.scrollWidth - window.innerWidth;
+    const inner = main ? main.scrollWidth - main.clientWidth : 0;
+    if (inner > 0) {
+      // The deepest elements that stick out: what makes the rest wide.
+      const out = [...main.querySelectorAll('*')].filter(
+        (e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('pre'),
+      );
+      const culprits = out
+        .filter((e) => !out.some((o) => o !== e && e.contains(o)))
+        .slice(0, 4)
+        .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} "${(e.textContent || '').trim().slice(0, 30)}"`);
+      console.log('too wide:', culprits.join(', '));
+      window.__vyreTooWide = culprits;
+    }
+    return Math.max(page, inner);
+  });
+  if (wide > 0) {
+    const culprits = await page.evaluate(() => window.__vyreTooWide || []);
+    await page.setViewportSize(DESKTOP);
+    throw new Error(`${name}: the phone layout scrolls sideways by ${wide}px (${culprits.join(', ')})`);
+  }
   await page.setViewportSize(DESKTOP);
   if (wide > 0) throw new Error(`${name}: the phone layout scrolls sideways by ${wide}px`);
 }

@@ -134,6 +134,18 @@ pub fn agent_name(display: &str) -> String {
     }
 }
 
+/// One of [`STEPS`], or a clear refusal.
+fn check_step(step: &str) -> Result<(), ToolError> {
+    if STEPS.contains(&step) {
+        Ok(())
+    } else {
+        Err(ToolError::invalid(format!(
+            "no step {step:?}; the steps are {}",
+            STEPS.join(", ")
+        )))
+    }
+}
+
 fn check_display_name(what: &str, name: &str) -> Result<String, ToolError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
@@ -416,13 +428,7 @@ impl Module for OnboardingModule {
                 move |input: SkipInput, _| {
                     let c = c.clone();
                     async move {
-                        if !STEPS.contains(&input.step.as_str()) {
-                            return Err(ToolError::invalid(format!(
-                                "no step {:?}; the steps are {}",
-                                input.step,
-                                STEPS.join(", ")
-                            )));
-                        }
+                        check_step(&input.step)?;
                         let current = saved(&c).await?;
                         // A step done stays done.
                         if current
@@ -446,13 +452,7 @@ impl Module for OnboardingModule {
                 move |input: SkipInput, _| {
                     let c = c.clone();
                     async move {
-                        if !STEPS.contains(&input.step.as_str()) {
-                            return Err(ToolError::invalid(format!(
-                                "no step {:?}; the steps are {}",
-                                input.step,
-                                STEPS.join(", ")
-                            )));
-                        }
+                        check_step(&input.step)?;
                         save(&c, vec![], Some((&input.step, "done"))).await?;
                         state(&c).await
                     }

@@ -137,28 +137,33 @@ fn why(e: &crate::client::ClientError) -> &'static str {
     }
 }
 
+const COLUMNS: &str = "id, name, address, device, created_at, item, box_name";
+
+/// A row of `pairing_boxes` (selected as [`COLUMNS`]) and its vault item's name.
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Paired, String)> {
+    Ok((
+        Paired {
+            id: r.get(0)?,
+            box_name: r.get(6)?,
+            name: r.get(1)?,
+            address: r.get(2)?,
+            device: r.get(3)?,
+            created_at: r.get(4)?,
+            status: None,
+        },
+        r.get(5)?,
+    ))
+}
+
 async fn record(ctx: &Ctx, id: &str) -> Result<Option<(Paired, String)>, ToolError> {
     let id = id.to_string();
     Ok(ctx
         .store()
         .read(move |c| {
             Ok(c.query_row(
-                "SELECT id, name, address, device, created_at, item, box_name FROM pairing_boxes WHERE id = ?1",
+                &format!("SELECT {COLUMNS} FROM pairing_boxes WHERE id = ?1"),
                 [id],
-                |r| {
-                    Ok((
-                        Paired {
-                            box_name: r.get(6)?,
-                            id: r.get(0)?,
-                            name: r.get(1)?,
-                            address: r.get(2)?,
-                            device: r.get(3)?,
-                            created_at: r.get(4)?,
-                            status: None,
-                        },
-                        r.get::<_, String>(5)?,
-                    ))
-                },
+                row,
             )
             .optional()?)
         })
@@ -267,23 +272,10 @@ async fn list(ctx: &Ctx) -> Result<Vec<Paired>, ToolError> {
     let rows: Vec<(Paired, String)> = ctx
         .store()
         .read(|c| {
-            let mut stmt = c.prepare(
-                "SELECT id, name, address, device, created_at, item, box_name FROM pairing_boxes ORDER BY created_at",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    Paired {
-                        box_name: r.get(6)?,
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        address: r.get(2)?,
-                        device: r.get(3)?,
-                        created_at: r.get(4)?,
-                        status: None,
-                    },
-                    r.get(5)?,
-                ))
-            })?;
+            let mut stmt = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM pairing_boxes ORDER BY created_at"
+            ))?;
+            let rows = stmt.query_map([], row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await?;

@@ -9,6 +9,7 @@ pub mod app;
 pub mod auth;
 mod browser;
 pub mod error;
+pub mod openapi;
 pub mod pair;
 pub mod session_socket;
 mod sse;
@@ -40,6 +41,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
         .route("/v1/session/logout", post(browser::logout))
         .route("/v1/pair", post(pair::pair))
         .route("/v1/tools", get(list_tools))
+        .route("/v1/openapi.json", get(openapi_doc))
         .route(
             "/v1/tools/{name}",
             post(call_tool).fallback(method_not_allowed),
@@ -69,6 +71,20 @@ async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Jso
         .filter(|spec| !onboarding || auth::onboarding_may_call(&spec.name))
         .collect();
     Json(json!({ "data": tools }))
+}
+
+/// The API as OpenAPI 3.1, for the tools this caller may call.
+async fn openapi_doc(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
+    let specs: Vec<_> = kernel
+        .registry()
+        .specs()
+        .into_iter()
+        .filter(|spec| caller.is_person() || !spec.person_only)
+        .filter(|spec| {
+            !auth::onboarding_only(&kernel, &caller) || auth::onboarding_may_call(&spec.name)
+        })
+        .collect();
+    Json(openapi::document(&specs))
 }
 
 async fn call_tool(

@@ -278,16 +278,6 @@ impl Devices {
         Ok(rec)
     }
 
-    /// An active device's kind.
-    pub fn kind_of(&self, id: &str) -> Option<String> {
-        self.active
-            .read()
-            .expect("devices")
-            .values()
-            .find(|d| d.id == id)
-            .map(|d| d.kind.clone())
-    }
-
     /// Whether the device is still active (for long-lived streams).
     pub fn is_active(&self, id: &str) -> bool {
         self.active

@@ -63,6 +63,8 @@ pub struct KernelStatus {
     pub config: ConfigStatus,
     /// Open event streams and module listeners.
     pub event_subscribers: usize,
+    /// The onboarding has made the owner.
+    pub onboarded: bool,
 }
 
 struct Inner {
@@ -300,6 +302,7 @@ impl Kernel {
                 warnings: self.inner.config.warnings.clone(),
             },
             event_subscribers: self.inner.bus.subscribers(),
+            onboarded: self.inner.owner.exists(),
         })
     }
 }

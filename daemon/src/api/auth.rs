@@ -110,6 +110,7 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
                 Some(device) => Ok(Caller::Device {
                     id: device.id,
                     name: device.name,
+                    kind: device.kind,
                 }),
                 None => Err(ApiError::unauthorized(
                     "invalid_credential",
@@ -155,13 +156,8 @@ pub const ONBOARDING_TOOLS: &[&str] = &[
 pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*", "pairing.*"];
 
 /// True when the caller is a browser still in the onboarding.
-pub fn onboarding_only(kernel: &Kernel, caller: &Caller) -> bool {
-    match caller {
-        Caller::Device { id, .. } => {
-            kernel.devices().kind_of(id).as_deref() == Some(crate::devices::ONBOARDING)
-        }
-        _ => false,
-    }
+pub fn onboarding_only(caller: &Caller) -> bool {
+    matches!(caller, Caller::Device { kind, .. } if kind == crate::devices::ONBOARDING)
 }
 
 /// Whether an onboarding browser may call this tool.

@@ -61,8 +61,7 @@ pub async fn session(
     tcp_only(&peer)?;
     auth::check_browser_headers(&headers)?;
     let device = match auth::resolve(&kernel, &peer, &headers) {
-        Ok(Caller::Device { id, name }) => {
-            let kind = kernel.devices().kind_of(&id).unwrap_or_default();
+        Ok(Caller::Device { id, name, kind }) => {
             Some(json!({ "id": id, "name": name, "kind": kind }))
         }
         _ => None,

@@ -62,7 +62,7 @@ async fn health(State(kernel): State<Kernel>) -> Json<Value> {
 }
 
 async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
-    let onboarding = auth::onboarding_only(&kernel, &caller);
+    let onboarding = auth::onboarding_only(&caller);
     let tools: Vec<_> = kernel
         .registry()
         .specs()
@@ -80,9 +80,7 @@ async fn openapi_doc(State(kernel): State<Kernel>, Authed(caller): Authed) -> Js
         .specs()
         .into_iter()
         .filter(|spec| caller.is_person() || !spec.person_only)
-        .filter(|spec| {
-            !auth::onboarding_only(&kernel, &caller) || auth::onboarding_may_call(&spec.name)
-        })
+        .filter(|spec| !auth::onboarding_only(&caller) || auth::onboarding_may_call(&spec.name))
         .collect();
     Json(openapi::document(&specs))
 }
@@ -94,7 +92,7 @@ async fn call_tool(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    if auth::onboarding_only(&kernel, &caller) && !auth::onboarding_may_call(&name) {
+    if auth::onboarding_only(&caller) && !auth::onboarding_may_call(&name) {
         return Err(auth::onboarding_refusal());
     }
     if let Some(ct) = headers.get(header::CONTENT_TYPE) {

@@ -80,7 +80,7 @@ pub async fn events(
             ));
         }
     }
-    let types = if super::auth::onboarding_only(&kernel, &caller) {
+    let types = if super::auth::onboarding_only(&caller) {
         // A browser in the onboarding follows its progress and nothing else.
         let allowed = |t: &String| {
             super::auth::ONBOARDING_EVENTS.contains(&t.as_str())

@@ -240,27 +240,24 @@ fn describe(health: &Value) -> String {
 /// The link a browser opens: the onboarding while there is no owner; with `always`, a sign-in
 /// link for one more browser once there is.
 async fn print_link(client: &Client, always: bool) -> i32 {
-    let onboarded = match client.call("onboarding.state", &json!({})).await {
-        Ok(state) => state["finished"].as_bool().unwrap_or(false),
-        Err(e) => return fail(&e.to_string()),
-    };
-    if onboarded && !always {
-        let addr = client
-            .call("system.status", &json!({}))
-            .await
-            .ok()
-            .and_then(|s| {
-                s["listeners"]
-                    .as_array()?
-                    .iter()
+    if !always {
+        // `system.status` says whether the onboarding is done and where the app is, cheaply.
+        let status = match client.call("system.status", &json!({})).await {
+            Ok(s) => s,
+            Err(e) => return fail(&e.to_string()),
+        };
+        if status["onboarded"] == true {
+            let addr = status["listeners"].as_array().and_then(|ls| {
+                ls.iter()
                     .find(|l| l["kind"] == "http")
-                    .and_then(|l| l["address"].as_str().map(str::to_string))
+                    .and_then(|l| l["address"].as_str())
             });
-        if let Some(addr) = addr {
-            println!();
-            println!("The app: http://{addr}/app/ (`vyre open` signs in another browser)");
+            if let Some(addr) = addr {
+                println!();
+                println!("The app: http://{addr}/app/ (`vyre open` signs in another browser)");
+            }
+            return 0;
         }
-        return 0;
     }
     match client.call("devices.link", &json!({})).await {
         Ok(link) => {

@@ -290,17 +290,12 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
         }
     };
     let device = match caller {
-        Caller::Device { id, .. }
-            if ctx.kernel().devices().kind_of(id).as_deref()
-                == Some(crate::devices::ONBOARDING) =>
-        {
-            Some(
-                ctx.kernel()
-                    .devices()
-                    .change(id, crate::devices::BROWSER, input.device_name.as_deref())
-                    .await?,
-            )
-        }
+        Caller::Device { id, kind, .. } if kind == crate::devices::ONBOARDING => Some(
+            ctx.kernel()
+                .devices()
+                .change(id, crate::devices::BROWSER, input.device_name.as_deref())
+                .await?,
+        ),
         _ => None,
     };
     let greeting = format!(

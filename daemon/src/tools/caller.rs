@@ -9,8 +9,14 @@ pub enum Caller {
     /// A person at this machine: a process of vyred's own user on the socket, not started by a
     /// Claude Code session.
     Socket { uid: u32, pid: Option<i32> },
-    /// A person on a paired device, by its device credential over HTTP.
-    Device { id: String, name: String },
+    /// A person on a paired device, by its device credential over HTTP. `kind` is the device's
+    /// as verified with this request (`onboarding` fences a browser to the onboarding).
+    Device {
+        id: String,
+        name: String,
+        #[serde(skip)]
+        kind: String,
+    },
     /// A module calling another module's tool through `ctx.call`.
     Module { name: String },
     /// A process that runs inside a Claude Code session (found by its ancestry), or a session's

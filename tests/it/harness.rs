@@ -17,18 +17,33 @@ pub(crate) fn terminal_claude(
     cwd: &Path,
     args: &[&str],
 ) -> std::process::Command {
+    let mut cmd = plain_claude(home, api, cli, cwd, args);
+    cmd.arg("--plugin-dir")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"));
+    cmd
+}
+
+/// `claude <args>` as a person runs it, without `--plugin-dir`: what it loads is what is
+/// installed for it.
+fn plain_claude(
+    home: &TempHome,
+    api: &FakeApi,
+    cli: &Path,
+    cwd: &Path,
+    args: &[&str],
+) -> std::process::Command {
     let vyre_dir = Path::new(BIN).parent().unwrap();
+    let cli_dir = cli.parent().unwrap();
     let mut cmd = std::process::Command::new(cli);
     cmd.args(args)
-        .arg("--plugin-dir")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/../harness"))
         .current_dir(cwd)
         .env_clear()
         .env(
             "PATH",
             format!(
-                "{}:{}",
+                "{}:{}:{}",
                 vyre_dir.display(),
+                cli_dir.display(),
                 std::env::var("PATH").unwrap_or_default()
             ),
         )
@@ -362,16 +377,7 @@ async fn harness_install_gives_plain_claude_the_plugin_and_uninstall_takes_only_
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let out = tokio::task::block_in_place(|| {
-        std::process::Command::new(&cli)
-            .args(["-p", "/vyre:status"])
-            .current_dir(&work)
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", home.dir.join("home"))
-            .env("VYRE_HOME", home.vyre_home())
-            .env("ANTHROPIC_BASE_URL", api.url())
-            .env("ANTHROPIC_API_KEY", KEY)
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        plain_claude(&home, &api, &cli, &work, &["-p", "/vyre:status"])
             .output()
             .unwrap()
     });

@@ -91,6 +91,12 @@ pub(crate) async fn start_thread(r: &Rig) -> String {
     started["thread"].as_str().unwrap().to_string()
 }
 
+/// `threads.send` with a mode (`steer` or `queue`); its answer.
+pub(crate) async fn send_as(r: &Rig, thread: &str, text: &str, mode: &str) -> Value {
+    let input = json!({ "thread": thread, "text": text, "mode": mode });
+    r.sock.call("threads.send", &input).await.unwrap()
+}
+
 /// Events of `thread` until one matches `until`.
 pub(crate) async fn events_until(
     stream: &mut EventStream,

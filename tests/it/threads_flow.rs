@@ -137,11 +137,7 @@ async fn steered_words_the_turn_never_reached_are_the_next_turn_before_the_queue
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
-    let send = |text: &str, mode: &str| {
-        let (sock, thread) = (r.sock.clone(), thread.clone());
-        let input = json!({ "thread": thread, "text": text, "mode": mode });
-        async move { sock.call("threads.send", &input).await.unwrap() }
-    };
+    let send = |text: &'static str, mode: &'static str| send_as(&r, &thread, text, mode);
     // A reply of text alone has no step to take a steer in: the CLI answers it after the
     // reply, with a result of its own. Vyre makes that the next turn (ADR 0030: `steered`).
     send("first, SLOWLY", "steer").await;
@@ -195,11 +191,7 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
-    let send = |text: &str, mode: &str| {
-        let (sock, thread) = (r.sock.clone(), thread.clone());
-        let input = json!({ "thread": thread, "text": text, "mode": mode });
-        async move { sock.call("threads.send", &input).await.unwrap() }
-    };
+    let send = |text: &'static str, mode: &'static str| send_as(&r, &thread, text, mode);
     send("first, SLOWLY", "steer").await;
     events_until(&mut stream, |e| {
         e["type"] == "thread.text" && e["payload"]["delta"].is_string()

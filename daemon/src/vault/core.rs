@@ -233,7 +233,23 @@ impl Vault {
         let kind = value.kind();
         let name = name.to_string();
         let new_id = new_item_id()?;
-        let (key_id, key) = ring.current.clone();
+        let (ring_key_id, key) = ring.current.clone();
+        // An item the key store keeps (Claude's credentials in the OS keychain) goes there
+        // first; its row then carries no seal. A refused second put never reaches the store.
+        let kept = self.store.keeps_item(&name);
+        if kept {
+            if !replace && self.exists(&name).await? {
+                return Err(VaultError::Exists(name));
+            }
+            let (store, item) = (self.store.clone(), name.clone());
+            let contents = Zeroizing::new(String::from_utf8_lossy(&plain).into_owned());
+            blocking(move || store.save_item(&item, &contents)).await?;
+        }
+        let key_id = if kept {
+            items::KEPT_BY_KEY_STORE.to_string()
+        } else {
+            ring_key_id
+        };
         let replaced = self
             .ctx
             .store()
@@ -243,8 +259,12 @@ impl Vault {
                     return Err(StoreError::Refused(format!("exists:{name}")));
                 }
                 let id = existing.as_ref().map(|e| e.id.clone()).unwrap_or(new_id);
-                let sealed = seal::seal(&key, &plain, &items::aad(&id, &name, kind.as_str(), &key_id))
-                    .map_err(StoreError::Refused)?;
+                let sealed = if kept {
+                    Vec::new()
+                } else {
+                    seal::seal(&key, &plain, &items::aad(&id, &name, kind.as_str(), &key_id))
+                        .map_err(StoreError::Refused)?
+                };
                 let now = crate::now_ms();
                 tx.conn().execute(
                     "INSERT INTO vault_items (id, name, kind, key_id, sealed, created_at, updated_at)
@@ -271,28 +291,40 @@ impl Vault {
         Ok(self.ctx.store().read(|c| Ok(items::list(c)?)).await?)
     }
 
-    pub async fn delete(&self, name: &str) -> Result<(), VaultError> {
+    async fn exists(&self, name: &str) -> Result<bool, VaultError> {
         let name = name.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| Ok(items::sealed_by_name(c, &name)?.is_some()))
+            .await?)
+    }
+
+    pub async fn delete(&self, name: &str) -> Result<(), VaultError> {
+        let item = name.to_string();
         let deleted = self
             .ctx
             .store()
             .write(move |tx| {
-                let n = tx
-                    .conn()
-                    .execute("DELETE FROM vault_items WHERE name = ?1", [&name])?;
-                if n > 0 {
-                    tx.emit(NewEvent::new(
-                        "vault.deleted",
-                        serde_json::json!({ "item": name }),
-                    ))?;
-                }
-                Ok(n > 0)
+                let Some(row) = items::sealed_by_name(tx.conn(), &item)? else {
+                    return Ok(None);
+                };
+                tx.conn()
+                    .execute("DELETE FROM vault_items WHERE id = ?1", [&row.id])?;
+                tx.emit(NewEvent::new(
+                    "vault.deleted",
+                    serde_json::json!({ "item": item }),
+                ))?;
+                Ok(Some(row.key_id == items::KEPT_BY_KEY_STORE))
             })
             .await?;
-        if deleted {
-            Ok(())
-        } else {
-            Err(VaultError::NotFound)
+        match deleted {
+            None => Err(VaultError::NotFound),
+            Some(false) => Ok(()),
+            Some(true) => {
+                let (store, item) = (self.store.clone(), name.to_string());
+                blocking(move || store.delete_item(&item)).await
+            }
         }
     }
 
@@ -373,7 +405,11 @@ impl Vault {
             let mut keys = self.keys.lock().await;
             self.ring(&mut keys, false).await?
         };
-        let value = open_row(&ring, &row)?;
+        let value = if row.key_id == items::KEPT_BY_KEY_STORE {
+            self.open_kept(&row).await?
+        } else {
+            open_row(&ring, &row)?
+        };
         let (id, by) = (row.id.clone(), grantee.to_string());
         let item = name.to_string();
         self.ctx
@@ -483,6 +519,24 @@ impl Vault {
         self.save(&ring, keys.kek.as_ref()).await?;
         keys.ring = Some(ring);
         Ok(())
+    }
+
+    /// An item the key store keeps: its entry there, read as a sealed item's contents are.
+    async fn open_kept(&self, row: &SealedRow) -> Result<VaultValue, VaultError> {
+        let kind = Kind::parse(&row.kind).ok_or_else(|| VaultError::Damaged(row.name.clone()))?;
+        let (store, item) = (self.store.clone(), row.name.clone());
+        let contents = blocking(move || store.load_item(&item))
+            .await?
+            .ok_or_else(|| {
+                VaultError::KeyStore(format!(
+                    "item {:?} is kept in {}, which no longer has it; put it again",
+                    row.name,
+                    self.store.location()
+                ))
+            })?;
+        let plain: Plain =
+            serde_json::from_str(&contents).map_err(|_| VaultError::Damaged(row.name.clone()))?;
+        Ok(plain.into_value(kind))
     }
 
     async fn save(&self, ring: &KeyRing, kek: Option<&Kek>) -> Result<(), VaultError> {

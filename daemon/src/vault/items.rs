@@ -34,6 +34,10 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
     );",
 }];
 
+/// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's
+/// credentials on a machine whose key store is the OS keychain.
+pub const KEPT_BY_KEY_STORE: &str = "keystore";
+
 /// A sealed row as read for opening.
 pub struct SealedRow {
     pub id: String,
@@ -53,6 +57,9 @@ pub struct ItemInfo {
     pub updated_at: i64,
     pub last_used_at: Option<i64>,
     pub last_used_by: Option<String>,
+    /// The value is an entry of the OS keychain's own, not sealed in the vault's table.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_keychain: bool,
 }
 
 /// What the seal of an item is bound to: changing any of these makes it fail to open.
@@ -69,10 +76,12 @@ pub fn sealed_by_name(conn: &Connection, name: &str) -> rusqlite::Result<Option<
     .optional()
 }
 
+/// Every item the vault seals itself (not those its key store keeps).
 pub fn all_sealed(conn: &Connection) -> rusqlite::Result<Vec<SealedRow>> {
-    let mut stmt =
-        conn.prepare("SELECT id, name, kind, key_id, sealed FROM vault_items ORDER BY name")?;
-    let rows = stmt.query_map([], sealed_row)?;
+    let mut stmt = conn.prepare(
+        "SELECT id, name, kind, key_id, sealed FROM vault_items WHERE key_id != ?1 ORDER BY name",
+    )?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], sealed_row)?;
     rows.collect()
 }
 
@@ -89,12 +98,13 @@ fn sealed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SealedRow> {
 pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
     let mut stmt = conn.prepare(
         "SELECT i.name, i.kind, i.created_at, i.updated_at, i.last_used_at, i.last_used_by,
+                i.key_id = ?1,
                 COALESCE((SELECT group_concat(grantee, char(10)) FROM
                     (SELECT grantee FROM vault_grants g WHERE g.item = i.id ORDER BY grantee)), '')
          FROM vault_items i ORDER BY i.name",
     )?;
-    let rows = stmt.query_map([], |r| {
-        let grants: String = r.get(6)?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| {
+        let grants: String = r.get(7)?;
         Ok(ItemInfo {
             name: r.get(0)?,
             kind: r.get(1)?,
@@ -102,6 +112,7 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
             updated_at: r.get(3)?,
             last_used_at: r.get(4)?,
             last_used_by: r.get(5)?,
+            in_keychain: r.get(6)?,
             grants: grants
                 .lines()
                 .filter(|l| !l.is_empty())
@@ -118,8 +129,9 @@ pub fn count(conn: &Connection) -> rusqlite::Result<i64> {
 
 /// How many items are sealed with each key id.
 pub fn key_ids(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
-    let mut stmt = conn.prepare("SELECT key_id, COUNT(*) FROM vault_items GROUP BY key_id")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let mut stmt = conn
+        .prepare("SELECT key_id, COUNT(*) FROM vault_items WHERE key_id != ?1 GROUP BY key_id")?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
 

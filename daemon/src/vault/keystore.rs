@@ -187,14 +187,41 @@ fn kdf_params() -> KdfParams {
     }
 }
 
-/// Where the key document lives.
+/// Where the key document lives, and the items a store keeps as entries of its own.
 pub trait KeyStore: Send + Sync {
     /// Where, for messages: `file /path` or `keychain`.
     fn location(&self) -> String;
     /// The document, or `None` when nothing is stored there.
     fn load(&self) -> Result<Option<StoredKeys>, VaultError>;
     fn save(&self, keys: &StoredKeys) -> Result<(), VaultError>;
+
+    /// Whether this store keeps the item `name` itself, as an entry of its own, rather than the
+    /// vault sealing it into its table: the OS keychain keeps Claude's credentials, so that on
+    /// the Mac they are Keychain items like any other login (ADR 0011).
+    fn keeps_item(&self, _name: &str) -> bool {
+        false
+    }
+    /// A kept item's contents, or `None` when the store has no entry for it.
+    fn load_item(&self, name: &str) -> Result<Option<Zeroizing<String>>, VaultError> {
+        Err(VaultError::KeyStore(format!(
+            "{} does not keep items ({name:?})",
+            self.location()
+        )))
+    }
+    fn save_item(&self, name: &str, _contents: &str) -> Result<(), VaultError> {
+        Err(VaultError::KeyStore(format!(
+            "{} does not keep items ({name:?})",
+            self.location()
+        )))
+    }
+    /// Forget a kept item; forgetting one that is not there is not an error.
+    fn delete_item(&self, _name: &str) -> Result<(), VaultError> {
+        Ok(())
+    }
 }
+
+/// The items the OS keychain keeps itself: Claude Code's credentials.
+pub const KEYCHAIN_ITEMS: &[&str] = &[super::auth::SETUP_TOKEN_ITEM, super::auth::API_KEY_ITEM];
 
 /// A key file only vyred's user can read (the box).
 pub struct FileKeyStore {
@@ -255,17 +282,35 @@ impl KeyStore for FileKeyStore {
     }
 }
 
-/// The OS keychain (Keychain on the Mac, Secret Service on a Linux desktop), through `keyring`.
+/// The OS keychain (Keychain on the Mac, Secret Service on a Linux desktop), through `keyring`:
+/// the master key, and Claude's credentials as entries of their own ([`KEYCHAIN_ITEMS`]).
 pub struct KeychainKeyStore {
     entry: keyring::Entry,
+    home: PathBuf,
 }
+
+/// The keychain's service name for every Vyre entry.
+pub const KEYCHAIN_SERVICE: &str = "vyre";
 
 impl KeychainKeyStore {
     /// One entry per `VYRE_HOME`, so two homes never share a key.
     pub fn new(home: &std::path::Path) -> Result<Self, VaultError> {
         let account = format!("vault-master-key:{}", home.display());
-        let entry = keyring::Entry::new("vyre", &account).map_err(keychain_error)?;
-        Ok(KeychainKeyStore { entry })
+        let entry = keyring::Entry::new(KEYCHAIN_SERVICE, &account).map_err(keychain_error)?;
+        Ok(KeychainKeyStore {
+            entry,
+            home: home.to_path_buf(),
+        })
+    }
+
+    /// The entry of a kept item: account `<item>:<VYRE_HOME>`, service `vyre`.
+    pub fn item_account(home: &std::path::Path, name: &str) -> String {
+        format!("{name}:{}", home.display())
+    }
+
+    fn item_entry(&self, name: &str) -> Result<keyring::Entry, VaultError> {
+        keyring::Entry::new(KEYCHAIN_SERVICE, &Self::item_account(&self.home, name))
+            .map_err(keychain_error)
     }
 }
 
@@ -294,12 +339,54 @@ impl KeyStore for KeychainKeyStore {
             .set_password(&keys.to_json())
             .map_err(keychain_error)
     }
+
+    fn keeps_item(&self, name: &str) -> bool {
+        KEYCHAIN_ITEMS.contains(&name)
+    }
+
+    fn load_item(&self, name: &str) -> Result<Option<Zeroizing<String>>, VaultError> {
+        match self.item_entry(name)?.get_password() {
+            Ok(text) => Ok(Some(Zeroizing::new(text))),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(keychain_error(e)),
+        }
+    }
+
+    fn save_item(&self, name: &str, contents: &str) -> Result<(), VaultError> {
+        self.item_entry(name)?
+            .set_password(contents)
+            .map_err(keychain_error)
+    }
+
+    fn delete_item(&self, name: &str) -> Result<(), VaultError> {
+        match self.item_entry(name)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(keychain_error(e)),
+        }
+    }
 }
 
-/// Keys in memory only, for tests.
+/// Keys in memory only, for tests; [`MemoryKeyStore::keeping_items`] also keeps
+/// [`KEYCHAIN_ITEMS`] as the keychain does.
 #[derive(Default)]
 pub struct MemoryKeyStore {
     doc: Mutex<Option<Zeroizing<String>>>,
+    items: Option<Mutex<std::collections::HashMap<String, Zeroizing<String>>>>,
+}
+
+impl MemoryKeyStore {
+    pub fn keeping_items() -> MemoryKeyStore {
+        MemoryKeyStore {
+            doc: Mutex::default(),
+            items: Some(Mutex::default()),
+        }
+    }
+
+    /// A kept item's contents, as the keychain would show them.
+    pub fn kept(&self, name: &str) -> Option<Zeroizing<String>> {
+        let items = self.items.as_ref()?.lock().expect("memory key store");
+        items.get(name).cloned()
+    }
 }
 
 impl KeyStore for MemoryKeyStore {
@@ -314,6 +401,25 @@ impl KeyStore for MemoryKeyStore {
     }
     fn save(&self, keys: &StoredKeys) -> Result<(), VaultError> {
         *self.doc.lock().expect("memory key store") = Some(keys.to_json());
+        Ok(())
+    }
+    fn keeps_item(&self, name: &str) -> bool {
+        self.items.is_some() && KEYCHAIN_ITEMS.contains(&name)
+    }
+    fn load_item(&self, name: &str) -> Result<Option<Zeroizing<String>>, VaultError> {
+        Ok(self.kept(name))
+    }
+    fn save_item(&self, name: &str, contents: &str) -> Result<(), VaultError> {
+        if let Some(items) = &self.items {
+            let mut items = items.lock().expect("memory key store");
+            items.insert(name.to_string(), Zeroizing::new(contents.to_string()));
+        }
+        Ok(())
+    }
+    fn delete_item(&self, name: &str) -> Result<(), VaultError> {
+        if let Some(items) = &self.items {
+            items.lock().expect("memory key store").remove(name);
+        }
         Ok(())
     }
 }

@@ -464,4 +464,112 @@ fn the_keychain_store_on_the_real_secret_service() {
         .unlock(None)
         .unwrap();
     assert_eq!(back.current.1.bytes(), ring.current.1.bytes());
+
+    // Claude's credentials are keychain entries of their own (service `vyre`, account
+    // `<item>:<VYRE_HOME>`), which another keychain client sees; forgetting one removes it.
+    let token = "sk-ant-oat01-test-not-a-real-token";
+    again
+        .save_item(auth::SETUP_TOKEN_ITEM, &format!("{{\"v\":\"{token}\"}}"))
+        .unwrap();
+    let entry = keyring::Entry::new(
+        keystore::KEYCHAIN_SERVICE,
+        &KeychainKeyStore::item_account(&dir, auth::SETUP_TOKEN_ITEM),
+    )
+    .unwrap();
+    assert!(entry.get_password().unwrap().contains(token));
+    assert!(again.keeps_item(auth::API_KEY_ITEM) && !again.keeps_item("github-token"));
+    again.delete_item(auth::SETUP_TOKEN_ITEM).unwrap();
+    assert!(matches!(entry.get_password(), Err(keyring::Error::NoEntry)));
+    assert!(again.load_item(auth::SETUP_TOKEN_ITEM).unwrap().is_none());
+    again.delete_item(auth::SETUP_TOKEN_ITEM).unwrap();
+}
+
+#[tokio::test]
+async fn claude_credentials_live_in_a_keychain_that_keeps_items_not_in_the_table() {
+    let dir = temp("kept");
+    let keys = Arc::new(MemoryKeyStore::keeping_items());
+    let (kernel, vault) = open(&dir, keys.clone()).await;
+    let token = "sk-ant-oat01-kept-by-the-keychain";
+    vault
+        .put(
+            auth::SETUP_TOKEN_ITEM,
+            VaultValue::Secret(secret(token)),
+            false,
+        )
+        .await
+        .unwrap();
+    put_three(&vault).await;
+    vault
+        .grant(auth::SETUP_TOKEN_ITEM, &user(), "test")
+        .await
+        .unwrap();
+    assert!(keys.kept(auth::SETUP_TOKEN_ITEM).unwrap().contains(token));
+    let (key_id, sealed): (String, Vec<u8>) = kernel
+        .store()
+        .read(|c| {
+            Ok(c.query_row(
+                "SELECT key_id, sealed FROM vault_items WHERE name = 'claude-setup-token'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (key_id.as_str(), sealed.len()),
+        (items::KEPT_BY_KEY_STORE, 0),
+        "the table holds no seal of a kept item"
+    );
+    let listed = vault.list().await.unwrap();
+    let kept: Vec<_> = listed
+        .iter()
+        .filter(|i| i.in_keychain)
+        .map(|i| &i.name)
+        .collect();
+    assert_eq!(kept, vec![auth::SETUP_TOKEN_ITEM]);
+    let fetched = vault.fetch(&user(), auth::SETUP_TOKEN_ITEM).await.unwrap();
+    assert_eq!(fetched.primary().expose(), token);
+    // A second put without replace is refused before it reaches the keychain.
+    let again = vault
+        .put(
+            auth::SETUP_TOKEN_ITEM,
+            VaultValue::Secret(secret("other")),
+            false,
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(again, VaultError::Exists(_)), "{again}");
+    assert!(keys.kept(auth::SETUP_TOKEN_ITEM).unwrap().contains(token));
+    // Rotation reseals the vault's own items and leaves the keychain's alone.
+    assert_eq!(vault.rotate(StopAfter::Nothing).await.unwrap(), 3);
+    assert_eq!(
+        vault
+            .fetch(&user(), auth::SETUP_TOKEN_ITEM)
+            .await
+            .unwrap()
+            .primary()
+            .expose(),
+        token
+    );
+    // An entry removed behind Vyre's back is a clear error, not garbage.
+    keys.delete_item(auth::SETUP_TOKEN_ITEM).unwrap();
+    let lost = vault
+        .fetch(&user(), auth::SETUP_TOKEN_ITEM)
+        .await
+        .unwrap_err();
+    assert!(lost.to_string().contains("no longer has it"), "{lost}");
+    vault
+        .put(
+            auth::SETUP_TOKEN_ITEM,
+            VaultValue::Secret(secret(token)),
+            true,
+        )
+        .await
+        .unwrap();
+    vault.delete(auth::SETUP_TOKEN_ITEM).await.unwrap();
+    assert!(
+        keys.kept(auth::SETUP_TOKEN_ITEM).is_none(),
+        "deleting the item forgets the entry"
+    );
+    kernel.store().close().await;
 }

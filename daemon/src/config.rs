@@ -121,6 +121,13 @@ pub struct SessionsConfig {
     pub slots: SlotsConfig,
     /// Load the harness plugin (hooks, Vyre's MCP tools) into owned sessions; default true.
     pub harness: Option<bool>,
+    /// Run sessions as this user id and group id (the box: a user that cannot open vyred's
+    /// socket; ADR 0013). Needs the privilege to switch (CAP_SETUID, CAP_SETGID, CAP_KILL).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// Where the sessions' own sockets are made: a folder the sessions' group can reach, since
+    /// `VYRE_HOME` is vyred's alone. Default `VYRE_HOME/s`.
+    pub socket_dir: Option<String>,
 }
 
 /// How many teammates and subagents may run at once, for the whole machine and per project.
@@ -261,6 +268,24 @@ pub fn load_with_env(
             var: "VYRE_BIND",
             message: format!("must be an IP address such as 127.0.0.1 or 0.0.0.0, not {bind:?}"),
         })?);
+    }
+    // The box image sets who sessions run as in its environment (ADR 0013).
+    for (var, slot) in [
+        ("VYRE_SESSIONS_UID", &mut loaded.0.sessions.uid),
+        ("VYRE_SESSIONS_GID", &mut loaded.0.sessions.gid),
+    ] {
+        if let Some(v) = env(var) {
+            *slot = Some(v.parse().map_err(|_| ConfigError::Env {
+                var,
+                message: format!("must be a numeric id, not {v:?}"),
+            })?);
+        }
+    }
+    if let Some(home) = env("VYRE_SESSIONS_HOME") {
+        loaded.0.sessions.home = Some(home);
+    }
+    if let Some(dir) = env("VYRE_SESSIONS_SOCKETS") {
+        loaded.0.sessions.socket_dir = Some(dir);
     }
     if let Some(role) = env("VYRE_ROLE") {
         loaded.0.role = Some(role.parse().map_err(|message| ConfigError::Env {
@@ -409,6 +434,28 @@ mod tests {
         let bad = |k: &str| (k == "VYRE_PORT").then(|| "eighty".to_string());
         let err = load_with_env(&path, bad).unwrap_err();
         assert!(err.to_string().starts_with("VYRE_PORT: "), "{err}");
+        // Who sessions run as, as the box image says it.
+        let image = |k: &str| match k {
+            "VYRE_SESSIONS_UID" => Some("10002".to_string()),
+            "VYRE_SESSIONS_GID" => Some("10002".to_string()),
+            "VYRE_SESSIONS_HOME" => Some("/home/vyre-session".to_string()),
+            "VYRE_SESSIONS_SOCKETS" => Some("/var/lib/vyre-sockets".to_string()),
+            _ => None,
+        };
+        let sessions = load_with_env(&path, image).unwrap().config.sessions;
+        assert_eq!((sessions.uid, sessions.gid), (Some(10002), Some(10002)));
+        assert_eq!(sessions.home.as_deref(), Some("/home/vyre-session"));
+        assert_eq!(
+            sessions.socket_dir.as_deref(),
+            Some("/var/lib/vyre-sockets")
+        );
+        let bad_uid = |k: &str| (k == "VYRE_SESSIONS_UID").then(|| "vyre-session".to_string());
+        let err = load_with_env(&path, bad_uid).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("VYRE_SESSIONS_UID: must be a numeric id"),
+            "{err}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -59,9 +59,19 @@ pub struct DaemonOptions {
     pub user_home: Option<std::path::PathBuf>,
     /// The built web app to serve at `/app/`; found by [`api::app::ui_dir`] when not given.
     pub ui_dir: Option<PathBuf>,
-    /// The `vyre` binary sessions run for the harness (hooks, MCP); this executable when it is
-    /// `vyre`, otherwise none and sessions run without the harness.
+    /// The `vyre` binary sessions run for the harness (hooks, MCP); by default this executable
+    /// when it is `vyre`, the `bin/vyre` beside its folder when it is `vyred` (the box image's
+    /// privileged copy, ADR 0013), otherwise none and sessions run without the harness.
     pub vyre_bin: Option<PathBuf>,
+}
+
+/// The `vyre` that goes with the executable `exe` (see [`DaemonOptions::vyre_bin`]).
+fn vyre_beside(exe: &std::path::Path) -> Option<PathBuf> {
+    match exe.file_name()?.to_str()? {
+        "vyre" => Some(exe.to_path_buf()),
+        "vyred" => Some(exe.parent()?.parent()?.join("bin/vyre")).filter(|b| b.is_file()),
+        _ => None,
+    }
 }
 
 impl DaemonOptions {
@@ -110,7 +120,7 @@ impl Daemon {
         let vyre_bin = options.vyre_bin.clone().or_else(|| {
             std::env::current_exe()
                 .ok()
-                .filter(|exe| exe.file_name().is_some_and(|n| n == "vyre"))
+                .and_then(|exe| vyre_beside(&exe))
         });
         if let Some(bin) = vyre_bin {
             kernel.set_vyre_bin(bin);
@@ -314,4 +324,24 @@ fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())?;
     f.sync_all()?;
     std::fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod vyre_bin_tests {
+    use super::vyre_beside;
+
+    #[test]
+    fn the_harness_runs_the_vyre_beside_vyred_or_vyre_itself() {
+        let dir = std::env::temp_dir().join(format!("vyre-beside-{}", std::process::id()));
+        let (libexec, bin) = (dir.join("libexec"), dir.join("bin"));
+        std::fs::create_dir_all(&libexec).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let vyred = libexec.join("vyred");
+        assert_eq!(vyre_beside(&vyred), None, "no vyre beside it yet");
+        std::fs::write(bin.join("vyre"), b"").unwrap();
+        assert_eq!(vyre_beside(&vyred), Some(bin.join("vyre")));
+        assert_eq!(vyre_beside(&bin.join("vyre")), Some(bin.join("vyre")));
+        assert_eq!(vyre_beside(&bin.join("vyre-app")), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

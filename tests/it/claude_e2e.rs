@@ -43,6 +43,7 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
         base_url: Some(api.url()),
         credential: Credential::ApiKey(Secret::new(key.into())),
         home: home.dir.join("home"),
+        run_as: None,
         extra_env: vec![(
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
             "1".into(),
@@ -186,6 +187,7 @@ async fn the_claude_driver_passes_the_provider_contract() {
         cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(bin)),
         base_url: Some(api.url()),
         home: home.dir.join("home"),
+        run_as: None,
     };
     let id = uuid();
     let launch = |resume: bool| Launch {

@@ -57,6 +57,31 @@ impl Connected<IncomingStream<'_, SessionListener>> for Peer {
     }
 }
 
+/// Who may connect: vyred's own user only, or, when sessions run as their own group
+/// (`sessions.gid`, ADR 0013), that group too: the folder is `rwxr-x---` and the socket
+/// `rw-rw----`, both of the sessions' group, of which vyred's user is a member.
+fn share_with_sessions(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    gid: Option<u32>,
+) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(gid) = gid else {
+        return std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    };
+    let group = Some(nix::unistd::Gid::from_raw(gid));
+    for (p, mode) in [(dir, 0o750), (path, 0o660)] {
+        nix::unistd::chown(p, None, group).map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot give {} to the sessions' group {gid} ({e}); vyred's user must be a member of it",
+                p.display()
+            ))
+        })?;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(())
+}
+
 /// The open session sockets, by thread.
 #[derive(Default, Clone)]
 pub struct SessionSockets {
@@ -72,7 +97,11 @@ impl SessionSockets {
         if let Some((path, _)) = self.open.lock().expect("session sockets").get(thread) {
             return Ok(Some(path.clone()));
         }
-        let dir = kernel.home().root().join("s");
+        let sessions = &kernel.config().config.sessions;
+        let dir = match &sessions.socket_dir {
+            Some(dir) => PathBuf::from(dir),
+            None => kernel.home().root().join("s"),
+        };
         let path = dir.join(format!("{thread}.sock"));
         if path.as_os_str().len() > MAX_PATH {
             return Ok(None);
@@ -80,8 +109,7 @@ impl SessionSockets {
         std::fs::create_dir_all(&dir)?;
         let _ = std::fs::remove_file(&path);
         let inner = UnixListener::bind(&path)?;
-        // Only vyred's own user may connect (issue 10 gives sessions their own uid).
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+        share_with_sessions(&dir, &path, sessions.gid)?;
         let stop = kernel.shutdown_token().child_token();
         let listener = SessionListener {
             inner,

@@ -202,9 +202,10 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
             ));
         }
     }
-    // Again is safe: the container is replaced, the volume (VYRE_HOME) kept.
+    // Again is safe: the container is replaced, the volumes (VYRE_HOME, and the sessions' HOME
+    // with their transcripts and work) kept.
     let run = format!(
-        "{engine} rm -f {CONTAINER} >/dev/null 2>&1 || true; {engine} volume create {CONTAINER} >/dev/null 2>&1 || true; {engine} run -d --name {CONTAINER} --restart unless-stopped -p 127.0.0.1:{port}:4477 -v {CONTAINER}:/var/lib/vyre {image} >/dev/null",
+        "{engine} rm -f {CONTAINER} >/dev/null 2>&1 || true; {engine} volume create {CONTAINER} >/dev/null 2>&1 || true; {engine} volume create {CONTAINER}-sessions >/dev/null 2>&1 || true; {engine} run -d --name {CONTAINER} --restart unless-stopped -p 127.0.0.1:{port}:4477 -v {CONTAINER}:/var/lib/vyre -v {CONTAINER}-sessions:/home/vyre-session {image} >/dev/null",
         port = add.remote_port,
         image = add.image,
     );

@@ -69,6 +69,8 @@ pub struct ClaudeOptions {
     pub credential: Credential,
     /// The child's HOME (where `~/.claude` and transcripts live).
     pub home: PathBuf,
+    /// The user the child runs as, when not vyred's (`sessions.uid`, `sessions.gid`).
+    pub run_as: Option<spawn::RunAs>,
     /// More variables to set (the `VYRE_*` ones).
     pub extra_env: Vec<(String, OsString)>,
 }
@@ -196,8 +198,14 @@ impl ClaudeProcess {
             env: environment(o),
             fd3,
             subreaper: spawn::find_tini(),
+            run_as: o.run_as,
         })
         .map_err(|e| match e {
+            SpawnError::Start { source, .. } if o.run_as.is_some() && source.kind() == std::io::ErrorKind::PermissionDenied => DriverError::StartFailed(format!(
+                "cannot run the session as uid {} gid {}: vyred may not switch users ({source}); it needs CAP_SETUID, CAP_SETGID and CAP_KILL (the box image gives them to vyred), or unset sessions.uid and sessions.gid",
+                o.run_as.map(|r| r.uid).unwrap_or_default(),
+                o.run_as.map(|r| r.gid).unwrap_or_default(),
+            )),
             SpawnError::Start { source, .. } if source.kind() == std::io::ErrorKind::NotFound => DriverError::StartFailed(format!(
                 "Claude Code was not found at {}: install it with `npm install -g @anthropic-ai/claude-code@{PINNED_VERSION}`, or set sessions.claude in config.json to its path",
                 o.program.display()
@@ -331,6 +339,7 @@ mod tests {
             base_url: Some("http://127.0.0.1:9".into()),
             credential: Credential::ApiKey(Secret::new("sk-never-in-env".into())),
             home: "/home/s".into(),
+            run_as: None,
             extra_env: vec![("VYRE_THREAD".into(), "t".into())],
         }
     }

@@ -20,6 +20,8 @@ pub struct ClaudeProvider {
     pub base_url: Option<String>,
     /// HOME for the sessions (where `~/.claude` lives).
     pub home: PathBuf,
+    /// The user sessions run as, when not vyred's own.
+    pub run_as: Option<super::spawn::RunAs>,
 }
 
 impl Provider for ClaudeProvider {
@@ -58,6 +60,7 @@ impl Provider for ClaudeProvider {
                 base_url: self.base_url.clone(),
                 credential: launch.credential,
                 home: self.home.clone(),
+                run_as: self.run_as,
                 extra_env: launch.env,
             };
             let (process, init) = ClaudeProcess::start(&options)

@@ -32,10 +32,27 @@ impl Module for SessionsModule {
         let router = self.router.clone();
         Box::pin(async move {
             let settings = ctx.kernel().config().config.sessions.clone();
-            let home = settings
-                .home
-                .map(PathBuf::from)
-                .unwrap_or_else(|| ctx.kernel().user_home());
+            let run_as = run_as(&settings)?;
+            if run_as.is_some() && settings.socket_dir.is_none() {
+                tracing::warn!(
+                    "sessions.uid is set but sessions.socket_dir is not: the sessions' own sockets stay in VYRE_HOME, which their user cannot reach, so their Vyre tools will fail"
+                );
+            }
+            let home = match (settings.home.map(PathBuf::from), run_as) {
+                (Some(home), _) => home,
+                (None, None) => ctx.kernel().user_home(),
+                // Sessions of another user live in that user's home.
+                (None, Some(r)) => nix::unistd::User::from_uid(r.uid.into())
+                    .ok()
+                    .flatten()
+                    .map(|u| u.dir)
+                    .ok_or_else(|| {
+                        format!(
+                            "sessions.uid {} has no home in the user database: set sessions.home",
+                            r.uid
+                        )
+                    })?,
+            };
             let base_url = settings.base_url.or_else(|| {
                 std::env::var("ANTHROPIC_BASE_URL")
                     .ok()
@@ -49,6 +66,7 @@ impl Module for SessionsModule {
                 cli: cli.clone(),
                 base_url,
                 home: home.clone(),
+                run_as,
             }))?;
             ctx.tool(
                 ToolDef::new(
@@ -275,11 +293,11 @@ impl Module for ThreadsModule {
             // with it; say so, and they resume on the next send.
             let left = ctx.store()
                 .write(|tx| {
-                    let left: Vec<(String, String)> = {
+                    let left: Vec<(String, String, i64)> = {
                         let mut stmt = tx.conn().prepare(
-                            "SELECT id, status FROM threads_runs WHERE status NOT IN ('stopped', 'failed')",
+                            "SELECT id, status, turns FROM threads_runs WHERE status NOT IN ('stopped', 'failed')",
                         )?;
-                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
                         rows.collect::<Result<_, _>>()?
                     };
                     // `updated_at` now: what their processes wrote before they went was Vyre's own
@@ -301,11 +319,13 @@ impl Module for ThreadsModule {
                                 .thread(thread),
                         )?;
                     }
-                    for (thread, status) in &left {
+                    for (thread, status, turns) in &left {
                         let thread = thread.clone();
+                        // A turn is running exactly when its row says so: the turn's start and
+                        // its end each commit with the row's status.
                         if status == "running" || status == "waiting" {
                             tx.emit(
-                                crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart" }))
+                                crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart", "turn": format!("{thread}:{turns}") }))
                                     .thread(thread.clone()),
                             )?;
                         }
@@ -319,7 +339,7 @@ impl Module for ThreadsModule {
             if !left.is_empty() {
                 let swept = tokio::task::spawn_blocking(move || {
                     left.iter()
-                        .map(|(t, _)| super::spawn::kill_tagged("VYRE_THREAD", t))
+                        .map(|(t, ..)| super::spawn::kill_tagged("VYRE_THREAD", t))
                         .sum::<usize>()
                 })
                 .await
@@ -753,4 +773,13 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         },
     )?;
     Ok(())
+}
+
+/// `sessions.uid` and `sessions.gid`, which go together (ADR 0013).
+fn run_as(settings: &crate::config::SessionsConfig) -> Result<Option<super::spawn::RunAs>, String> {
+    match (settings.uid, settings.gid) {
+        (None, None) => Ok(None),
+        (Some(uid), Some(gid)) => Ok(Some(super::spawn::RunAs { uid, gid })),
+        _ => Err("sessions.uid and sessions.gid go together: set both, or neither".into()),
+    }
 }

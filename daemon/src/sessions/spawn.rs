@@ -27,6 +27,17 @@ pub struct SpawnSpec {
     /// Run under this `tini`, as a subreaper (`tini -s --`), so that processes the child detaches
     /// (a double fork) are re-parented to it and stay inside the session's tree.
     pub subreaper: Option<PathBuf>,
+    /// Run as this user and group instead of vyred's own (`sessions.uid`, `sessions.gid`).
+    pub run_as: Option<RunAs>,
+}
+
+/// The user a session runs as (ADR 0013): its only group is `gid`, and what it writes is
+/// readable by that group (umask 027), of which vyred's user is a member, so vyred reads the
+/// transcripts and nobody else does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunAs {
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// `tini` on PATH, when installed (the box image has it).
@@ -84,10 +95,23 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         None => None,
     };
     let fd3_raw = fd3.as_ref().map(AsRawFd::as_raw_fd);
-    // SAFETY: between fork and exec only async-signal-safe calls are made (setsid, dup2, fcntl),
-    // on file descriptors this function owns.
+    let run_as = spec.run_as;
+    // SAFETY: between fork and exec only async-signal-safe calls are made (setgroups, setgid,
+    // setuid, umask, setsid, dup2, fcntl), on file descriptors this function owns.
     unsafe {
         cmd.pre_exec(move || {
+            if let Some(RunAs { uid, gid }) = run_as {
+                // Groups first, then the group, then the user: each needs the privilege that
+                // the next one gives up. The process has no capability left after its exec.
+                let groups = [gid as libc::gid_t];
+                if libc::setgroups(1, groups.as_ptr()) < 0
+                    || libc::setgid(gid as libc::gid_t) < 0
+                    || libc::setuid(uid as libc::uid_t) < 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::umask(0o027);
+            }
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -201,6 +225,58 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     #[tokio::test]
+    async fn a_session_can_run_as_another_user_with_only_its_group_and_a_closed_umask() {
+        if nix::unistd::geteuid().as_raw() != 0 {
+            eprintln!("skipped: switching users needs root (CI runs as root)");
+            return;
+        }
+        // nobody/nogroup: a user that is surely not this test's.
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo $(id -u) $(id -g) $(id -G) $(umask); cat <&3".into(),
+            ],
+            cwd: "/".into(),
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            fd3: Some(Secret::new("still-on-fd3".into())),
+            subreaper: None,
+            run_as: Some(RunAs {
+                uid: 65534,
+                gid: 65534,
+            }),
+        };
+        let mut s = spawn(spec).unwrap();
+        let mut out = String::new();
+        s.stdout.read_to_string(&mut out).await.unwrap();
+        assert!(s.child.wait().await.unwrap().success());
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            vec!["65534 65534 65534 0027", "still-on-fd3"],
+            "uid, gid, the one group, the umask; the credential still arrives"
+        );
+        // vyred (root here) still stops the session's group.
+        let spec = SpawnSpec {
+            program: "/bin/sleep".into(),
+            args: vec!["30".into()],
+            cwd: "/".into(),
+            env: vec![],
+            fd3: None,
+            subreaper: None,
+            run_as: Some(RunAs {
+                uid: 65534,
+                gid: 65534,
+            }),
+        };
+        let mut s = spawn(spec).unwrap();
+        kill_group(&mut s.child, s.pgid, Duration::from_secs(1)).await;
+        assert!(
+            killpg(Pid::from_raw(s.pgid), None).is_err(),
+            "the group is gone"
+        );
+    }
+
+    #[tokio::test]
     async fn a_child_leads_its_own_group_gets_only_its_env_and_reads_fd3() {
         let spec = SpawnSpec {
             program: "/bin/sh".into(),
@@ -215,6 +291,7 @@ mod tests {
             ],
             fd3: Some(Secret::new("the-secret-on-fd3".into())),
             subreaper: None,
+            run_as: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut out = String::new();
@@ -265,6 +342,7 @@ mod tests {
             env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
             fd3: None,
             subreaper: Some(tini),
+            run_as: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 32];
@@ -300,6 +378,7 @@ mod tests {
             env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
             fd3: None,
             subreaper: None,
+            run_as: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 32];

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use crate::support::*;
 
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(name: &str, cwd: &Path, command: &str) -> Option<Tmux> {
+    pub(crate) fn start(name: &str, cwd: &Path, command: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             eprintln!("skipped: tmux is not installed (tests/run installs it)");
             return None;
@@ -41,21 +41,21 @@ impl Tmux {
         assert!(ok, "tmux started");
         Some(t)
     }
-    fn screen(&self) -> String {
+    pub(crate) fn screen(&self) -> String {
         let out = Command::new("tmux")
             .args(["-L", &self.socket, "capture-pane", "-p"])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         Command::new("tmux")
             .args(["-L", &self.socket, "send-keys"])
             .args(keys)
             .status()
             .unwrap();
     }
-    fn wait_for(&self, text: &str) -> String {
+    pub(crate) fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let s = self.screen();

@@ -8,6 +8,7 @@ mod agents;
 mod api;
 mod claude_e2e;
 mod events;
+mod first_run;
 use vyre_fake_api as fake_api;
 mod fake_provider;
 mod harness;

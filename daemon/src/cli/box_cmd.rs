@@ -52,6 +52,23 @@ enum BoxCommand {
     Add(BoxAdd),
 }
 
+/// `vyre box add <target>` with every option at its default (`vyre up`'s first-run question).
+pub fn add_to(target: &str) -> i32 {
+    let add = BoxAdd {
+        target: target.to_string(),
+        port: None,
+        identity: None,
+        image: DEFAULT_IMAGE.to_string(),
+        remote_port: 4477,
+        local_port: None,
+        no_browser: false,
+    };
+    match add_box(&add) {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
 pub fn run(args: BoxArgs) -> i32 {
     match args.command {
         BoxCommand::Add(add) => match add_box(&add) {

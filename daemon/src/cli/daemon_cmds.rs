@@ -115,8 +115,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
         println!("vyred is already running ({}).", describe(&health));
         print_where(home);
         print_tunnel(home, &health);
-        print_link(client, false).await;
-        return 0;
+        return where_then_link(client, &health).await;
     }
     if let Err(e) = home.ensure() {
         return fail(&format!("cannot prepare {}: {e}", home.root().display()));
@@ -168,8 +167,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
             println!("Vyre is running ({}).", describe(&health));
             print_where(home);
             print_tunnel(home, &health);
-            print_link(client, false).await;
-            return 0;
+            return where_then_link(client, &health).await;
         }
         if let Ok(Some(status)) = child.try_wait() {
             let text = std::fs::read(&out_path).unwrap_or_default();
@@ -235,6 +233,17 @@ fn describe(health: &Value) -> String {
         health["role"].as_str().unwrap_or("?"),
         health["uptime_s"].as_u64().unwrap_or(0)
     )
+}
+
+/// On a Mac's first start in a terminal, where Vyre should run (a box, a server, here); then
+/// the onboarding link (or the app's address once onboarded).
+async fn where_then_link(client: &Client, health: &Value) -> i32 {
+    match super::first_run::ask(client, health).await {
+        super::first_run::Choice::Failed(code) => code,
+        super::first_run::Choice::Here | super::first_run::Choice::Done => {
+            print_link(client, false).await
+        }
+    }
 }
 
 /// The link a browser opens: the onboarding while there is no owner; with `always`, a sign-in

@@ -6,6 +6,7 @@ mod app_build;
 mod box_cmd;
 mod daemon_cmds;
 mod events_cmd;
+mod first_run;
 mod harness_cmd;
 mod home_cmd;
 mod hook_cmd;

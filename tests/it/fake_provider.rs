@@ -42,6 +42,7 @@ impl Provider for FakeProvider {
                 env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
                 fd3: None,
                 subreaper: None,
+                run_as: None,
             })
             .map_err(|e| e.to_string())?;
             let (tx, rx) = mpsc::unbounded_channel();

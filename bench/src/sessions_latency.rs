@@ -180,6 +180,7 @@ impl Direct {
             base_url: Some(api.url()),
             credential: Credential::ApiKey(Secret::new(KEY.into())),
             home: folder(dir, &format!("{name}-home"))?,
+            run_as: None,
             extra_env,
         };
         let (process, _init) = ClaudeProcess::start(&options)

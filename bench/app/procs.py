@@ -91,11 +91,24 @@ def diff(before, after, seconds, label):
               f"  RSS {a['rss_kib'] / 1024:6.1f} MiB  PSS {a['pss_kib'] / 1024:6.1f} MiB")
     print(f"{label:<44} {total['cpu']:6.3f}% of a core (ticks {total['ticks']:5.2f}%)  {total['wakes']:6.1f} wake-ups/s"
           f"  RSS {total['rss'] / 1024:6.1f} MiB, PSS {total['pss'] / 1024:6.1f} MiB (all processes)")
+    return {
+        "cpu_pct": round(total["cpu"], 4),
+        "cpu_ticks_pct": round(total["ticks"], 4),
+        "wakeups_per_s": round(total["wakes"], 2),
+        "rss_mib": round(total["rss"] / 1024, 1),
+        "pss_mib": round(total["pss"] / 1024, 1),
+        "processes": sorted(a["comm"] for a in after.values()),
+    }
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--diff":
+        # --diff BEFORE AFTER SECONDS LABEL [--json FILE KEY]: the table, and the totals appended
+        # to FILE as {KEY: {...}}.
         before, after = (json.load(open(f)) for f in sys.argv[2:4])
-        diff(before, after, float(sys.argv[4]), sys.argv[5])
+        totals = diff(before, after, float(sys.argv[4]), sys.argv[5])
+        if len(sys.argv) > 8 and sys.argv[6] == "--json":
+            with open(sys.argv[7], "a") as f:
+                f.write(json.dumps({sys.argv[8]: totals}) + "\n")
     else:
         print(json.dumps(sample(int(sys.argv[1]))))

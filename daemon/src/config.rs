@@ -176,13 +176,19 @@ fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D
     Ok(Some(n as u32))
 }
 
-/// Minutes: a number of at least 0.
+/// Minutes: a number of at least 0, and small enough to be a [`std::time::Duration`] (a larger
+/// one made `idle_after` panic as the sessions module started).
 fn minutes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     use serde::de::Error;
     let n = f64::deserialize(d)?;
     if !(n >= 0.0 && n.is_finite()) {
         return Err(D::Error::custom(format!(
             "must be a number of minutes of at least 0 (0 keeps sessions until stopped), not {n}"
+        )));
+    }
+    if std::time::Duration::try_from_secs_f64(n * 60.0).is_err() {
+        return Err(D::Error::custom(format!(
+            "must be a number of minutes small enough to be a time, not {n}"
         )));
     }
     Ok(Some(n))
@@ -410,6 +416,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("at least 0"), "{err}");
+    }
+
+    /// Found by the `config_json` fuzz target: a huge `idle_minutes` loaded, then
+    /// `Duration::from_secs_f64` panicked in `idle_after` as the sessions module started.
+    #[test]
+    fn idle_minutes_too_large_for_a_time_are_refused_as_the_file_loads() {
+        let err = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"idle_minutes": 1e300}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("c.json:1:"), "{err}");
+        assert!(err.contains("small enough to be a time"), "{err}");
+        let (config, _) = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"idle_minutes": 1e15}}"#,
+        )
+        .unwrap();
+        assert!(config.sessions.idle_after().is_some());
     }
 
     #[test]

@@ -26,14 +26,22 @@ pub const MAIN: &str = "main";
 /// Show the main window, making it when there is none: a closed window is gone, with its web
 /// process, so the app in the menubar keeps only Lumen's (ADR 0011).
 pub fn show_main<R: Runtime>(app: &AppHandle<R>) {
+    show_main_at(app, None);
+}
+
+/// [`show_main`], at `url` (a page of the app, e.g. a thread Lumen opens) when given.
+pub fn show_main_at<R: Runtime>(app: &AppHandle<R>, url: Option<tauri::Url>) {
     if let Some(window) = app.get_webview_window(MAIN) {
+        if let Some(url) = url {
+            let _ = window.navigate(url);
+        }
         let _ = window.show();
         let _ = window.unminimize();
         let _ = window.set_focus();
         return;
     }
     let address = app.state::<AppStatus>().address.clone();
-    let Ok(url) = format!("http://{address}/app/").parse() else {
+    let Some(url) = url.or_else(|| format!("http://{address}/app/").parse().ok()) else {
         return;
     };
     let made = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
@@ -120,10 +128,7 @@ pub fn run() -> i32 {
             tauri::async_runtime::spawn(async move {
                 match signin::ensure(&lumen, &signing, addr).await {
                     Ok(()) => {
-                        let url: tauri::Url = format!("http://{addr}/app/")
-                            .parse()
-                            .expect("a loopback URL");
-                        let _ = lumen.navigate(url);
+                        let _ = lumen.navigate(lumen::url(addr));
                         if !hidden {
                             show_main(&opening);
                         }

@@ -1,5 +1,7 @@
 import { mount } from 'svelte';
 import './app.css';
-import App from './App.svelte';
+import { isLumen } from './lib/lumen';
 
-mount(App, { target: document.getElementById('app')! });
+// Lumen (the Mac app's capsule, at /app/lumen) loads its own small view; everything else the app.
+const view = isLumen(location.pathname) ? import('./Lumen.svelte') : import('./App.svelte');
+view.then(({ default: root }) => mount(root, { target: document.getElementById('app')! }));

@@ -87,8 +87,7 @@ impl Provider for ClaudeProvider {
                 },
                 process,
                 commands,
-                blocks: HashMap::new(),
-                message: String::new(),
+                stream: Translator::default(),
                 queue: Vec::new(),
             }) as Box<dyn Session>)
         })
@@ -112,10 +111,8 @@ struct ClaudeSession {
     process: ClaudeProcess,
     ids: ProcessIds,
     commands: Vec<Value>,
-    /// The kind of each open content block of the current message (`text`, `thinking`, `tool_use`).
-    blocks: HashMap<u64, String>,
-    /// The API message id being streamed.
-    message: String,
+    /// What the CLI's messages mean, with what it remembers of the message being streamed.
+    stream: Translator,
     /// Happenings translated but not yet handed out (one line can make several).
     queue: Vec<Happening>,
 }
@@ -125,37 +122,62 @@ impl ClaudeSession {
         match incoming {
             Incoming::Garbage(line) => vec![Happening::Garbage(line)],
             Incoming::Cancel { id } => vec![Happening::Withdrawn { request: id }],
-            Incoming::Request { id, request } => match request["subtype"].as_str() {
-                Some("can_use_tool") => vec![Happening::Asked(question(id, &request))],
-                Some("hook_callback") if request["callback_id"] == SLOT_HOOK => {
-                    vec![Happening::SlotWanted {
-                        request: id,
-                        call: request["input"]["tool_use_id"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                    }]
-                }
-                other => {
+            Incoming::Request { id, request } => match Translator::request(&id, &request) {
+                Some(happening) => vec![happening],
+                None => {
                     // No other hooks or in-process MCP servers are registered: refuse plainly.
                     let _ = self.process.peer.respond_error(
                         &id,
                         "unsupported_request",
                         &format!(
                             "Unsupported control request subtype: {}",
-                            other.unwrap_or("?")
+                            request["subtype"].as_str().unwrap_or("?")
                         ),
                     );
                     vec![]
                 }
             },
-            Incoming::Message(m) => self.translate_message(&m),
+            Incoming::Message(m) => self.stream.message(&m),
+        }
+    }
+}
+
+/// The CLI's stream-json messages turned into [`Happening`]s, apart from the process so that the
+/// fuzz targets (`fuzz/`) drive the same code a session runs. It remembers the API message being
+/// streamed and the kind of each of its open content blocks.
+#[derive(Debug, Default)]
+pub struct Translator {
+    /// The kind of each open content block of the current message (`text`, `thinking`, `tool_use`).
+    blocks: HashMap<u64, String>,
+    /// The API message id being streamed.
+    message: String,
+    /// A rate limit was already said in this turn.
+    limit_said: bool,
+}
+
+impl Translator {
+    /// A control request of the CLI as a happening: a permission question or a subagent waiting
+    /// for a slot. `None` for any other request, which the session refuses.
+    pub fn request(id: &str, request: &Value) -> Option<Happening> {
+        match request["subtype"].as_str() {
+            Some("can_use_tool") => Some(Happening::Asked(question(id.to_string(), request))),
+            Some("hook_callback") if request["callback_id"] == SLOT_HOOK => {
+                Some(Happening::SlotWanted {
+                    request: id.to_string(),
+                    call: request["input"]["tool_use_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                })
+            }
+            _ => None,
         }
     }
 
-    fn translate_message(&mut self, m: &Value) -> Vec<Happening> {
+    /// What one message (any line that is not a control request or answer) says.
+    pub fn message(&mut self, m: &Value) -> Vec<Happening> {
         match m["type"].as_str() {
-            Some("stream_event") => self.translate_stream(&m["event"]),
+            Some("stream_event") => self.stream(&m["event"]),
             Some("assistant") => m["message"]["content"]
                 .as_array()
                 .into_iter()
@@ -187,7 +209,26 @@ impl ClaudeSession {
                     }]
                 })
                 .unwrap_or_default(),
-            Some("rate_limit_event") => vec![Happening::Limit(m.clone())],
+            Some("rate_limit_event") => {
+                self.limit_said = true;
+                vec![Happening::Limit(m.clone())]
+            }
+            // The API failed and the CLI tries again (500, 529 overloaded, 429, a lost
+            // connection); a 429 is also the turn's rate limit, said once.
+            Some("system") if m["subtype"] == "api_retry" => {
+                let status = m["error_status"].as_u64();
+                let mut out = vec![Happening::Retry {
+                    attempt: m["attempt"].as_u64().unwrap_or(0),
+                    max_retries: m["max_retries"].as_u64().unwrap_or(0),
+                    delay_ms: m["retry_delay_ms"].as_u64().unwrap_or(0),
+                    status,
+                    error: m["error"].as_str().unwrap_or_default().to_string(),
+                }];
+                if status == Some(429) {
+                    out.extend(self.api_limit(m, true));
+                }
+                out
+            }
             // A subagent (or a long Bash) became a task, and the task ended: what slots follow.
             Some("system") if m["subtype"] == "task_started" => m["tool_use_id"]
                 .as_str()
@@ -197,6 +238,37 @@ impl ClaudeSession {
                 .as_str()
                 .map(|c| vec![Happening::TaskEnded { call: c.into() }])
                 .unwrap_or_default(),
+            Some("result") => {
+                // A turn the API refused at a rate limit the CLI did not report on its own (an
+                // API key's 429: only subscriptions get `rate_limit_event`).
+                let mut out = if m["is_error"] == true && m["api_error_status"] == 429 {
+                    self.api_limit(m, false)
+                } else {
+                    vec![]
+                };
+                self.limit_said = false;
+                out.extend(self.finished(m));
+                out
+            }
+            _ => vec![],
+        }
+    }
+
+    /// `thread.limit` for an API 429, unless this turn already said one.
+    fn api_limit(&mut self, m: &Value, retrying: bool) -> Vec<Happening> {
+        if std::mem::replace(&mut self.limit_said, true) {
+            return vec![];
+        }
+        vec![Happening::Limit(json!({
+            "type": "api_error",
+            "status": 429,
+            "error": m["error"].as_str().or(m["api_error_type"].as_str()).unwrap_or("rate_limit"),
+            "retrying": retrying,
+        }))]
+    }
+
+    fn finished(&self, m: &Value) -> Vec<Happening> {
+        match m["type"].as_str() {
             Some("result") => {
                 let is_error = m["is_error"] == true;
                 let terminal = m["terminal_reason"].as_str().unwrap_or("");
@@ -223,7 +295,7 @@ impl ClaudeSession {
         }
     }
 
-    fn translate_stream(&mut self, e: &Value) -> Vec<Happening> {
+    fn stream(&mut self, e: &Value) -> Vec<Happening> {
         let index = e["index"].as_u64().unwrap_or(0);
         match e["type"].as_str() {
             Some("message_start") => {
@@ -410,6 +482,44 @@ fn exit_of(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn api_retries_are_said_and_a_429_is_one_limit_per_turn() {
+        let mut t = Translator::default();
+        let retry = |status: u64| json!({ "type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10, "retry_delay_ms": 600, "error_status": status, "error": "x" });
+        let said = t.message(&retry(529));
+        assert!(matches!(
+            said[..],
+            [Happening::Retry {
+                status: Some(529),
+                attempt: 1,
+                ..
+            }]
+        ));
+        let said = t.message(&retry(429));
+        assert!(matches!(
+            said[..],
+            [Happening::Retry { .. }, Happening::Limit(_)]
+        ));
+        assert_eq!(t.message(&retry(429)).len(), 1, "the limit once a turn");
+        let result = json!({ "type": "result", "is_error": true, "api_error_status": 429, "result": "API Error: 429", "total_cost_usd": 0 });
+        let said = t.message(&result);
+        assert!(matches!(said[..], [Happening::Finished { ok: false, .. }]));
+        // The next turn refused at once (no retry) says its limit with its result.
+        let said = t.message(&result);
+        assert!(matches!(
+            said[..],
+            [Happening::Limit(_), Happening::Finished { .. }]
+        ));
+        // A subscription's own limit event is the turn's limit; the 429 result adds none.
+        let event =
+            json!({ "type": "rate_limit_event", "rate_limit_info": { "status": "rejected" } });
+        assert_eq!(t.message(&event).len(), 1);
+        assert!(matches!(
+            t.message(&result)[..],
+            [Happening::Finished { .. }]
+        ));
+    }
 
     #[test]
     fn summaries_are_short_and_pick_the_telling_field() {

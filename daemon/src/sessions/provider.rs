@@ -105,6 +105,15 @@ pub enum Happening {
         uuid: String,
     },
     Limit(Value),
+    /// The provider's API call failed and the provider tries again (`status`: the HTTP status,
+    /// none for a connection error).
+    Retry {
+        attempt: u64,
+        max_retries: u64,
+        delay_ms: u64,
+        status: Option<u64>,
+        error: String,
+    },
     /// A subagent is about to start (tool call `call`) and waits for a slot; answer `request`
     /// with `{"continue": true}` to let it go, or a PreToolUse deny.
     SlotWanted {

@@ -68,4 +68,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // Until when a thread runs on the fallback API key (its subscription's limit resets).
         sql: "ALTER TABLE threads_runs ADD COLUMN fallback_until INTEGER;",
     },
+    Migration {
+        version: 4,
+        // Whether the thread's transcript is known to have been written (a turn ended with the
+        // CLI's result, or a resume found it). A thread whose CLI died before writing any has
+        // nothing to resume and starts afresh under its id. Older threads are taken as written.
+        sql: "ALTER TABLE threads_runs ADD COLUMN history INTEGER NOT NULL DEFAULT 1;",
+    },
 ];

@@ -42,7 +42,9 @@ pub enum WireError {
     },
 }
 
-type Pending = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Value, WireError>>>>>;
+/// The requests awaiting an answer, by id; `None` once the child's stdout has closed, so that a
+/// request made after that fails at once instead of waiting for an answer nobody will read.
+type Pending = Arc<Mutex<Option<HashMap<String, oneshot::Sender<Result<Value, WireError>>>>>>;
 
 /// The writing half, cloneable: send messages, make control requests, answer the CLI's.
 #[derive(Clone)]
@@ -62,7 +64,7 @@ impl Peer {
     {
         let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
-        let pending: Pending = Arc::default();
+        let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         tokio::spawn(write_loop(writer, lines_rx));
         tokio::spawn(read_loop(reader, in_tx, pending.clone()));
         let peer = Peer {
@@ -83,11 +85,16 @@ impl Peer {
     pub async fn request(&self, request: Value) -> Result<Value, WireError> {
         let id = format!("vyre-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        self.pending.lock().await.insert(id.clone(), tx);
+        match self.pending.lock().await.as_mut() {
+            Some(waiting) => waiting.insert(id.clone(), tx),
+            None => return Err(WireError::Closed),
+        };
         let sent =
             self.send(&json!({ "type": "control_request", "request_id": id, "request": request }));
         if let Err(e) = sent {
-            self.pending.lock().await.remove(&id);
+            if let Some(waiting) = self.pending.lock().await.as_mut() {
+                waiting.remove(&id);
+            }
             return Err(e);
         }
         rx.await.unwrap_or(Err(WireError::Closed))
@@ -178,8 +185,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
             break;
         }
     }
-    // The child is gone: nobody will answer what is pending.
-    for (_, waiter) in pending.lock().await.drain() {
+    // The child is gone: nobody will answer what is pending, nor what is asked from now on.
+    for (_, waiter) in pending.lock().await.take().into_iter().flatten() {
         let _ = waiter.send(Err(WireError::Closed));
     }
 }
@@ -189,7 +196,7 @@ async fn route_response(value: &Value, pending: &Pending) {
     let Some(id) = response["request_id"].as_str() else {
         return;
     };
-    let Some(waiter) = pending.lock().await.remove(id) else {
+    let Some(waiter) = pending.lock().await.as_mut().and_then(|w| w.remove(id)) else {
         return;
     };
     let result = if response["subtype"] == "error" {
@@ -308,5 +315,22 @@ mod tests {
             incoming.recv().await.is_none(),
             "the stream ends with the child's stdout"
         );
+    }
+
+    /// Found by the `stream_json` fuzz target: a request made after the child's stdout closed
+    /// (an interrupt that races the CLI's exit) waited forever, since nobody was left to answer
+    /// or fail it, and the session's actor with it.
+    #[tokio::test]
+    async fn a_request_after_the_child_closed_its_stdout_fails_at_once() {
+        let (peer, mut incoming, cli_out, _cli_in) = pair().await;
+        drop(cli_out);
+        assert!(incoming.recv().await.is_none(), "the read loop is over");
+        // The child's stdin is still open (`_cli_in`), so the request is written without error.
+        let asked = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            peer.request(json!({ "subtype": "interrupt" })),
+        )
+        .await;
+        assert_eq!(asked, Ok(Err(WireError::Closed)));
     }
 }

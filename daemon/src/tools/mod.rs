@@ -56,6 +56,9 @@ pub trait Handler: Send + Sync + 'static {
 
 struct TypedHandler<F, I, O> {
     f: F,
+    /// The input schema says `"type": "object"`, so an array is refused too (serde would read a
+    /// struct from one, field by field in order).
+    object: bool,
     _types: std::marker::PhantomData<fn(I) -> O>,
 }
 
@@ -67,6 +70,11 @@ where
     O: Serialize + 'static,
 {
     fn call(&self, input: Value, cx: CallCx) -> ToolFuture {
+        if self.object && !input.is_object() {
+            return Box::pin(std::future::ready(Err(ToolError::invalid(
+                "the input does not fit this tool's schema: it must be a JSON object",
+            ))));
+        }
         let input: I = match serde_json::from_value(input) {
             Ok(input) => input,
             Err(e) => {
@@ -95,6 +103,7 @@ where
     let output = serde_json::to_value(schemars::schema_for!(O)).expect("schema serializes");
     let handler = Arc::new(TypedHandler {
         f,
+        object: input["type"] == "object",
         _types: std::marker::PhantomData,
     });
     (input, output, handler)
@@ -240,6 +249,28 @@ fn truncate(s: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the `tool_input` fuzz target: `["t1"]` passed as `{"thread": "t1"}`, input that
+    /// breaks the published schema (an object).
+    #[tokio::test]
+    async fn input_is_an_object_as_the_schema_says() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        struct In {
+            thread: String,
+        }
+        let (schema, _, handler) = typed(|i: In, _| async move { Ok::<_, ToolError>(i.thread) });
+        assert_eq!(schema["type"], "object");
+        let cx = CallCx {
+            caller: Caller::Module { name: "t".into() },
+        };
+        let ok = handler.call(serde_json::json!({ "thread": "t1" }), cx.clone());
+        assert_eq!(ok.await.unwrap(), "t1");
+        for bad in [serde_json::json!(["t1"]), serde_json::json!(null)] {
+            let err = handler.call(bad.clone(), cx.clone()).await.unwrap_err();
+            assert_eq!(err.kind, ErrorKind::InvalidInput, "{bad}");
+        }
+    }
 
     #[test]
     fn tool_names() {

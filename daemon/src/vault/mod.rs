@@ -18,7 +18,8 @@ pub mod items;
 pub mod keystore;
 pub mod seal;
 pub mod secret;
-mod tools;
+/// Public so that the fuzz targets (`fuzz/`) check these tools' input types.
+pub mod tools;
 
 use std::fmt;
 use std::future::Future;

@@ -12,6 +12,19 @@
 //! A model whose name contains `nosuch` is refused as the real API refuses an unknown model
 //! (404 `not_found_error`).
 //!
+//! Faults, counted per prompt (the same words retried count against the same budget):
+//! - `FAIL500 <n>` → the first `n` requests answer 500 `api_error`, then the reply as usual.
+//! - `OVERLOADED <n>` → the same with 529 `overloaded_error`.
+//! - `RATELIMIT <n>` → the same with 429 `rate_limit_error`.
+//! - `SUBLIMIT` → a request signed in with a subscription token (`Authorization: Bearer`) is
+//!   refused at the subscription's five-hour limit: 429 with the `anthropic-ratelimit-unified-*`
+//!   headers saying `rejected`, as the real API does. A request with an API key (`x-api-key`)
+//!   is answered as usual.
+//!
+//! `<n>` is a count or `always`. Claude Code 2.1.328 retries these with its own backoff (about
+//! 0.6 s, then 1.2 s, ...), saying so in `system/api_retry` lines; `always` also says
+//! `x-should-retry: false`, so it gives up at once and ends the turn with the error.
+//!
 //! Every request is recorded (path, headers of interest, body) for assertions.
 
 use std::convert::Infallible;
@@ -37,6 +50,8 @@ pub struct Recorded {
 struct Shared {
     requests: Arc<Mutex<Vec<Recorded>>>,
     counter: Arc<Mutex<u64>>,
+    /// Faults answered so far, per prompt.
+    faults: Arc<Mutex<std::collections::HashMap<String, u32>>>,
 }
 
 pub struct FakeApi {
@@ -93,6 +108,7 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let signed_in = headers.get("authorization").is_some() && headers.get("x-api-key").is_none();
     let api_key = headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
@@ -123,6 +139,9 @@ async fn handle(
     if model.contains("nosuch") {
         let error = json!({ "type": "error", "error": { "type": "not_found_error", "message": format!("model: {model}") } });
         return (StatusCode::NOT_FOUND, axum::Json(error)).into_response();
+    }
+    if let Some(refusal) = fault(&shared, &body, signed_in) {
+        return refusal;
     }
     let reply = script(&body);
     if body["stream"] == true {
@@ -170,6 +189,114 @@ fn texts_of(message: &Value) -> Vec<String> {
             .collect(),
         _ => vec![],
     }
+}
+
+/// The newest user text that is not a system reminder the CLI injected, and whether the newest
+/// user message carries a tool's result.
+fn prompt_of(body: &Value) -> (String, Option<String>) {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return (String::new(), None);
+    };
+    let texts = texts_of(last);
+    let result = texts.iter().find(|t| t.starts_with("TOOL_RESULT")).cloned();
+    let prompt = texts
+        .iter()
+        .rev()
+        .find(|t| !t.trim_start().starts_with('<'))
+        .cloned()
+        .unwrap_or_default();
+    (prompt, result)
+}
+
+/// A scripted refusal for this request, if its prompt asks for one and its budget is not spent.
+fn fault(shared: &Shared, body: &Value, signed_in: bool) -> Option<Response> {
+    let (prompt, result) = prompt_of(body);
+    if result.is_some() {
+        return None;
+    }
+    if prompt.contains("SUBLIMIT") {
+        if !signed_in {
+            return None;
+        }
+        let reset = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() + 3 * 3600)
+            .unwrap_or(0);
+        let error = json!({ "type": "error", "error": { "type": "rate_limit_error", "message": "This request would exceed your account's rate limit. Please try again later." } });
+        let mut response = (StatusCode::TOO_MANY_REQUESTS, axum::Json(error)).into_response();
+        let h = response.headers_mut();
+        for (name, value) in [
+            ("anthropic-ratelimit-unified-status", "rejected".to_string()),
+            ("anthropic-ratelimit-unified-reset", reset.to_string()),
+            (
+                "anthropic-ratelimit-unified-representative-claim",
+                "five_hour".to_string(),
+            ),
+            (
+                "anthropic-ratelimit-unified-5h-status",
+                "rejected".to_string(),
+            ),
+            ("anthropic-ratelimit-unified-5h-reset", reset.to_string()),
+            (
+                "anthropic-ratelimit-unified-5h-utilization",
+                "1.0".to_string(),
+            ),
+            ("x-should-retry", "false".to_string()),
+        ] {
+            h.insert(name, value.parse().expect("a header value"));
+        }
+        return Some(response);
+    }
+    let (status, kind, message, word) = [
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "api_error",
+            "Internal server error",
+            "FAIL500 ",
+        ),
+        (
+            StatusCode::from_u16(529).expect("529"),
+            "overloaded_error",
+            "Overloaded",
+            "OVERLOADED ",
+        ),
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            "Number of request tokens has exceeded your per-minute rate limit",
+            "RATELIMIT ",
+        ),
+    ]
+    .into_iter()
+    .find(|(.., word)| prompt.contains(word))?;
+    let count = prompt.split(word).nth(1)?.split_whitespace().next()?;
+    let always = count == "always";
+    let budget: u32 = if always {
+        u32::MAX
+    } else {
+        count.parse().ok()?
+    };
+    {
+        let mut faults = shared.faults.lock().unwrap();
+        let done = faults.entry(prompt.clone()).or_default();
+        if *done >= budget {
+            return None;
+        }
+        *done += 1;
+    }
+    let error = json!({ "type": "error", "error": { "type": kind, "message": message } });
+    let mut response = (status, axum::Json(error)).into_response();
+    let h = response.headers_mut();
+    h.insert("retry-after-ms", "50".parse().expect("a header value"));
+    h.insert(
+        "request-id",
+        "req_fake_fault".parse().expect("a header value"),
+    );
+    if always {
+        h.insert("x-should-retry", "false".parse().expect("a header value"));
+    }
+    Some(response)
 }
 
 fn script(body: &Value) -> Reply {

@@ -97,6 +97,7 @@ impl Switchboard {
                             }
                             self.cancel_asks(&mut a, &reason).await;
                             self.close_turn(&mut a, true).await;
+                            self.abandon_turn(&mut a, json!({ "canceled": true, "reason": reason })).await;
                             let _exit = session.stop(STOP_GRACE).await;
                             self.ended(&a, &reason).await;
                             let _ = reply.send(true);
@@ -113,6 +114,7 @@ impl Switchboard {
                                 let error = clean(&format!("Claude Code {} mid-turn: {}", exit.describe(), exit.stderr.lines().last().unwrap_or("")));
                                 self.cancel_asks(&mut a, "exited").await;
                                 self.close_turn(&mut a, true).await;
+                                self.abandon_turn(&mut a, json!({ "error": error })).await;
                                 self.state(&mut a, "failed", json!({ "error": error })).await;
                                 self.state(&mut a, "idle", json!({})).await;
                             }
@@ -207,23 +209,28 @@ impl Switchboard {
         if a.running && queue {
             // "After this turn": Vyre's own queue, where it can be taken back or edited.
             let (t, u, x) = (a.thread.clone(), uuid.to_string(), text.to_string());
+            let payload =
+                json!({ "uuid": uuid, "text": clean(text), "turn": a.turn, "status": "queued" });
             let queued = self
                 .ctx
                 .store()
                 .write(move |tx| {
+                    let now = crate::now_ms();
                     tx.conn().execute(
                         "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, 'queued', ?4)",
-                        params![t, u, x, crate::now_ms()],
+                        params![t, u, x, now],
                     )?;
-                    Ok(tx.conn().last_insert_rowid())
+                    let queued = tx.conn().last_insert_rowid();
+                    tx.conn().execute(
+                        "INSERT OR IGNORE INTO threads_sent (uuid, thread, via, queued, at) VALUES (?1, ?2, 'queued', ?3, ?4)",
+                        params![u, t, queued, now],
+                    )?;
+                    let mut payload = payload;
+                    payload["queued"] = json!(queued);
+                    tx.emit(NewEvent::new("thread.queued", payload).thread(t))?;
+                    Ok(queued)
                 })
                 .await?;
-            self.emit(
-                "thread.queued",
-                &a.thread,
-                json!({ "queued": queued, "uuid": uuid, "text": clean(text), "turn": a.turn, "status": "queued" }),
-            )
-            .await;
             return Ok(Sent {
                 uuid: uuid.to_string(),
                 via: "queued".into(),
@@ -234,26 +241,45 @@ impl Switchboard {
         blocks.push(json!({ "type": "text", "text": text }));
         let content = Value::Array(blocks);
         if a.running {
+            // Recorded first, as for a turn below.
+            let (t, u) = (a.thread.clone(), uuid.to_string());
+            self.try_emit_with(
+                "thread.sent",
+                &a.thread,
+                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
+                move |c| {
+                    c.execute(
+                        "INSERT OR IGNORE INTO threads_sent (uuid, thread, via, queued, at) VALUES (?1, ?2, 'steer', NULL, ?3)",
+                        params![u, t, crate::now_ms()],
+                    )?;
+                    Ok(true)
+                },
+            )
+            .await?;
             session
                 .send(content, uuid, Some("next"))
                 .map_err(|e| ToolError::conflict("not_live", e))?;
             a.steered_pending(uuid, text);
-            self.emit(
-                "thread.sent",
-                &a.thread,
-                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
-            )
-            .await;
             return Ok(Sent {
                 uuid: uuid.to_string(),
                 via: "steer".into(),
                 queued: None,
             });
         }
-        session
-            .send(content, uuid, None)
-            .map_err(|e| ToolError::conflict("not_live", e))?;
-        self.begin_turn(a, text, uuid).await;
+        // The turn is recorded before the session has the words: a store that cannot write (a
+        // full disk) refuses the send clearly, and a crash in between ends a recorded turn.
+        let before = (a.turns, a.turn.clone());
+        if let Err(e) = self.begin_turn_as(a, text, uuid, false).await {
+            (a.turns, a.turn) = before;
+            (a.running, a.own_uuid) = (false, None);
+            return Err(e.into());
+        }
+        if let Err(e) = session.send(content, uuid, None) {
+            let error = clean(&format!("the session did not take the message: {e}"));
+            self.abandon_turn(a, json!({ "error": error })).await;
+            self.state(a, "idle", json!({})).await;
+            return Err(ToolError::conflict("not_live", e));
+        }
         Ok(Sent {
             uuid: uuid.to_string(),
             via: "turn".into(),
@@ -263,35 +289,35 @@ impl Switchboard {
 
     /// A turn begins for a message already handed to the session.
     pub(super) async fn begin_turn(&self, a: &mut Actor, text: &str, uuid: &str) {
-        self.begin_turn_as(a, text, uuid, false).await;
+        if let Err(e) = self.begin_turn_as(a, text, uuid, false).await {
+            tracing::warn!(thread = %a.thread, error = %e, "a turn began unrecorded");
+        }
     }
 
     /// A turn; `steered` when it is steered words the previous turn never reached.
-    pub(super) async fn begin_turn_as(&self, a: &mut Actor, text: &str, uuid: &str, steered: bool) {
-        a.turns += 1;
-        let turn = format!("{}:{}", a.thread, a.turns);
-        a.turn = Some(turn.clone());
-        a.own_uuid = Some(uuid.to_string());
-        a.running = true;
-        a.turn_text = text.to_string();
-        let (t, n) = (a.thread.clone(), a.turns);
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_runs SET turns = ?1 WHERE id = ?2",
-                    params![n as i64, t],
-                )?;
-                Ok(())
-            })
-            .await;
-        let mut payload = json!({ "turn": turn, "uuid": uuid, "text": clean(text) });
+    pub(super) async fn begin_turn_as(
+        &self,
+        a: &mut Actor,
+        text: &str,
+        uuid: &str,
+        steered: bool,
+    ) -> Result<(), StoreError> {
+        let mut payload = a.open_turn(text, uuid);
         if steered {
             payload["steered"] = json!(true);
         }
-        self.emit("thread.turn", &a.thread, payload).await;
+        // One transaction: after a crash, a turn that began is running (so the restart ends
+        // it) and its send is recorded (so the same send retried is this turn, not another).
+        let (t, n, u) = (a.thread.clone(), a.turns, uuid.to_string());
+        let written = self
+            .try_emit_with("thread.turn", &a.thread, payload, move |c| {
+                turn_rows(c, &t, n, &u)?;
+                Ok(true)
+            })
+            .await;
+        written?;
         self.state(a, "running", json!({})).await;
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -318,24 +344,20 @@ impl Switchboard {
         session
             .answer(request, response)
             .map_err(|e| ToolError::conflict("ask_closed", e))?;
-        let (id, d, b) = (ask.to_string(), decision.to_string(), by.to_string());
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_asks SET status = 'answered', decision = ?1, answered_by = ?2, answered_at = ?3 WHERE id = ?4",
-                    params![d, b, crate::now_ms(), id],
-                )?;
-                Ok(())
-            })
-            .await;
         // What was chosen, for every surface (AskUserQuestion's answers; none for a permission).
         let mut payload = json!({ "ask": ask, "decision": decision, "turn": a.turn });
         if let Some(answers) = answers {
             payload["answers"] = answers;
         }
-        self.emit("ask.answered", &a.thread, payload).await;
+        let (id, d, b) = (ask.to_string(), decision.to_string(), by.to_string());
+        self.emit_with("ask.answered", &a.thread, payload, move |c| {
+            c.execute(
+                "UPDATE threads_asks SET status = 'answered', decision = ?1, answered_by = ?2, answered_at = ?3 WHERE id = ?4",
+                params![d, b, crate::now_ms(), id],
+            )?;
+            Ok(true)
+        })
+        .await;
         if a.asks.is_empty() && a.running {
             self.state(a, "running", json!({})).await;
         }
@@ -404,7 +426,7 @@ impl Switchboard {
                     )
                     .await;
                 }
-                None => self.on_asked(a, q).await,
+                None => self.on_asked(a, session, q).await,
             },
             Happening::Withdrawn { request } => {
                 if let Some(ask) = a.asks.remove(&request) {
@@ -443,6 +465,20 @@ impl Switchboard {
                 )
                 .await;
             }
+            Happening::Retry {
+                attempt,
+                max_retries,
+                delay_ms,
+                status,
+                error,
+            } => {
+                self.emit(
+                    "thread.retry",
+                    &a.thread,
+                    json!({ "attempt": attempt, "max_retries": max_retries, "delay_ms": delay_ms, "status": status, "error": clean(&error), "turn": a.turn }),
+                )
+                .await;
+            }
             // A result with no turn running (after an interrupt, say) is stale: drop it.
             Happening::Finished { .. } if !a.running => {}
             Happening::Finished {
@@ -466,19 +502,15 @@ impl Switchboard {
                 if let Some(e) = error {
                     p["error"] = json!(clean(&e));
                 }
-                self.emit("thread.finished", &a.thread, p).await;
                 let (t, total) = (a.thread.clone(), total_cost_usd);
-                let _ = self
-                    .ctx
-                    .store()
-                    .write(move |tx| {
-                        tx.conn().execute(
-                            "UPDATE threads_runs SET total_cost_usd = ?1 WHERE id = ?2",
-                            params![total, t],
-                        )?;
-                        Ok(())
-                    })
-                    .await;
+                self.emit_with("thread.finished", &a.thread, p, move |c| {
+                    c.execute(
+                        "UPDATE threads_runs SET total_cost_usd = ?1, status = 'idle', history = 1, updated_at = ?2 WHERE id = ?3",
+                        params![total, crate::now_ms(), t],
+                    )?;
+                    Ok(true)
+                })
+                .await;
                 a.running = false;
                 a.own_uuid = None;
                 if !canceled && a.limited.is_none() && !a.steered.is_empty() {
@@ -492,7 +524,9 @@ impl Switchboard {
                         .map(|(_, t)| t.as_str())
                         .collect::<Vec<_>>()
                         .join("\n");
-                    self.begin_turn_as(a, &text, &late[0].0, true).await;
+                    if let Err(e) = self.begin_turn_as(a, &text, &late[0].0, true).await {
+                        tracing::warn!(thread = %a.thread, error = %e, "a turn began unrecorded");
+                    }
                     return;
                 }
                 self.state(a, "idle", json!({})).await;
@@ -510,12 +544,14 @@ impl Switchboard {
         }
     }
 
-    pub(super) async fn on_asked(&self, a: &mut Actor, q: Question) {
+    pub(super) async fn on_asked(&self, a: &mut Actor, session: &dyn Session, q: Question) {
         let ask = crate::ids::random_hex(9);
         let summary = clean(&q.description.clone().unwrap_or_else(|| q.tool.clone()));
         let (id, t, turn) = (ask.clone(), a.thread.clone(), a.turn.clone());
         let q2 = q.clone();
         let sum = summary.clone();
+        let input = super::clean_value(&q.input);
+        let raised = NewEvent::new("ask.raised", json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input })).thread(a.thread.clone());
         let stored: Result<(), StoreError> = self
             .ctx
             .store()
@@ -525,36 +561,39 @@ impl Switchboard {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'open', ?10)",
                     params![id, t, turn, q2.request, q2.kind, q2.tool, sum, q2.input.to_string(), q2.suggestions.to_string(), crate::now_ms()],
                 )?;
+                tx.emit(raised)?;
                 Ok(())
             })
             .await;
         if let Err(e) = stored {
+            // Unrecorded, no one could answer it: the turn would wait for ever.
             tracing::error!(error = %e, "cannot record an ask; denying it");
+            let why = "Vyre could not record this question (its store refused the write), so no one can answer it; try again.";
+            let _ = session.answer(&q.request, json!({ "behavior": "deny", "message": why }));
             return;
         }
         a.asks.insert(q.request.clone(), ask.clone());
-        let input = super::clean_value(&q.input);
-        self.emit("ask.raised", &a.thread, json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input })).await;
-        self.state(a, "waiting", json!({})).await;
+        // "waiting" is a turn's state: a question that comes in after its turn ended (the CLI's
+        // request racing a result) stays answerable without claiming a turn that is not there,
+        // which a restart would then end a second time.
+        if a.running {
+            self.state(a, "waiting", json!({})).await;
+        }
     }
 
     pub(super) async fn close_ask(&self, a: &Actor, ask: &str, why: &str) {
         let id = ask.to_string();
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled', answered_at = ?1 WHERE id = ?2 AND status = 'open'",
-                    params![crate::now_ms(), id],
-                )?;
-                Ok(())
-            })
-            .await;
-        self.emit(
+        self.emit_with(
             "ask.answered",
             &a.thread,
             json!({ "ask": ask, "decision": "cancelled", "reason": why, "turn": a.turn }),
+            move |c| {
+                let changed = c.execute(
+                    "UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled', answered_at = ?1 WHERE id = ?2 AND status = 'open'",
+                    params![crate::now_ms(), id],
+                )?;
+                Ok(changed > 0)
+            },
         )
         .await;
     }
@@ -564,6 +603,29 @@ impl Switchboard {
         for ask in open {
             self.close_ask(a, &ask, why).await;
         }
+    }
+
+    /// The running turn ends without its result (the session is stopped, or its process is
+    /// gone): `thread.finished` with `ok: false` and `extra` (why), so every turn ends once.
+    pub(super) async fn abandon_turn(&self, a: &mut Actor, extra: Value) {
+        if !a.running {
+            return;
+        }
+        a.running = false;
+        a.own_uuid = None;
+        let mut payload = json!({ "ok": false, "turn": a.turn });
+        if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        let t = a.thread.clone();
+        self.emit_with("thread.finished", &a.thread, payload, move |c| {
+            c.execute(
+                "UPDATE threads_runs SET status = 'idle', updated_at = ?1 WHERE id = ?2",
+                params![crate::now_ms(), t],
+            )?;
+            Ok(true)
+        })
+        .await;
     }
 
     /// Tool calls the turn left open end as canceled.
@@ -590,22 +652,42 @@ impl Switchboard {
         self.ctx.session_processes().unregister(&a.thread);
         self.ctx.kernel().session_sockets().close(&a.thread);
         self.release_slots(&a.thread, reason).await;
+        *a.shown.lock().expect("state") = super::Shown::new("stopped");
         let (t, r) = (a.thread.clone(), reason.to_string());
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
+        self.emit_with(
+            "thread.stopped",
+            &a.thread,
+            json!({ "reason": reason }),
+            move |c| {
+                c.execute(
                     "UPDATE threads_runs SET status = 'stopped', stopped_reason = ?1, updated_at = ?2 WHERE id = ?3",
                     params![r, crate::now_ms(), t],
                 )?;
-                Ok(())
-            })
-            .await;
-        *a.shown.lock().expect("state") = super::Shown::new("stopped");
-        self.emit("thread.stopped", &a.thread, json!({ "reason": reason }))
-            .await;
+                Ok(true)
+            },
+        )
+        .await;
     }
+}
+
+/// The rows of a turn's start, written with its `thread.turn`: the thread's turn count and state,
+/// and the send's record.
+pub(super) fn turn_rows(
+    c: &rusqlite::Connection,
+    thread: &str,
+    turns: u64,
+    uuid: &str,
+) -> rusqlite::Result<()> {
+    let now = crate::now_ms();
+    c.execute(
+        "UPDATE threads_runs SET turns = ?1, status = 'running', updated_at = ?2 WHERE id = ?3",
+        params![turns as i64, now, thread],
+    )?;
+    c.execute(
+        "INSERT OR IGNORE INTO threads_sent (uuid, thread, via, queued, at) VALUES (?1, ?2, 'turn', NULL, ?3)",
+        params![uuid, thread, now],
+    )?;
+    Ok(())
 }
 
 pub(super) struct Actor {
@@ -640,6 +722,17 @@ pub(super) struct Actor {
 }
 
 impl Actor {
+    /// The next turn runs, for message `uuid`; the payload of its `thread.turn`.
+    pub(super) fn open_turn(&mut self, text: &str, uuid: &str) -> Value {
+        self.turns += 1;
+        let turn = format!("{}:{}", self.thread, self.turns);
+        self.turn = Some(turn.clone());
+        self.own_uuid = Some(uuid.to_string());
+        self.running = true;
+        self.turn_text = text.to_string();
+        json!({ "turn": turn, "uuid": uuid, "text": clean(text) })
+    }
+
     /// A message sent into the running turn, waiting for the CLI to take it in.
     pub(super) fn steered_pending(&mut self, uuid: &str, text: &str) {
         self.steered.insert(uuid.to_string(), text.to_string());

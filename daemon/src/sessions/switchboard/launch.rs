@@ -91,8 +91,33 @@ impl Switchboard {
             }
         };
         let (req, turns) = row;
-        self.launch(thread, &req, How::Resume { at }, turns.max(0) as u64)
-            .await
+        // A thread whose CLI died before it wrote its transcript (killed in its first turn) has
+        // nothing to resume: it starts afresh under the same id rather than being stuck.
+        let how = match self.router.get(&req.provider)?.can_resume(thread, None) {
+            Err(Unresumable::NoHistory { .. }) if at.is_none() && !self.history(thread).await? => {
+                How::New
+            }
+            _ => How::Resume { at },
+        };
+        self.launch(thread, &req, how, turns.max(0) as u64).await
+    }
+
+    /// Whether this thread's transcript is known to have been written.
+    async fn history(&self, thread: &str) -> Result<bool, ToolError> {
+        let t = thread.to_string();
+        Ok(self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT history FROM threads_runs WHERE id = ?1",
+                    [&t],
+                    |r| r.get::<_, i64>(0),
+                )
+                .optional()?
+                .is_none_or(|h| h != 0))
+            })
+            .await?)
     }
 
     /// Whether this thread runs on the fallback API key: its subscription's limit was reached
@@ -163,8 +188,8 @@ impl Switchboard {
             .write(move |tx| {
                 let now = crate::now_ms();
                 tx.conn().execute(
-                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10)",
+                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10, 0)",
                     params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
                 )?;
                 Ok(())
@@ -367,8 +392,8 @@ impl Switchboard {
                 .store()
                 .write(move |tx| {
                     tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, stopped_reason = NULL, updated_at = ?4 WHERE id = ?5",
-                        params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t],
+                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, stopped_reason = NULL, updated_at = ?4, history = MAX(history, ?6) WHERE id = ?5",
+                        params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t, resume as i64],
                     )?;
                     Ok(())
                 })

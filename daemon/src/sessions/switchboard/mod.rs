@@ -271,6 +271,41 @@ impl Switchboard {
         }
     }
 
+    /// Change rows and record the event that tells of it in one transaction, so that a crash
+    /// never keeps the one without the other. `rows` says whether the event is still to be told
+    /// (false: nothing changed, so nothing is recorded).
+    async fn emit_with<F>(&self, kind: &str, thread: &str, payload: Value, rows: F)
+    where
+        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<bool> + Send + 'static,
+    {
+        if let Err(e) = self.try_emit_with(kind, thread, payload, rows).await {
+            tracing::warn!(thread, kind, error = %e, "event not recorded");
+        }
+    }
+
+    /// [`Switchboard::emit_with`], saying whether it was written.
+    async fn try_emit_with<F>(
+        &self,
+        kind: &str,
+        thread: &str,
+        payload: Value,
+        rows: F,
+    ) -> Result<(), StoreError>
+    where
+        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<bool> + Send + 'static,
+    {
+        let event = NewEvent::new(kind, payload).thread(thread);
+        self.ctx
+            .store()
+            .write(move |tx| {
+                if rows(tx.conn())? {
+                    tx.emit(event)?;
+                }
+                Ok(())
+            })
+            .await
+    }
+
     async fn set_status(&self, thread: &str, status: &str) {
         self.update_run(thread, "status", Some(status.to_string()))
             .await;

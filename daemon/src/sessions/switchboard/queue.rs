@@ -83,49 +83,79 @@ impl Switchboard {
             self.begin_turn(a, &text, &uuid).await;
             return;
         }
-        let taken = match self.take_queued(&a.thread, None).await {
-            Ok(t) => t,
+        // Taking the message from the queue and its turn's start commit together, so a crash
+        // never loses a message that left the queue: its turn is there, and a restart ends it.
+        let t = a.thread.clone();
+        let row = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'queued' ORDER BY id LIMIT 1",
+                    [t],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)),
+                )
+                .optional()?)
+            })
+            .await;
+        let (queued, uuid, text) = match row {
+            Ok(Some(row)) => row,
+            Ok(None) => return,
             Err(e) => {
                 tracing::warn!(thread = %a.thread, error = %e, "cannot read the queue");
                 return;
             }
         };
-        let Some((uuid, text)) = taken else { return };
-        let queued = self.queued_id(&uuid).await;
-        if let Err(e) = session.send(json!([{ "type": "text", "text": text }]), &uuid, None) {
-            tracing::warn!(thread = %a.thread, error = %e, "cannot hand over a queued message");
-            return;
-        }
-        self.emit(
-            "thread.unqueued",
-            &a.thread,
-            json!({ "queued": queued, "uuid": uuid, "reason": "taken" }),
-        )
-        .await;
-        self.emit(
-            "thread.sent",
-            &a.thread,
-            json!({ "text": clean(&text), "uuid": uuid, "via": "turn", "queued": queued }),
-        )
-        .await;
-        self.begin_turn(a, &text, &uuid).await;
-    }
-
-    pub(super) async fn queued_id(&self, uuid: &str) -> Option<i64> {
-        let u = uuid.to_string();
-        self.ctx
+        let (turns, turn) = (a.turns + 1, format!("{}:{}", a.thread, a.turns + 1));
+        let events = [
+            NewEvent::new(
+                "thread.unqueued",
+                json!({ "queued": queued, "uuid": uuid, "reason": "taken" }),
+            ),
+            NewEvent::new(
+                "thread.sent",
+                json!({ "text": clean(&text), "uuid": uuid, "via": "turn", "queued": queued }),
+            ),
+            NewEvent::new(
+                "thread.turn",
+                json!({ "turn": turn, "uuid": uuid, "text": clean(&text) }),
+            ),
+        ]
+        .map(|e| e.thread(a.thread.clone()));
+        let (t, u) = (a.thread.clone(), uuid.clone());
+        let taken = self
+            .ctx
             .store()
-            .read(move |c| {
-                Ok(
-                    c.query_row("SELECT id FROM threads_inbox WHERE uuid = ?1", [u], |r| {
-                        r.get(0)
-                    })
-                    .optional()?,
-                )
+            .write(move |tx| {
+                let taken = tx.conn().execute(
+                    "UPDATE threads_inbox SET status = 'taken' WHERE id = ?1 AND status = 'queued'",
+                    [queued],
+                )?;
+                if taken == 0 {
+                    // Taken back just now.
+                    return Ok(false);
+                }
+                super::actor::turn_rows(tx.conn(), &t, turns, &u)?;
+                for event in events {
+                    tx.emit(event)?;
+                }
+                Ok(true)
             })
-            .await
-            .ok()
-            .flatten()
+            .await;
+        match taken {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(thread = %a.thread, error = %e, "cannot hand over a queued message");
+                return;
+            }
+        }
+        a.open_turn(&text, &uuid);
+        if let Err(e) = session.send(json!([{ "type": "text", "text": text }]), &uuid, None) {
+            // The process is gone: its end closes this turn.
+            tracing::warn!(thread = %a.thread, error = %e, "cannot hand over a queued message");
+        }
+        self.state(a, "running", json!({})).await;
     }
 
     /// Take a queued message back before it is handed over.

@@ -1,0 +1,81 @@
+// Lumen, the Mac app's capsule (420 by 640, on a shortcut), has a view of its own at /app/lumen:
+// one line to the assistant, the last exchange of its Lumen conversation, and what needs you.
+// Pure: no DOM, no fetch, so node --test covers it (ui/test/lumen.test.mjs).
+
+import type { ChatState, Item, NoticeItem, TextItem, ToolItem } from './chat';
+import type { ThreadInfo } from './types';
+
+/** Where the Mac app loads Lumen: vyred serves index.html for any path under /app/. */
+export const LUMEN_PATH = '/app/lumen';
+
+/** The purpose Lumen's thread is started with (its model is the `capsule` purpose's). */
+export const LUMEN_PURPOSE = 'capsule';
+
+export function isLumen(pathname: string): boolean {
+  return pathname.replace(/\/+$/, '') === LUMEN_PATH;
+}
+
+/** The Lumen conversation: the assistant's newest thread started for Lumen, if any. */
+export function lumenThread(threads: Pick<ThreadInfo, 'thread' | 'purpose' | 'created_at'>[]): string | null {
+  let best: Pick<ThreadInfo, 'thread' | 'purpose' | 'created_at'> | null = null;
+  for (const t of threads) if (t.purpose === LUMEN_PURPOSE && (!best || t.created_at > best.created_at)) best = t;
+  return best?.thread ?? null;
+}
+
+/** What Lumen shows of its conversation: the last message sent and what came back since. */
+export interface Exchange {
+  asked: string | null;
+  /** A message just sent that no event has confirmed yet. */
+  sending: boolean;
+  failed: boolean;
+  texts: TextItem[];
+  /** The turn's latest tool call: what it is doing now, or did last. */
+  tool: ToolItem | null;
+  notices: NoticeItem[];
+  /** What to show, in order: the texts and notices, and the latest tool call where it came. */
+  rows: (TextItem | ToolItem | NoticeItem)[];
+}
+
+export function exchange(items: Item[]): Exchange {
+  let start = -1;
+  for (let i = items.length - 1; i >= 0; i--) {
+    if (items[i].kind === 'user') {
+      start = i;
+      break;
+    }
+  }
+  const out: Exchange = { asked: null, sending: false, failed: false, texts: [], tool: null, notices: [], rows: [] };
+  const user = start >= 0 ? items[start] : null;
+  if (user?.kind === 'user') {
+    out.asked = user.text;
+    out.sending = user.status === 'sending';
+    out.failed = user.status === 'failed';
+  }
+  for (const it of items.slice(start + 1)) {
+    if (it.kind === 'assistant') out.texts.push(it);
+    else if (it.kind === 'tool') out.tool = it;
+    else if (it.kind === 'notice') out.notices.push(it);
+    else continue;
+    out.rows.push(it);
+  }
+  if (out.tool) out.rows = out.rows.filter((r) => r.kind !== 'tool' || r === out.tool);
+  return out;
+}
+
+/** Lumen stays open for days: keep the last exchange only (the last message, its replies, its
+ * newest tool rows), so its memory does not grow with the conversation. */
+export function prune(s: Pick<ChatState, 'items'>, keep = 40): void {
+  if (s.items.length <= keep) return;
+  let start = -1;
+  for (let i = s.items.length - 1; i >= 0; i--) {
+    if (s.items[i].kind === 'user') {
+      start = i;
+      break;
+    }
+  }
+  let rest = s.items.slice(start + 1);
+  // A long turn: its texts stay, the older of its other rows go.
+  let extra = rest.length + (start >= 0 ? 1 : 0) - keep;
+  if (extra > 0) rest = rest.filter((it) => it.kind === 'assistant' || extra-- <= 0);
+  s.items = start >= 0 ? [s.items[start], ...rest] : rest;
+}

@@ -161,20 +161,60 @@ fn secret_pipe(secret: &Secret) -> Result<OwnedFd, SpawnError> {
     Ok(read)
 }
 
-/// Stop a whole process group: SIGTERM, then SIGKILL after `grace`.
+/// Stop a whole session: SIGTERM, then SIGKILL after `grace`, to its process group and to every
+/// process of its session (`pgid` is also the session id, since the child called setsid). The
+/// session matters under tini, which puts the program it runs in a process group of its own, so
+/// the group alone would be tini and miss Claude Code.
 pub async fn kill_group(child: &mut Child, pgid: i32, grace: Duration) {
-    if pgid > 1 {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGTERM);
-    }
-    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+    let signal_all = |sig: Signal| {
         if pgid > 1 {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+            let _ = killpg(Pid::from_raw(pgid), sig);
+            signal_session(pgid, sig);
         }
+    };
+    signal_all(Signal::SIGTERM);
+    if tokio::time::timeout(grace, child.wait()).await.is_err() {
+        signal_all(Signal::SIGKILL);
         let _ = child.kill().await;
     }
     // Members that outlived the leader.
-    if pgid > 1 {
-        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    signal_all(Signal::SIGKILL);
+}
+
+/// Signal every process whose session id is `sid` (Linux: from `/proc/<pid>/stat`); how many.
+pub fn signal_session(sid: i32, sig: Signal) -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        let mut signalled = 0;
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            // After the command's closing parenthesis: state, ppid, pgrp, session, ...
+            let session = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(3))
+                .and_then(|s| s.parse::<i32>().ok());
+            if session == Some(sid) && nix::sys::signal::kill(Pid::from_raw(pid), sig).is_ok() {
+                signalled += 1;
+            }
+        }
+        signalled
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (sid, sig);
+        0
     }
 }
 
@@ -367,6 +407,53 @@ mod tests {
         );
         kill_group(&mut s.child, s.pgid, Duration::from_secs(1)).await;
         let _ = nix::sys::signal::kill(Pid::from_raw(orphan), Signal::SIGKILL);
+    }
+
+    #[tokio::test]
+    async fn under_tini_stopping_reaches_the_program_in_its_own_group() {
+        let Some(tini) = find_tini() else {
+            eprintln!("skipped: tini is not installed");
+            return;
+        };
+        // tini runs the program in a process group of its own; this one ignores SIGTERM.
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                "trap '' TERM; echo $$ $(ps -o pgid= -p $$); exec sleep 600".into(),
+            ],
+            cwd: std::env::temp_dir(),
+            env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+            fd3: None,
+            subreaper: Some(tini),
+            run_as: None,
+        };
+        let mut s = spawn(spec).unwrap();
+        let mut buf = [0u8; 64];
+        let n = s.stdout.read(&mut buf).await.unwrap();
+        let ids: Vec<i32> = String::from_utf8_lossy(&buf[..n])
+            .split_whitespace()
+            .map(|x| x.parse().unwrap())
+            .collect();
+        let (program, its_group) = (ids[0], ids[1]);
+        assert_ne!(
+            its_group, s.pgid,
+            "tini gave the program a group of its own"
+        );
+        kill_group(&mut s.child, s.pgid, Duration::from_millis(300)).await;
+        let alive = |pid: i32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|st| {
+                    !st.rsplit_once(')')
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(false)
+        };
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !alive(program)
+        });
+        assert!(gone, "the program in tini's other group was stopped too");
     }
 
     #[tokio::test]

@@ -112,7 +112,8 @@ it('a window without a device is told how to sign in', T, async () => {
 it('Lumen is its own small page: the line to the assistant and what needs you, no nav', T, async () => {
   scripts.length = 0;
   await openLumen();
-  assert.equal(await page.getByTestId('lumen-input').getAttribute('placeholder'), 'Ask Juno');
+  // The assistant's name arrives with the app's state, a moment after the page.
+  await page.locator('[data-testid="lumen-input"][placeholder="Ask Juno"]').waitFor();
   await page.getByTestId('lumen-needs-empty').waitFor();
   // The line has the keyboard, as Spotlight's does.
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'lumen-input');

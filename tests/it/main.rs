@@ -6,6 +6,7 @@ mod support;
 mod adopt;
 mod agents;
 mod api;
+mod attacks;
 mod claude_e2e;
 mod crash_cycles;
 mod events;

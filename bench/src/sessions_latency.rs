@@ -181,6 +181,9 @@ impl Direct {
             credential: Credential::ApiKey(Secret::new(KEY.into())),
             home: folder(dir, &format!("{name}-home"))?,
             run_as: None,
+            sandbox: None,
+            expose_ro: vec![],
+            processes: None,
             extra_env,
         };
         let (process, _init) = ClaudeProcess::start(&options)

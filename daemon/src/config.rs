@@ -128,6 +128,10 @@ pub struct SessionsConfig {
     /// Where the sessions' own sockets are made: a folder the sessions' group can reach, since
     /// `VYRE_HOME` is vyred's alone. Default `VYRE_HOME/s`.
     pub socket_dir: Option<String>,
+    /// How sessions are contained (ADR 0014): `auto` (the default: the sessions' own user when
+    /// `uid` is set, else a bubblewrap sandbox; sessions do not start without one), `sandbox`,
+    /// or `none` (sessions run as vyred's user, uncontained).
+    pub containment: Option<String>,
 }
 
 /// How many teammates and subagents may run at once, for the whole machine and per project.

@@ -102,6 +102,7 @@ pub struct Daemon {
 impl Daemon {
     /// Prepare the home, take the lock, open the store and bind both listeners.
     pub async fn bind(options: DaemonOptions) -> Result<Daemon, DaemonError> {
+        keep_out_of_reach();
         let home = options.home;
         home.ensure().map_err(|source| DaemonError::Home {
             path: home.root().display().to_string(),
@@ -256,6 +257,17 @@ impl Daemon {
         stop.cancel();
         shutdown(&kernel).await;
         Ok(())
+    }
+}
+
+/// vyred holds the vault's key and every device's secret in memory: no process of its user may
+/// attach to it or read its memory and environment (`/proc/<pid>/mem`, `environ`), which a
+/// session that runs as the same user could otherwise do (ADR 0014). Also means no core dumps.
+fn keep_out_of_reach() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with plain integer arguments changes only this process's dumpable flag.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
 }
 

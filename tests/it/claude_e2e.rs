@@ -44,6 +44,9 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
         credential: Credential::ApiKey(Secret::new(key.into())),
         home: home.dir.join("home"),
         run_as: None,
+        sandbox: None,
+        expose_ro: vec![],
+        processes: None,
         extra_env: vec![(
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
             "1".into(),
@@ -188,6 +191,11 @@ async fn the_claude_driver_passes_the_provider_contract() {
         base_url: Some(api.url()),
         home: home.dir.join("home"),
         run_as: None,
+        // Contained as vyred contains them: in a sandbox that hides VYRE_HOME.
+        wanted: vyre::sessions::sandbox::Wanted::Auto,
+        hide: vyre::sessions::sandbox::hidden_paths(&home.vyre_home()),
+        expose_ro: vec![],
+        decided: Default::default(),
     };
     let id = uuid();
     let launch = |resume: bool| Launch {
@@ -204,6 +212,7 @@ async fn the_claude_driver_passes_the_provider_contract() {
         budget_usd: None,
         plugin_dirs: vec![],
         env: vec![],
+        processes: None,
     };
     let script = Script {
         hello: "hello".into(),

@@ -43,6 +43,7 @@ impl Provider for FakeProvider {
                 fd3: None,
                 subreaper: None,
                 run_as: None,
+                sandbox: None,
             })
             .map_err(|e| e.to_string())?;
             let (tx, rx) = mpsc::unbounded_channel();
@@ -51,6 +52,7 @@ impl Provider for FakeProvider {
                     pid: spawned.pid,
                     pgid: spawned.pgid,
                     sid: spawned.sid,
+                    pid_namespace: None,
                 },
                 process: Mutex::new(Some(spawned)),
                 cwd: launch.cwd,

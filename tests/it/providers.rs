@@ -34,6 +34,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         budget_usd: None,
         plugin_dirs: vec![],
         env: vec![],
+        processes: None,
     };
     let script = Script {
         hello: "hello".into(),

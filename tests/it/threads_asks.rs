@@ -1,9 +1,9 @@
 //! Threads and their questions on the real CLI: asks allowed, denied and always; the floor;
-//! AskUserQuestion and ExitPlanMode; a cancelled ask; the peer check from inside a session.
+//! AskUserQuestion and ExitPlanMode; a cancelled ask. (The peer check from inside a session is in
+//! `attacks/peer.rs`.)
 
 use serde_json::json;
 
-use crate::support::*;
 use crate::threads_e2e::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -334,52 +334,6 @@ async fn an_interrupt_cancels_the_open_ask_and_answering_it_then_is_refused() {
         .await
         .unwrap();
     assert_eq!(got["asks"][0]["status"], "cancelled");
-    r.vyred.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_only_call_from_inside_a_session_is_refused() {
-    let Some(r) = rig("threads-peer").await else {
-        return;
-    };
-    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let thread = start_thread(&r).await;
-    // The session's Bash (detached with setsid, so not by ancestry alone) tries to act as a person.
-    let command = format!(
-        "RUNBASH setsid curl -s --unix-socket {} -X POST -H 'content-type: application/json' -d '{{\"name\":\"sneaky\"}}' http://localhost/v1/tools/devices.add > peer.txt 2>&1; setsid env VYRE_HOME={} {} tools > tools.txt 2>&1; true",
-        r.home.home().socket().display(),
-        r.home.vyre_home().display(),
-        BIN
-    );
-    r.sock
-        .call(
-            "threads.send",
-            &json!({ "thread": thread, "text": command }),
-        )
-        .await
-        .unwrap();
-    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
-    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
-    r.sock
-        .call(
-            "threads.answer",
-            &json!({ "ask": ask, "decision": "allow" }),
-        )
-        .await
-        .unwrap();
-    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    let out = std::fs::read_to_string(r.work.join("peer.txt")).unwrap();
-    assert!(out.contains("person_only"), "{out}");
-    let tools = std::fs::read_to_string(r.work.join("tools.txt")).unwrap();
-    assert!(
-        tools.contains("threads.list") && !tools.contains("devices.add"),
-        "a session is not shown person-only tools: {tools}"
-    );
-    let devices = r.sock.call("devices.list", &json!({})).await.unwrap();
-    assert!(
-        devices.as_array().unwrap().is_empty(),
-        "no device was added"
-    );
     r.vyred.stop().await;
 }
 

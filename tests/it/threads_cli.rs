@@ -143,7 +143,9 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
     };
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
-    let command = "RUNBASH (sleep 600 & echo $! > plain.pid); (setsid sleep 601 & echo $! > setsid.pid); (sh -c 'setsid sleep 602 & echo $! > double.pid' &); sleep 0.5; echo started";
+    // Pids inside the session's sandbox are its own namespace's: the processes are found by
+    // their unique arguments instead.
+    let command = "RUNBASH (sleep 7600 &); (setsid sleep 7601 &); (sh -c 'setsid env -i sleep 7602 &' &); sleep 0.5; echo started";
     r.sock
         .call(
             "threads.send",
@@ -165,15 +167,20 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
             .unwrap();
         events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     }
-    let pids: Vec<i32> = ["plain.pid", "setsid.pid", "double.pid"]
+    let sleeping = |arg: &str| -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c == format!("sleep\0{arg}\0").as_bytes())
+            })
+            .filter_map(|e| e.file_name().to_str()?.parse().ok())
+            .collect()
+    };
+    let pids: Vec<i32> = ["7600", "7601", "7602"]
         .iter()
-        .map(|f| {
-            std::fs::read_to_string(r.work.join(f))
-                .unwrap_or_else(|e| panic!("{f}: {e}"))
-                .trim()
-                .parse()
-                .unwrap()
-        })
+        .flat_map(|arg| sleeping(arg))
         .collect();
     let alive = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -181,7 +188,7 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
             .unwrap_or(false)
     };
     assert!(
-        pids.iter().all(|p| alive(*p)),
+        pids.len() == 3 && pids.iter().all(|p| alive(*p)),
         "the session's children run: {pids:?}"
     );
     r.sock

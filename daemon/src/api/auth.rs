@@ -2,6 +2,7 @@
 //! device credential it carries. Also the checks that keep browsers on other sites out.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
 use axum::extract::connect_info::Connected;
@@ -12,34 +13,28 @@ use tokio::net::{TcpListener, UnixListener};
 
 use super::error::ApiError;
 use crate::kernel::Kernel;
+use crate::peer::{Judge, PeerFacts, Verdict};
 use crate::tools::Caller;
 
 /// The connection a request arrived on.
 #[derive(Debug, Clone)]
 pub enum Peer {
-    /// The unix socket; credentials from the kernel (SO_PEERCRED / getpeereid).
-    Socket { uid: Option<u32>, pid: Option<i32> },
+    /// The unix socket: who connected, read and pinned when vyred accepted it.
+    Socket { facts: Arc<PeerFacts> },
     /// Loopback HTTP.
     Tcp(SocketAddr),
-    /// A session's own socket: every request on it is that session.
+    /// A session's own socket: every request on it is that session, and only that session (or
+    /// a person of vyred's own user) may use it.
     Session {
         thread: String,
-        uid: Option<u32>,
-        pid: Option<i32>,
+        facts: Arc<PeerFacts>,
     },
 }
 
 impl Connected<IncomingStream<'_, UnixListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        match stream.io().peer_cred() {
-            Ok(cred) => Peer::Socket {
-                uid: Some(cred.uid()),
-                pid: cred.pid(),
-            },
-            Err(_) => Peer::Socket {
-                uid: None,
-                pid: None,
-            },
+        Peer::Socket {
+            facts: Arc::new(PeerFacts::of(stream.io())),
         }
     }
 }
@@ -50,42 +45,49 @@ impl Connected<IncomingStream<'_, TcpListener>> for Peer {
     }
 }
 
+/// How a socket peer is judged against this vyred's live sessions.
+fn judge(kernel: &Kernel, facts: &PeerFacts) -> Verdict {
+    crate::peer::judge(
+        facts,
+        Judge {
+            sessions: kernel.session_processes(),
+            own_uid: kernel_uid(),
+            sessions_uid: kernel.config().config.sessions.uid,
+        },
+    )
+}
+
 /// Resolve the verified caller of a request.
 pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Caller, ApiError> {
     match peer {
-        Peer::Socket { uid, pid } => {
-            let own = kernel_uid();
-            if *uid != Some(own) {
-                return Err(ApiError::forbidden(
-                    "foreign_user",
-                    "only vyred's own user may use its socket",
-                ));
-            }
-            if let Some(pid) = pid
-                && let Some(thread) = kernel.session_processes().session_of(*pid)
-            {
-                return Ok(Caller::Session {
-                    thread,
-                    pid: Some(*pid),
-                });
-            }
-            Ok(Caller::Socket {
-                uid: own,
-                pid: *pid,
-            })
-        }
-        Peer::Session { thread, uid, pid } => {
-            if *uid != Some(kernel_uid()) {
-                return Err(ApiError::forbidden(
-                    "foreign_user",
-                    "only vyred's own user may use a session's socket",
-                ));
-            }
-            Ok(Caller::Session {
+        Peer::Socket { facts } => match judge(kernel, facts) {
+            Verdict::Person { uid } => Ok(Caller::Socket {
+                uid,
+                pid: facts.pid,
+            }),
+            Verdict::Session { thread } => Ok(Caller::Session {
+                thread,
+                pid: facts.pid,
+            }),
+            Verdict::Refused { code, message } => Err(ApiError::forbidden(code, message)),
+        },
+        // A session's socket serves that session: its own processes, or a person of vyred's
+        // user (who gets no more than the session). Another session, or nobody, is refused.
+        Peer::Session { thread, facts } => match judge(kernel, facts) {
+            Verdict::Person { .. } => Ok(Caller::Session {
                 thread: Some(thread.clone()),
-                pid: *pid,
-            })
-        }
+                pid: facts.pid,
+            }),
+            Verdict::Session { thread: Some(t) } if t == *thread => Ok(Caller::Session {
+                thread: Some(t),
+                pid: facts.pid,
+            }),
+            Verdict::Session { .. } => Err(ApiError::forbidden(
+                "not_your_socket",
+                "this socket belongs to another session",
+            )),
+            Verdict::Refused { code, message } => Err(ApiError::forbidden(code, message)),
+        },
         Peer::Tcp(_) => {
             check_browser_headers(headers)?;
             let token = match headers.get(header::AUTHORIZATION) {

@@ -48,11 +48,9 @@ impl Listener for SessionListener {
 
 impl Connected<IncomingStream<'_, SessionListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, SessionListener>) -> Self {
-        let cred = stream.io().peer_cred().ok();
         Peer::Session {
             thread: stream.remote_addr().to_string(),
-            uid: cred.as_ref().map(|c| c.uid()),
-            pid: cred.and_then(|c| c.pid()),
+            facts: Arc::new(crate::peer::PeerFacts::of(stream.io())),
         }
     }
 }

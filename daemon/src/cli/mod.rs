@@ -144,16 +144,15 @@ async fn run_client(command: Option<Command>) -> i32 {
         Ok(home) => home,
         Err(e) => return fail(&e.to_string()),
     };
+    // Inside a session, its own socket is the only one it can reach (ADR 0014), and every
+    // command there speaks for the session.
+    let socket = std::env::var_os("VYRE_SOCKET")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| home.socket());
     if let Some(Command::Hook { event }) = &command {
-        let socket = std::env::var_os("VYRE_SOCKET")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| home.socket());
         return hook_cmd::hook(socket, event).await;
     }
     if let Some(Command::Mcp) = &command {
-        let socket = std::env::var_os("VYRE_SOCKET")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| home.socket());
         return mcp_cmd::run(Client::socket(socket)).await;
     }
     if let Some(Command::Service(service)) = command {
@@ -162,7 +161,7 @@ async fn run_client(command: Option<Command>) -> i32 {
     if let Some(Command::Box(args)) = command {
         return box_cmd::run(args);
     }
-    let client = Client::socket(home.socket());
+    let client = Client::socket(socket);
     let Some(command) = command else {
         return home_cmd::home(&client).await;
     };

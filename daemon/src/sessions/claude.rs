@@ -17,7 +17,8 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::Child;
 use tokio::sync::mpsc;
 
-use super::spawn::{self, SpawnError, SpawnSpec};
+use super::sandbox::{Exposed, Sandbox, SandboxInfo};
+use super::spawn::{self, SandboxLaunch, SpawnError, SpawnSpec};
 use super::wire::{Incoming, Peer, WireError};
 use crate::vault::Secret;
 
@@ -71,6 +72,12 @@ pub struct ClaudeOptions {
     pub home: PathBuf,
     /// The user the child runs as, when not vyred's (`sessions.uid`, `sessions.gid`).
     pub run_as: Option<spawn::RunAs>,
+    /// The sandbox the child runs in (ADR 0014), and what it sees again inside hidden folders
+    /// besides its folder, its HOME and its own socket.
+    pub sandbox: Option<Sandbox>,
+    pub expose_ro: Vec<PathBuf>,
+    /// Where the process is recorded, as thread `session_id`, as soon as it exists.
+    pub processes: Option<crate::peer::SessionProcesses>,
     /// More variables to set (the `VYRE_*` ones).
     pub extra_env: Vec<(String, OsString)>,
 }
@@ -170,6 +177,31 @@ pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
     env
 }
 
+/// What a sandboxed session sees again inside the folders its sandbox hides.
+fn exposed(o: &ClaudeOptions) -> Vec<Exposed> {
+    let rw = |path: PathBuf| Exposed {
+        path,
+        writable: true,
+    };
+    let mut e = vec![rw(o.cwd.clone()), rw(o.home.clone())];
+    e.extend(
+        o.extra_env
+            .iter()
+            .filter(|(k, _)| k == "VYRE_SOCKET")
+            .map(|(_, v)| rw(PathBuf::from(v))),
+    );
+    e.extend(
+        o.expose_ro
+            .iter()
+            .chain(&o.plugin_dirs)
+            .map(|path| Exposed {
+                path: path.clone(),
+                writable: false,
+            }),
+    );
+    e
+}
+
 /// A running Claude Code process.
 pub struct ClaudeProcess {
     pub peer: Peer,
@@ -177,6 +209,8 @@ pub struct ClaudeProcess {
     pub pid: i32,
     pub pgid: i32,
     pub sid: i32,
+    /// The sandbox it runs in.
+    pub sandbox: Option<SandboxInfo>,
     child: Child,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
@@ -199,6 +233,10 @@ impl ClaudeProcess {
             fd3,
             subreaper: spawn::find_tini(),
             run_as: o.run_as,
+            sandbox: o.sandbox.as_ref().map(|s| SandboxLaunch {
+                bwrap: s.bwrap.clone(),
+                args: s.args(&exposed(o)),
+            }),
         })
         .map_err(|e| match e {
             SpawnError::Start { source, .. } if o.run_as.is_some() && source.kind() == std::io::ErrorKind::PermissionDenied => DriverError::StartFailed(format!(
@@ -212,6 +250,12 @@ impl ClaudeProcess {
             )),
             e => DriverError::Spawn(e),
         })?;
+        if let Some(processes) = &o.processes {
+            processes.register(&o.session_id, spawned.pgid, spawned.sid);
+            if let Some(sandbox) = &spawned.sandbox {
+                processes.register_namespace(&o.session_id, sandbox.pid_namespace);
+            }
+        }
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let tail = stderr.clone();
         let pid = spawned.pid;
@@ -233,6 +277,7 @@ impl ClaudeProcess {
             pid: spawned.pid,
             pgid: spawned.pgid,
             sid: spawned.sid,
+            sandbox: spawned.sandbox,
             child: spawned.child,
             stderr,
         };
@@ -308,13 +353,22 @@ impl ClaudeProcess {
             Ok(Ok(status)) => {
                 // The leader is gone; its group may not be.
                 spawn::kill_group(&mut self.child, self.pgid, Duration::from_millis(100)).await;
+                end_sandbox(&self.sandbox);
                 Some(status)
             }
             _ => {
                 spawn::kill_group(&mut self.child, self.pgid, Duration::from_secs(2)).await;
+                end_sandbox(&self.sandbox);
                 self.child.try_wait().ok().flatten()
             }
         }
+    }
+}
+
+/// End whatever still runs in a session's sandbox (a process that left its group).
+fn end_sandbox(sandbox: &Option<SandboxInfo>) {
+    if let Some(info) = sandbox {
+        spawn::kill_sandbox(info);
     }
 }
 
@@ -340,6 +394,9 @@ mod tests {
             credential: Credential::ApiKey(Secret::new("sk-never-in-env".into())),
             home: "/home/s".into(),
             run_as: None,
+            sandbox: None,
+            expose_ro: vec![],
+            processes: None,
             extra_env: vec![("VYRE_THREAD".into(), "t".into())],
         }
     }

@@ -12,6 +12,7 @@ use super::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
     Unresumable,
 };
+use super::sandbox::Containment;
 use super::wire::Incoming;
 use crate::transcripts;
 
@@ -22,6 +23,34 @@ pub struct ClaudeProvider {
     pub home: PathBuf,
     /// The user sessions run as, when not vyred's own.
     pub run_as: Option<super::spawn::RunAs>,
+    /// What `sessions.containment` asks for, the folders a sandbox hides, and what a session
+    /// sees again inside them besides its own (a bundled CLI).
+    pub wanted: super::sandbox::Wanted,
+    pub hide: Vec<PathBuf>,
+    pub expose_ro: Vec<PathBuf>,
+    /// How sessions are contained, decided at the first start (a failed decision is tried again
+    /// at the next, so installing bubblewrap needs no restart).
+    pub decided: tokio::sync::OnceCell<Containment>,
+}
+
+impl ClaudeProvider {
+    /// How this machine contains sessions; an error says what to do about it.
+    pub async fn containment(&self) -> Result<&Containment, String> {
+        self.decided
+            .get_or_try_init(|| async {
+                let (wanted, run_as, hide) = (self.wanted, self.run_as, self.hide.clone());
+                let decided = tokio::task::spawn_blocking(move || {
+                    super::sandbox::decide(wanted, run_as, hide)
+                })
+                .await
+                .map_err(|e| e.to_string())??;
+                if decided == Containment::None {
+                    tracing::warn!("sessions.containment is none: sessions run as vyred's own user, uncontained (ADR 0014)");
+                }
+                Ok(decided)
+            })
+            .await
+    }
 }
 
 impl Provider for ClaudeProvider {
@@ -44,6 +73,11 @@ impl Provider for ClaudeProvider {
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
         Box::pin(async move {
             let program = self.cli.program().await?;
+            let (run_as, sandbox) = match self.containment().await? {
+                Containment::User(r) => (Some(*r), None),
+                Containment::Sandbox(s) => (None, Some(s.clone())),
+                Containment::None => (None, None),
+            };
             let options = ClaudeOptions {
                 program,
                 cwd: launch.cwd,
@@ -60,7 +94,10 @@ impl Provider for ClaudeProvider {
                 base_url: self.base_url.clone(),
                 credential: launch.credential,
                 home: self.home.clone(),
-                run_as: self.run_as,
+                run_as,
+                sandbox,
+                expose_ro: self.expose_ro.clone(),
+                processes: launch.processes,
                 extra_env: launch.env,
             };
             let (process, init) = ClaudeProcess::start(&options)
@@ -84,6 +121,7 @@ impl Provider for ClaudeProvider {
                     pid: process.pid,
                     pgid: process.pgid,
                     sid: process.sid,
+                    pid_namespace: process.sandbox.map(|s| s.pid_namespace),
                 },
                 process,
                 commands,

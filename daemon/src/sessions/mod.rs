@@ -16,6 +16,7 @@ pub mod modules;
 pub mod provider;
 pub mod router;
 pub mod rows;
+pub mod sandbox;
 pub mod slots;
 pub mod spawn;
 pub mod switchboard;

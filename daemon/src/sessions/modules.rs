@@ -62,11 +62,17 @@ impl Module for SessionsModule {
                 Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
                 Some(ctx.clone()),
             ));
+            let vyre_home = ctx.kernel().home().root().to_path_buf();
             ctx.provider(Arc::new(ClaudeProvider {
                 cli: cli.clone(),
                 base_url,
                 home: home.clone(),
                 run_as,
+                wanted: super::sandbox::Wanted::parse(settings.containment.as_deref())?,
+                hide: super::sandbox::hidden_paths(&vyre_home),
+                // A bundled CLI lives in VYRE_HOME (sessions.claude = "bundled").
+                expose_ro: vec![vyre_home.join("claude-code")],
+                decided: Default::default(),
             }))?;
             ctx.tool(
                 ToolDef::new(

@@ -46,6 +46,9 @@ pub struct Launch {
     pub plugin_dirs: Vec<PathBuf>,
     /// Extra `VYRE_*` variables for the child.
     pub env: Vec<(String, std::ffi::OsString)>,
+    /// Where the provider records the session's processes (as thread `id`) the moment they
+    /// exist, before the session can run anything: the peer check names them from then on.
+    pub processes: Option<crate::peer::SessionProcesses>,
 }
 
 /// pid, process group and session of a live session's process.
@@ -54,6 +57,9 @@ pub struct ProcessIds {
     pub pid: i32,
     pub pgid: i32,
     pub sid: i32,
+    /// The pid namespace of the session's sandbox, when it runs in one (ADR 0014).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid_namespace: Option<u64>,
 }
 
 /// A permission question from the provider.

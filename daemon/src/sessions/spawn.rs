@@ -13,6 +13,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use super::sandbox::{self, SandboxInfo};
 use crate::vault::Secret;
 
 /// What to start.
@@ -29,6 +30,16 @@ pub struct SpawnSpec {
     pub subreaper: Option<PathBuf>,
     /// Run as this user and group instead of vyred's own (`sessions.uid`, `sessions.gid`).
     pub run_as: Option<RunAs>,
+    /// Run inside this sandbox (ADR 0014); then no subreaper is needed, the sandbox's first
+    /// process reaps what its descendants leave behind.
+    pub sandbox: Option<SandboxLaunch>,
+}
+
+/// bubblewrap and its arguments up to `--` ([`super::sandbox::Sandbox::args`]).
+#[derive(Debug, Clone)]
+pub struct SandboxLaunch {
+    pub bwrap: PathBuf,
+    pub args: Vec<OsString>,
 }
 
 /// The user a session runs as (ADR 0013): its only group is `gid`, and what it writes is
@@ -58,6 +69,8 @@ pub struct Spawned {
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
     pub stderr: ChildStderr,
+    /// The sandbox it runs in, as bwrap reported it.
+    pub sandbox: Option<SandboxInfo>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,17 +82,24 @@ pub enum SpawnError {
     },
     #[error("cannot prepare the credential pipe: {0}")]
     Pipe(String),
+    #[error("the session's sandbox did not start: {0}")]
+    Sandbox(String),
 }
 
 /// Start `spec` in a new session (so also a new process group) with piped stdio.
 pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
-    let mut cmd = match &spec.subreaper {
-        Some(tini) => {
+    let mut cmd = match (&spec.sandbox, &spec.subreaper) {
+        (Some(sandbox), _) => {
+            let mut c = Command::new(&sandbox.bwrap);
+            c.args(&sandbox.args).arg(&spec.program);
+            c
+        }
+        (None, Some(tini)) => {
             let mut c = Command::new(tini);
             c.args(["-s", "--"]).arg(&spec.program);
             c
         }
-        None => Command::new(&spec.program),
+        (None, None) => Command::new(&spec.program),
     };
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -94,10 +114,19 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         Some(secret) => Some(secret_pipe(secret)?),
         None => None,
     };
+    // The pipe on which bwrap reports the sandbox: its write end becomes the child's fd 4.
+    let info = match &spec.sandbox {
+        Some(_) => Some(
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+                .map_err(|e| SpawnError::Sandbox(format!("cannot make its report pipe: {e}")))?,
+        ),
+        None => None,
+    };
     let fd3_raw = fd3.as_ref().map(AsRawFd::as_raw_fd);
+    let info_raw = info.as_ref().map(|(_, w)| w.as_raw_fd());
     let run_as = spec.run_as;
     // SAFETY: between fork and exec only async-signal-safe calls are made (setgroups, setgid,
-    // setuid, umask, setsid, dup2, fcntl), on file descriptors this function owns.
+    // setuid, umask, setsid, fcntl, dup2), on file descriptors this function owns.
     unsafe {
         cmd.pre_exec(move || {
             if let Some(RunAs { uid, gid }) = run_as {
@@ -115,14 +144,12 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            if let Some(fd) = fd3_raw {
-                // dup2 leaves the new fd without close-on-exec; when it is already 3, clear the flag.
-                let ok = if fd == 3 {
-                    libc::fcntl(3, libc::F_SETFD, 0)
-                } else {
-                    libc::dup2(fd, 3)
-                };
-                if ok < 0 {
+            // Copies above 10 first (closed at exec), so that placing one cannot overwrite the
+            // other; dup2 leaves the placed descriptor open across exec.
+            for (fd, at) in [(fd3_raw, 3), (info_raw, sandbox::INFO_FD)] {
+                let Some(fd) = fd else { continue };
+                let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+                if high < 0 || libc::dup2(high, at) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
             }
@@ -135,6 +162,19 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
     })?;
     drop(fd3);
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
+    let sandbox = match info {
+        Some((read, write)) => {
+            drop(write);
+            match read_report(read) {
+                Ok(info) => Some(info),
+                Err(why) => {
+                    let _ = child.start_kill();
+                    return Err(SpawnError::Sandbox(why));
+                }
+            }
+        }
+        None => None,
+    };
     Ok(Spawned {
         stdin: child.stdin.take().expect("piped stdin"),
         stdout: child.stdout.take().expect("piped stdout"),
@@ -144,7 +184,63 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         // setsid made the child the leader of both.
         pgid: pid,
         sid: pid,
+        sandbox,
     })
+}
+
+/// How long bwrap gets to set up a sandbox and report it.
+const REPORT_TIMEOUT_MS: i32 = 10_000;
+
+/// Read bwrap's `--info-fd` report: a JSON object written once the sandbox exists (the pipe
+/// stays open for as long as the sandbox runs, so it is read until it parses, not to its end).
+fn read_report(read: OwnedFd) -> Result<SandboxInfo, String> {
+    use std::io::Read;
+    let mut file = std::fs::File::from(read);
+    let mut report = Vec::new();
+    let mut buf = [0u8; 512];
+    let deadline = std::time::Instant::now() + Duration::from_millis(REPORT_TIMEOUT_MS as u64);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let mut p = libc::pollfd {
+            fd: file.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut p, 1, left.as_millis() as i32) };
+        if ready <= 0 {
+            return Err("bwrap did not report the sandbox in time".into());
+        }
+        let n = file.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(
+                "bwrap exited without making the sandbox (is it allowed to make user namespaces here?)".into(),
+            );
+        }
+        report.extend_from_slice(&buf[..n]);
+        if let Some(info) = SandboxInfo::parse(&report) {
+            return Ok(info);
+        }
+        if report.len() > 64 * 1024 {
+            return Err("bwrap's report is not what it should be".into());
+        }
+    }
+}
+
+/// End a sandbox: its first process is the init of its pid namespace, so killing it ends every
+/// process inside, wherever they went. The namespace is checked first, so a pid reused since
+/// is left alone.
+pub fn kill_sandbox(info: &SandboxInfo) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let ns = std::fs::metadata(format!("/proc/{}/ns/pid", info.init)).map(|m| m.ino());
+        if ns.ok() == Some(info.pid_namespace) {
+            let _ = nix::sys::signal::kill(Pid::from_raw(info.init), Signal::SIGKILL);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = info;
 }
 
 /// A pipe whose read end holds `secret` and is closed for writing, so the child reads it to EOF.
@@ -285,6 +381,7 @@ mod tests {
                 uid: 65534,
                 gid: 65534,
             }),
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut out = String::new();
@@ -307,6 +404,7 @@ mod tests {
                 uid: 65534,
                 gid: 65534,
             }),
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         kill_group(&mut s.child, s.pgid, Duration::from_secs(1)).await;
@@ -332,6 +430,7 @@ mod tests {
             fd3: Some(Secret::new("the-secret-on-fd3".into())),
             subreaper: None,
             run_as: None,
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut out = String::new();
@@ -383,6 +482,7 @@ mod tests {
             fd3: None,
             subreaper: Some(tini),
             run_as: None,
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 32];
@@ -427,6 +527,7 @@ mod tests {
             fd3: None,
             subreaper: Some(tini),
             run_as: None,
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 64];
@@ -457,6 +558,85 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn in_a_sandbox_the_child_gets_its_secret_its_namespace_is_known_and_ending_it_ends_all()
+    {
+        let Some(bwrap) = sandbox::find_bwrap() else {
+            eprintln!("skipped: bubblewrap is not installed");
+            return;
+        };
+        let hidden = std::env::temp_dir().join(format!("vyre-spawn-hidden-{}", std::process::id()));
+        std::fs::create_dir_all(&hidden).unwrap();
+        std::fs::write(hidden.join("key"), "not-for-sessions").unwrap();
+        let s = sandbox::Sandbox {
+            bwrap: bwrap.clone(),
+            hide: vec![hidden.clone()],
+        };
+        let spec = SpawnSpec {
+            program: "/bin/sh".into(),
+            args: vec![
+                "-c".into(),
+                format!(
+                    "cat {}/key 2>/dev/null; echo pid=$$; cat <&3; echo; setsid sh -c 'sleep 7333 &'; sleep 600",
+                    hidden.display()
+                ),
+            ],
+            cwd: std::env::temp_dir(),
+            env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+            fd3: Some(Secret::new("through-the-sandbox".into())),
+            subreaper: None,
+            run_as: None,
+            sandbox: Some(SandboxLaunch {
+                bwrap,
+                args: s.args(&[]),
+            }),
+        };
+        let mut spawned = spawn(spec).unwrap();
+        let info = spawned.sandbox.expect("bwrap reported the sandbox");
+        use std::os::unix::fs::MetadataExt;
+        let ns = std::fs::metadata(format!("/proc/{}/ns/pid", info.init))
+            .unwrap()
+            .ino();
+        assert_eq!(ns, info.pid_namespace);
+        let mut out = String::new();
+        let mut buf = [0u8; 256];
+        while !out.contains("through-the-sandbox") {
+            let n = spawned.stdout.read(&mut buf).await.unwrap();
+            assert!(n > 0, "{out}");
+            out.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        assert!(
+            !out.contains("not-for-sessions"),
+            "the hidden folder is empty: {out}"
+        );
+        assert!(
+            out.contains("pid=2"),
+            "the program is not the namespace's init: {out}"
+        );
+        let sleeping = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.starts_with(b"sleep\x007333"))
+            })
+        };
+        let started = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            sleeping()
+        });
+        assert!(started, "the detached sleep runs");
+        kill_sandbox(&info);
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            !sleeping()
+        });
+        assert!(
+            gone,
+            "ending the sandbox ended the process that left its group"
+        );
+        kill_group(&mut spawned.child, spawned.pgid, Duration::from_secs(1)).await;
+        let _ = std::fs::remove_dir_all(&hidden);
+    }
+
+    #[tokio::test]
     async fn killing_the_group_takes_the_grandchildren() {
         let spec = SpawnSpec {
             program: "/bin/sh".into(),
@@ -466,6 +646,7 @@ mod tests {
             fd3: None,
             subreaper: None,
             run_as: None,
+            sandbox: None,
         };
         let mut s = spawn(spec).unwrap();
         let mut buf = [0u8; 32];

@@ -1,1 +1,274 @@
-//! A session is never a person on vyred's socket, whatever its processes do (fork and exit, setsid, a double fork), and it cannot leave its containment.
+//! A session is never a person on vyred's socket, whatever its processes do (fork and exit,
+//! setsid, a double fork), and it cannot leave its containment (issue 17, finding 1).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+use crate::threads_e2e::*;
+
+/// The connect-fork-exit trick: connect, fork, let the connecting parent exit, and send the
+/// request from the child, so that the pid the socket names is dead when it is judged. `mode`
+/// `double` first detaches (setsid, a second fork) and connects from the orphan.
+const ATTACK: &str = r#"
+import os, socket, sys, time
+path, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+if mode == "double":
+    if os.fork() > 0:
+        os._exit(0)
+    os.setsid()
+    if os.fork() > 0:
+        os._exit(0)
+    time.sleep(0.3)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(path)
+except OSError as e:
+    open(out, "w").write("cannot connect: %s" % e)
+    sys.exit(0)
+if mode == "fork-exit" and os.fork() > 0:
+    os._exit(0)
+time.sleep(0.3)
+body = b'{"name":"sneaky"}'
+s.sendall(b"POST /v1/tools/devices.add HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+answer = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    answer += chunk
+open(out + ".tmp", "wb").write(answer)
+os.rename(out + ".tmp", out)
+"#;
+
+fn python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Run `command` as the session's Bash (allowing its one ask) and wait for the turn to end.
+async fn run_bash(r: &Rig, thread: &str, command: &str) {
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let text = format!("RUNBASH {command}");
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "ask.raised" || e["type"] == "thread.finished"
+    })
+    .await;
+    if let Some(ask) = of_type(&events, "ask.raised").first() {
+        r.sock
+            .call(
+                "threads.answer",
+                &json!({ "ask": ask["payload"]["ask"], "decision": "allow" }),
+            )
+            .await
+            .unwrap();
+        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    }
+}
+
+/// The answer an attack wrote, once it is there.
+fn answer_of(path: &Path) -> String {
+    assert!(
+        wait_until(Duration::from_secs(20), || path.exists()),
+        "the attack wrote no answer at {}",
+        path.display()
+    );
+    std::fs::read_to_string(path).unwrap()
+}
+
+async fn no_device_was_added(r: &Rig) {
+    let devices = r.sock.call("devices.list", &json!({})).await.unwrap();
+    assert_eq!(devices, json!([]), "no device was added");
+}
+
+fn refused(answer: &str) -> bool {
+    answer.starts_with("HTTP/1.1 403")
+        && (answer.contains("unknown_peer") || answer.contains("person_only"))
+}
+
+/// Sessions run in a sandbox: their Bash sees neither VYRE_HOME nor vyred, and its every trick
+/// on the socket it can reach (its own) stays a session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
+    if !python() {
+        eprintln!("skipped: no python3 for the attack script");
+        return;
+    }
+    let Some(r) = rig_with_harness("atk-peer-sandbox").await else {
+        return;
+    };
+    std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
+    std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
+    let thread = start_thread(&r).await;
+    let vyred = std::process::id();
+    let home = r.home.vyre_home();
+    let script = format!(
+        "ls -A {home} > home.txt; cat {home}/canary.txt > canary.txt 2>&1; \
+         test -e /proc/{vyred} && echo visible > proc.txt || echo hidden > proc.txt; \
+         python3 attack.py {main} main.txt plain; \
+         python3 attack.py \"$VYRE_SOCKET\" own-fork.txt fork-exit; \
+         python3 attack.py \"$VYRE_SOCKET\" own-double.txt double; \
+         setsid {bin} tools > tools.txt 2>&1; \
+         setsid sh -c 'env -i sleep 8765 &'; true",
+        bin = BIN,
+        home = home.display(),
+        main = r.home.home().socket().display(),
+    );
+    run_bash(&r, &thread, &script).await;
+    let read = |f: &str| std::fs::read_to_string(r.work.join(f)).unwrap_or_default();
+    let listing = read("home.txt");
+    assert!(
+        !listing.contains("vyre.db") && !listing.contains("vyred.sock"),
+        "VYRE_HOME is hidden from the session: {listing:?}"
+    );
+    assert!(!read("canary.txt").contains("vyre-home-canary"));
+    assert_eq!(
+        read("proc.txt").trim(),
+        "hidden",
+        "vyred is not in its /proc"
+    );
+    let main = answer_of(&r.work.join("main.txt"));
+    assert!(main.starts_with("cannot connect"), "{main}");
+    for attack in ["own-fork.txt", "own-double.txt"] {
+        let answer = answer_of(&r.work.join(attack));
+        assert!(refused(&answer), "{attack}: {answer}");
+    }
+    let tools = read("tools.txt");
+    assert!(
+        tools.contains("threads.") && !tools.contains("devices.add"),
+        "`vyre` in a session reaches its own socket and is shown no person's tool: {tools}"
+    );
+    no_device_was_added(&r).await;
+
+    // Stopping the thread ends what it left behind, even a process that changed its session,
+    // its group and its environment.
+    let left = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.starts_with(b"sleep\x008765"))
+            })
+            .count()
+    };
+    assert_eq!(left(), 1, "the detached sleep runs");
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || left() == 0),
+        "the detached sleep ended with its session"
+    );
+    r.vyred.stop().await;
+}
+
+/// The same tricks from a session that is not contained (`sessions.containment: none`) on
+/// vyred's own socket, which it can reach: still never a person. (Without containment a
+/// process that escapes the session's tree before it connects is not recognised: ADR 0014.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uncontained_sessions_fork_tricks_are_still_refused() {
+    if !python() || vyre::sessions::spawn::find_tini().is_none() {
+        eprintln!("skipped: needs python3 and tini");
+        return;
+    }
+    let Some(r) = rig_with("atk-peer-none", json!({ "containment": "none" })).await else {
+        return;
+    };
+    std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
+    let thread = start_thread(&r).await;
+    let main = r.home.home().socket();
+    let script = format!(
+        "python3 attack.py {m} fork.txt fork-exit; python3 attack.py {m} double.txt double; true",
+        m = main.display()
+    );
+    run_bash(&r, &thread, &script).await;
+    for attack in ["fork.txt", "double.txt"] {
+        let answer = answer_of(&r.work.join(attack));
+        assert!(refused(&answer), "{attack}: {answer}");
+    }
+    no_device_was_added(&r).await;
+    r.vyred.stop().await;
+}
+
+/// A process in namespaces vyred does not share is a session on vyred's socket (named when the
+/// namespace is a live session's), and a session's own socket serves no other session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespaces_and_groups_decide_who_is_calling() {
+    let Some(bwrap) = vyre::sessions::sandbox::find_bwrap() else {
+        eprintln!("skipped: bubblewrap is not installed");
+        return;
+    };
+    let home = TempHome::new("atk-peer-ns");
+    let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
+    let socket = home.home().socket();
+    let body = json!({ "text": "who" }).to_string();
+    let call_in_sandbox = |tool: &str| {
+        let out = std::process::Command::new(&bwrap)
+            .args([
+                "--unshare-user",
+                "--unshare-pid",
+                "--dev-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "--",
+                "curl",
+                "-s",
+                "--unix-socket",
+            ])
+            .arg(&socket)
+            .args(["-H", "content-type: application/json", "-d", &body])
+            .arg(format!("http://localhost/v1/tools/{tool}"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let who: Value = serde_json::from_str(&call_in_sandbox("probe.echo")).unwrap();
+    assert_eq!(
+        who["data"]["caller"],
+        json!({ "kind": "session", "thread": null }),
+        "{who}"
+    );
+    let add = call_in_sandbox("devices.add");
+    assert!(add.contains("person_only"), "{add}");
+
+    // A session's own socket, reached by a process of another live session.
+    let kernel = &vyred.kernel;
+    let theirs = kernel
+        .session_sockets()
+        .open(kernel, "thread-theirs")
+        .unwrap()
+        .unwrap();
+    let pgid = nix::unistd::getpgrp().as_raw();
+    kernel
+        .session_processes()
+        .register("thread-mine", pgid, pgid);
+    let err = vyre::client::Client::socket(&theirs)
+        .call("probe.echo", &json!({ "text": "who" }))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not_your_socket"), "{err}");
+    kernel.session_processes().unregister("thread-mine");
+    // A person of vyred's user on it is that session, no more.
+    let me = vyre::client::Client::socket(&theirs)
+        .call("probe.echo", &json!({ "text": "who" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        me["caller"],
+        json!({ "kind": "session", "thread": "thread-theirs" })
+    );
+    kernel.session_sockets().close("thread-theirs");
+    vyred.stop().await;
+}

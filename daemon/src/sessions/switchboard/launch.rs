@@ -359,6 +359,7 @@ impl Switchboard {
                 env.extend(harness.env);
                 env
             },
+            processes: Some(self.ctx.session_processes().clone()),
         };
         let session = match provider.start(launch).await {
             Ok(s) => s,
@@ -386,6 +387,9 @@ impl Switchboard {
         self.ctx
             .session_processes()
             .register(thread, ids.pgid, ids.sid);
+        if let Some(ns) = ids.pid_namespace {
+            self.ctx.session_processes().register_namespace(thread, ns);
+        }
         {
             let t = thread.to_string();
             self.ctx

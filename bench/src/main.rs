@@ -1,4 +1,4 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
 //! resumes, recall's index and search),
@@ -11,6 +11,7 @@ mod events;
 mod hook;
 mod idle;
 mod inproc;
+mod peer;
 mod procfs;
 mod recall;
 mod recall_corpus;
@@ -35,7 +36,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -51,6 +52,7 @@ pub enum Bench {
     Resume,
     Recall,
     Hook,
+    Peer,
 }
 
 impl Bench {
@@ -63,6 +65,7 @@ impl Bench {
             Bench::Resume => "resume",
             Bench::Recall => "recall",
             Bench::Hook => "hook",
+            Bench::Peer => "peer",
         }
     }
 }
@@ -84,9 +87,9 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 opts.quick = true;
                 continue;
             }
-            "--only" => args
-                .next()
-                .ok_or("--only needs idle, events, start, sessions, resume, recall or hook")?,
+            "--only" => args.next().ok_or(
+                "--only needs idle, events, start, sessions, resume, recall, hook or peer",
+            )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
                 None if other == "-h" || other == "--help" => return Err(String::new()),
@@ -101,9 +104,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
             "hook" => Bench::Hook,
+            "peer" => Bench::Peer,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall or hook, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall, hook or peer, not {v:?}"
                 ));
             }
         });
@@ -148,6 +152,7 @@ async fn main() -> ExitCode {
         Bench::Resume,
         Bench::Recall,
         Bench::Hook,
+        Bench::Peer,
     ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
@@ -160,6 +165,7 @@ async fn main() -> ExitCode {
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Hook => hook::run(&opts, &mut report).await,
+            Bench::Peer => peer::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));

@@ -70,6 +70,8 @@ pub enum Against {
     FreshStart,
     /// The same spawn of `/bin/true` (the reference of a hook round trip).
     BareProcess,
+    /// `SO_PEERCRED` alone, or a request that judges no caller (the reference of the peer check).
+    PeerCred,
 }
 
 impl Against {
@@ -80,6 +82,7 @@ impl Against {
             Against::ClaudeCli => "reference (CLI direct)",
             Against::FreshStart => "reference (fresh start)",
             Against::BareProcess => "reference (/bin/true)",
+            Against::PeerCred => "reference (peer cred / health)",
         }
     }
 
@@ -90,6 +93,7 @@ impl Against {
             Against::ClaudeCli => "reference_claude_cli",
             Against::FreshStart => "reference_fresh_start",
             Against::BareProcess => "reference_bare_process",
+            Against::PeerCred => "reference_peer_cred",
         }
     }
 }
@@ -206,6 +210,7 @@ impl Report {
         let mut cli = Map::new();
         let mut fresh = Map::new();
         let mut bare = Map::new();
+        let mut cred = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -216,6 +221,7 @@ impl Report {
                     Against::ClaudeCli => &mut cli,
                     Against::FreshStart => &mut fresh,
                     Against::BareProcess => &mut bare,
+                    Against::PeerCred => &mut cred,
                 }
                 .insert(r.key.clone(), v);
             }
@@ -241,6 +247,7 @@ impl Report {
             (Against::ClaudeCli, cli),
             (Against::FreshStart, fresh),
             (Against::BareProcess, bare),
+            (Against::PeerCred, cred),
         ] {
             if !refs.is_empty() {
                 line[against.json_key()] = Value::Object(refs);

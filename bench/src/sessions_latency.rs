@@ -183,6 +183,7 @@ impl Direct {
             run_as: None,
             sandbox: None,
             expose_ro: vec![],
+            claude_sandbox: None,
             processes: None,
             extra_env,
         };

@@ -46,6 +46,7 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
         run_as: None,
         sandbox: None,
         expose_ro: vec![],
+        claude_sandbox: None,
         processes: None,
         extra_env: vec![(
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),

@@ -76,6 +76,10 @@ pub struct ClaudeOptions {
     /// besides its folder, its HOME and its own socket.
     pub sandbox: Option<Sandbox>,
     pub expose_ro: Vec<PathBuf>,
+    /// Claude Code's own sandbox for the session's commands, hiding these folders (macOS, where
+    /// there is no bubblewrap; ADR 0014), set as managed settings, which no repository's
+    /// settings can loosen.
+    pub claude_sandbox: Option<Vec<PathBuf>>,
     /// Where the process is recorded, as thread `session_id`, as soon as it exists.
     pub processes: Option<crate::peer::SessionProcesses>,
     /// More variables to set (the `VYRE_*` ones).
@@ -130,6 +134,15 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
     }
     if !o.resume || o.fork_from.is_some() {
         args.push(format!("--session-id={}", o.session_id));
+    }
+    if let Some(hidden) = &o.claude_sandbox {
+        let socket = o
+            .extra_env
+            .iter()
+            .find(|(k, _)| k == "VYRE_SOCKET")
+            .map(|(_, v)| PathBuf::from(v));
+        args.push("--managed-settings".into());
+        args.push(super::sandbox::claude_settings(hidden, socket.as_deref()).to_string());
     }
     args
 }
@@ -396,6 +409,7 @@ mod tests {
             run_as: None,
             sandbox: None,
             expose_ro: vec![],
+            claude_sandbox: None,
             processes: None,
             extra_env: vec![("VYRE_THREAD".into(), "t".into())],
         }

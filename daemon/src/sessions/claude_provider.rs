@@ -73,10 +73,11 @@ impl Provider for ClaudeProvider {
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
         Box::pin(async move {
             let program = self.cli.program().await?;
-            let (run_as, sandbox) = match self.containment().await? {
-                Containment::User(r) => (Some(*r), None),
-                Containment::Sandbox(s) => (None, Some(s.clone())),
-                Containment::None => (None, None),
+            let (run_as, sandbox, claude_sandbox) = match self.containment().await? {
+                Containment::User(r) => (Some(*r), None, None),
+                Containment::Sandbox(s) => (None, Some(s.clone()), None),
+                Containment::Claude { hide } => (None, None, Some(hide.clone())),
+                Containment::None => (None, None, None),
             };
             let options = ClaudeOptions {
                 program,
@@ -97,6 +98,7 @@ impl Provider for ClaudeProvider {
                 run_as,
                 sandbox,
                 expose_ro: self.expose_ro.clone(),
+                claude_sandbox,
                 processes: launch.processes,
                 extra_env: launch.env,
             };

@@ -11,6 +11,12 @@
 //!   `VYRE_HOME` (the store, the vault's key file, vyred's socket) and the runtime folder (the
 //!   session bus, through which the keyring answers) are hidden under empty tmpfs mounts; what
 //!   the session needs from there (its own socket, a bundled CLI) is bound in again.
+//! - **Claude Code's own sandbox** (macOS, where there is no bubblewrap; `sessions.containment:
+//!   "claude"` elsewhere): the session's commands run in Claude Code's sandbox (Seatbelt on macOS,
+//!   bubblewrap on Linux), set through `--managed-settings`, the layer no repository's settings
+//!   can loosen: `VYRE_HOME` and the runtime folder unreadable and unwritable, no unix socket but
+//!   the session's own, no command outside the sandbox; the Read and Edit tools are denied those
+//!   folders too. The CLI itself and its hooks and MCP server run outside it, as vyred's user.
 //! - **None**, only when the person says so (`sessions.containment: "none"`): sessions run as
 //!   vyred's user, told apart by their ancestry while they stay below it. Nothing is contained.
 
@@ -27,6 +33,8 @@ pub enum Containment {
     User(RunAs),
     /// In bubblewrap's namespaces.
     Sandbox(Sandbox),
+    /// In Claude Code's own sandbox, hiding these folders.
+    Claude { hide: Vec<PathBuf> },
     /// Not at all (the person chose it).
     None,
 }
@@ -37,6 +45,7 @@ impl Containment {
         match self {
             Containment::User(_) => "user",
             Containment::Sandbox(_) => "sandbox",
+            Containment::Claude { .. } => "claude",
             Containment::None => "none",
         }
     }
@@ -143,6 +152,8 @@ pub enum Wanted {
     /// The sessions' user when set, else a sandbox; sessions do not start without one.
     Auto,
     Sandbox,
+    /// Claude Code's own sandbox (the default on macOS).
+    Claude,
     None,
 }
 
@@ -151,9 +162,10 @@ impl Wanted {
         match value {
             None | Some("auto") => Ok(Wanted::Auto),
             Some("sandbox") => Ok(Wanted::Sandbox),
+            Some("claude") => Ok(Wanted::Claude),
             Some("none") => Ok(Wanted::None),
             Some(other) => Err(format!(
-                "sessions.containment must be auto, sandbox or none, not {other:?}"
+                "sessions.containment must be auto, sandbox, claude or none, not {other:?}"
             )),
         }
     }
@@ -168,6 +180,9 @@ pub fn decide(
     match (wanted, run_as) {
         (Wanted::Auto | Wanted::None, Some(r)) => Ok(Containment::User(r)),
         (Wanted::None, None) => Ok(Containment::None),
+        (Wanted::Claude, _) => Ok(Containment::Claude { hide }),
+        // No bubblewrap on macOS: Claude Code's own sandbox (Seatbelt) instead.
+        (Wanted::Auto, None) if cfg!(target_os = "macos") => Ok(Containment::Claude { hide }),
         (Wanted::Sandbox, Some(_)) => Err(
             "sessions.containment is sandbox, but sessions.uid is set: a sandbox is for sessions that run as vyred's own user; unset one of them".into(),
         ),
@@ -184,6 +199,29 @@ pub fn decide(
             Ok(Containment::Sandbox(Sandbox { bwrap, hide }))
         }
     }
+}
+
+/// Managed settings that put a session's commands in Claude Code's own sandbox with `hidden`
+/// out of reach, and its own socket the only unix socket it may use.
+pub fn claude_settings(hidden: &[PathBuf], socket: Option<&Path>) -> serde_json::Value {
+    let paths: Vec<String> = hidden.iter().map(|p| p.display().to_string()).collect();
+    // Permission rules name an absolute path with a leading `//`.
+    let rules = |tool: &str| -> Vec<String> {
+        paths
+            .iter()
+            .map(|p| format!("{tool}(/{}/**)", p.trim_end_matches('/')))
+            .collect()
+    };
+    let deny = [rules("Read"), rules("Edit")].concat();
+    serde_json::json!({
+        "sandbox": {
+            "enabled": true,
+            "allowUnsandboxedCommands": false,
+            "filesystem": { "denyRead": paths, "denyWrite": paths },
+            "network": { "allowUnixSockets": socket.map(|s| vec![s.display().to_string()]).unwrap_or_default() },
+        },
+        "permissions": { "deny": deny },
+    })
 }
 
 /// What sessions must not see: vyred's home and the runtime folder with the session bus.
@@ -283,6 +321,28 @@ mod tests {
         );
         assert_eq!(args.last().map(String::as_str), Some("--"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn claude_code_s_own_sandbox_hides_the_folders_from_commands_and_tools() {
+        let s = claude_settings(
+            &["/home/p/.vyre".into()],
+            Some(Path::new("/home/p/.vyre/s/t.sock")),
+        );
+        assert_eq!(s["sandbox"]["enabled"], true);
+        assert_eq!(s["sandbox"]["allowUnsandboxedCommands"], false);
+        assert_eq!(
+            s["sandbox"]["filesystem"]["denyRead"],
+            serde_json::json!(["/home/p/.vyre"])
+        );
+        assert_eq!(
+            s["sandbox"]["network"]["allowUnixSockets"],
+            serde_json::json!(["/home/p/.vyre/s/t.sock"])
+        );
+        assert_eq!(
+            s["permissions"]["deny"],
+            serde_json::json!(["Read(//home/p/.vyre/**)", "Edit(//home/p/.vyre/**)"])
+        );
     }
 
     #[test]

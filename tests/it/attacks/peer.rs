@@ -272,3 +272,52 @@ async fn namespaces_and_groups_decide_who_is_calling() {
     kernel.session_sockets().close("thread-theirs");
     vyred.stop().await;
 }
+
+/// Claude Code's own sandbox, the containment on macOS, tried here on its Linux backend: the
+/// session's commands reach neither VYRE_HOME nor vyred's socket, and a repository's own
+/// settings cannot turn it off (it is set as managed settings).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_codes_own_sandbox_keeps_commands_out_of_vyres_home() {
+    let has = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !has("socat") || !has("bwrap") {
+        eprintln!("skipped: Claude Code's sandbox on Linux needs socat and bubblewrap");
+        return;
+    }
+    let Some(r) = rig_with("atk-peer-claude", json!({ "containment": "claude" })).await else {
+        return;
+    };
+    std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
+    std::fs::create_dir_all(r.work.join(".claude")).unwrap();
+    std::fs::write(
+        r.work.join(".claude/settings.json"),
+        json!({ "sandbox": { "enabled": false, "allowUnsandboxedCommands": true } }).to_string(),
+    )
+    .unwrap();
+    let thread = start_thread(&r).await;
+    let home = r.home.vyre_home();
+    let script = format!(
+        "cat {h}/canary.txt > canary.txt 2>&1; \
+         curl -s --unix-socket {s} -X POST -H 'content-type: application/json' -d '{{\"name\":\"sneaky\"}}' http://localhost/v1/tools/devices.add > main.txt 2>&1; true",
+        h = home.display(),
+        s = r.home.home().socket().display()
+    );
+    run_bash(&r, &thread, &script).await;
+    let read = |f: &str| std::fs::read_to_string(r.work.join(f)).unwrap_or_default();
+    assert!(
+        !read("canary.txt").contains("vyre-home-canary"),
+        "{}",
+        read("canary.txt")
+    );
+    assert!(
+        !read("main.txt").contains("\"data\""),
+        "{}",
+        read("main.txt")
+    );
+    no_device_was_added(&r).await;
+    r.vyred.stop().await;
+}

@@ -75,10 +75,13 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
             })
         }
         Peer::Session { thread, uid, pid } => {
-            if *uid != Some(kernel_uid()) {
+            // A session's own socket also takes the user sessions run as (`sessions.uid`, the
+            // box's `vyre-session`): that user is the session. vyred's own socket never does.
+            let sessions_uid = kernel.config().config.sessions.uid;
+            if uid.is_none() || (*uid != Some(kernel_uid()) && *uid != sessions_uid) {
                 return Err(ApiError::forbidden(
                     "foreign_user",
-                    "only vyred's own user may use a session's socket",
+                    "only vyred's own user and the sessions' user may use a session's socket",
                 ));
             }
             Ok(Caller::Session {

@@ -93,7 +93,8 @@ enum Command {
         id: String,
     },
     /// What the harness plugin's hooks run: hands the hook's input to vyred and prints its
-    /// answer; prints nothing when vyred is not running.
+    /// answer. In a session Vyre runs, PreToolUse denies when vyred cannot be asked; a terminal
+    /// session without vyred gets nothing from it.
     Hook {
         /// SessionStart, UserPromptSubmit, PreToolUse or Stop.
         event: String,
@@ -145,10 +146,11 @@ async fn run_client(command: Option<Command>) -> i32 {
         Err(e) => return fail(&e.to_string()),
     };
     if let Some(Command::Hook { event }) = &command {
-        let socket = std::env::var_os("VYRE_SOCKET")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| home.socket());
-        return hook_cmd::hook(socket, event).await;
+        let reach = match std::env::var_os("VYRE_SOCKET") {
+            Some(socket) => hook_cmd::Reach::Session(socket.into()),
+            None => hook_cmd::Reach::Terminal(home.socket()),
+        };
+        return hook_cmd::hook(reach, event).await;
     }
     if let Some(Command::Mcp) = &command {
         let socket = std::env::var_os("VYRE_SOCKET")

@@ -184,7 +184,10 @@ async fn the_claude_driver_passes_the_provider_contract() {
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let provider = ClaudeProvider {
-        cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(bin)),
+        cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(
+            bin,
+            home.dir.join("home"),
+        )),
         base_url: Some(api.url()),
         home: home.dir.join("home"),
         run_as: None,

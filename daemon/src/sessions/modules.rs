@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::claude_provider::ClaudeProvider;
-use super::cli::{ClaudeCli, Source};
+use super::cli::{ClaudeCli, Probe, Source};
 use super::provider::ProcessIds;
 use super::router::Router;
 use super::switchboard::{AskInfo, StartRequest, Switchboard, ThreadInfo};
@@ -60,6 +60,10 @@ impl Module for SessionsModule {
             });
             let cli = Arc::new(ClaudeCli::new(
                 Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
+                Probe {
+                    home: home.clone(),
+                    run_as,
+                },
                 Some(ctx.clone()),
             ));
             ctx.provider(Arc::new(ClaudeProvider {

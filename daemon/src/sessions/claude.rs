@@ -111,7 +111,9 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
         args.push(format!("--resume={}", o.session_id));
     }
     args.push("--setting-sources=user,project,local".into());
-    // What Vyre decides for the session, above anything a repository's settings say.
+    // What Vyre decides for the session, above anything a repository's settings say. One
+    // `--settings` only: with two, the CLI keeps the last (measured on 2.1.328), so anything
+    // else Vyre passes as flag settings goes into `flag_settings`.
     args.push("--settings".into());
     args.push(flag_settings(o).to_string());
     args.push(format!("--permission-mode={}", o.permission_mode));
@@ -406,6 +408,7 @@ mod tests {
     #[test]
     fn the_flag_settings_pin_the_environment_and_hold_no_secret() {
         let args = argv(&options());
+        assert_eq!(args.iter().filter(|a| *a == "--settings").count(), 1);
         let at = args
             .iter()
             .position(|a| a == "--settings")

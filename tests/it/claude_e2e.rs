@@ -188,15 +188,19 @@ async fn the_claude_driver_passes_the_provider_contract() {
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let provider = ClaudeProvider {
-        cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(bin)),
+        cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(
+            bin,
+            home.dir.join("home"),
+        )),
         base_url: Some(api.url()),
         home: home.dir.join("home"),
-        run_as: None,
         // Contained as vyred contains them: in a sandbox that hides VYRE_HOME.
-        wanted: vyre::sessions::sandbox::Wanted::Auto,
-        hide: vyre::sessions::sandbox::hidden_paths(&home.vyre_home()),
-        expose_ro: vec![],
-        decided: Default::default(),
+        contain: std::sync::Arc::new(vyre::sessions::sandbox::Contain::new(
+            vyre::sessions::sandbox::Wanted::Auto,
+            None,
+            vyre::sessions::sandbox::hidden_paths(&home.vyre_home()),
+            vec![],
+        )),
     };
     let id = uuid();
     let launch = |resume: bool| Launch {

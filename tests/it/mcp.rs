@@ -14,19 +14,19 @@ use crate::threads_e2e::{events_until, of_type, rig_with_harness};
 const SERVER: &str = "mcp__plugin_vyre_vyre__";
 
 /// Speak MCP to a `vyre mcp` child: each request gets the answer with its id.
-struct McpChild {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
+pub(crate) struct McpChild {
+    pub(crate) child: std::process::Child,
+    pub(crate) out: BufReader<std::process::ChildStdout>,
 }
 
 impl McpChild {
-    fn send(&mut self, message: Value) {
+    pub(crate) fn send(&mut self, message: Value) {
         let stdin = self.child.stdin.as_mut().unwrap();
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         loop {
             let mut line = String::new();

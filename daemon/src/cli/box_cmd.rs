@@ -1,16 +1,20 @@
-//! `vyre box add user@host`: put Vyre on a server over SSH with the system's `ssh` client. It
-//! checks the host can be reached and takes the key (and says which failed), finds a container
+//! `vyre box add user@host`: put Vyre on a server over SSH with the system's `ssh` client
+//! ([`super::ssh`]). It checks the host can be reached and takes the key (and says which
+//! failed), trusting an unknown host key only after the person saw its fingerprint and said yes,
+//! or from `--known-hosts` ([`super::host_key`]), finds a container
 //! engine there (Docker, or podman; installs Docker with apt when there is none), sends the box
 //! image when the host lacks it, (re)starts the container with `VYRE_HOME` on a volume and its
 //! port published on the host's loopback, waits for vyred's health, opens the tunnel, and prints
 //! (and opens) the onboarding link. Run again, it replaces the container and keeps the volume.
+//! Every word of a command run there is quoted ([`super::sh`]).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use super::fail;
+use super::ssh::{self, Ssh};
+use super::{fail, host_key, sh};
 
 /// The image `box-image/build` makes.
 pub const DEFAULT_IMAGE: &str = "localhost/vyre-box:dev";
@@ -38,6 +42,9 @@ pub struct BoxAdd {
     /// Do not open a browser.
     #[arg(long)]
     no_browser: bool,
+    /// Trust only the host keys in this file (known_hosts format) instead of asking.
+    #[arg(long)]
+    known_hosts: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -62,6 +69,7 @@ pub fn add_to(target: &str) -> i32 {
         remote_port: 4477,
         local_port: None,
         no_browser: false,
+        known_hosts: None,
     };
     match add_box(&add) {
         Ok(()) => 0,
@@ -79,67 +87,26 @@ pub fn run(args: BoxArgs) -> i32 {
 }
 
 impl BoxAdd {
-    fn ssh(&self) -> Command {
-        let mut cmd = Command::new("ssh");
-        cmd.args([
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "ConnectTimeout=10",
-            "-o",
-            "StrictHostKeyChecking=accept-new",
-        ]);
-        if let Some(port) = self.port {
-            cmd.args(["-p", &port.to_string()]);
-        }
-        if let Some(key) = &self.identity {
-            cmd.args(["-i", key, "-o", "IdentitiesOnly=yes"]);
-        }
-        cmd
-    }
-
-    /// Run a shell script on the host; its stdout, or why it failed.
-    fn remote(&self, script: &str) -> Result<String, String> {
-        let out = self
-            .ssh()
-            .arg(&self.target)
-            .arg(script)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run ssh ({e}); install the OpenSSH client"))?;
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(explain(
-                &self.target,
-                out.status.code(),
-                &String::from_utf8_lossy(&out.stderr),
-            ))
+    fn ssh(&self) -> Ssh {
+        Ssh {
+            target: self.target.clone(),
+            port: self.port,
+            identity: self.identity.clone(),
+            known_hosts: self.known_hosts.clone(),
         }
     }
 }
 
-/// ssh's failure in words: unreachable, the key refused, or the step's own error.
-pub fn explain(target: &str, code: Option<i32>, stderr: &str) -> String {
-    let last = stderr
-        .lines()
-        .rfind(|l| !l.trim().is_empty() && !l.starts_with("Warning: Permanently added"))
-        .unwrap_or("")
-        .trim();
-    if code == Some(255) {
-        if stderr.contains("Permission denied") {
-            return format!(
-                "{target} refused the key ({last}); add your public key to the server's ~/.ssh/authorized_keys, or pass the right one with -i"
-            );
-        }
-        if stderr.contains("Host key verification failed") {
-            return format!(
-                "{target}'s host key is not the one known for it ({last}); check you have the right server"
-            );
-        }
-        return format!("cannot reach {target} ({last})");
-    }
-    format!("on {target}: {last}")
+/// Ask the person at the terminal; none when stdin is not one.
+fn terminal_ask() -> Option<impl FnMut(&str) -> bool> {
+    use std::io::{BufRead, IsTerminal, Write};
+    std::io::stdin().is_terminal().then_some(|question: &str| {
+        print!("{question}");
+        let _ = std::io::stdout().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    })
 }
 
 fn free_local_port(wanted: u16) -> u16 {
@@ -153,7 +120,7 @@ fn free_local_port(wanted: u16) -> u16 {
 }
 
 /// Which engine runs containers on the host: a working Docker, else podman, else Docker
-/// installed with apt.
+/// installed with apt. It prints one of [`ENGINES`].
 const ENGINE: &str = r#"set -e
 if docker info >/dev/null 2>&1; then echo docker; exit 0; fi
 if command -v podman >/dev/null 2>&1; then echo podman; exit 0; fi
@@ -161,21 +128,51 @@ SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo -n"
 $SUDO apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq docker.io >/dev/null
 echo "$SUDO docker""#;
 
-fn add_box(add: &BoxAdd) -> Result<(), String> {
-    println!("Checking {} ...", add.target);
-    add.remote("true")?;
-    let engine = add.remote(ENGINE)?.trim().to_string();
-    if engine.is_empty() {
+/// The engines [`ENGINE`] may name, as the words of a command.
+const ENGINES: &[&[&str]] = &[&["docker"], &["podman"], &["sudo", "-n", "docker"]];
+
+/// The engine's words for what the host printed, or why it is not one Vyre drives.
+fn engine_words(printed: &str, target: &str) -> Result<&'static [&'static str], String> {
+    let printed = printed.split_whitespace().collect::<Vec<_>>();
+    if printed.is_empty() {
         return Err(format!(
-            "no container engine could be found or installed on {}",
-            add.target
+            "no container engine could be found or installed on {target}"
         ));
     }
-    println!("  container engine: {engine}");
-    let has_image = add
+    ENGINES
+        .iter()
+        .find(|e| **e == printed.as_slice())
+        .copied()
+        .ok_or_else(|| {
+            format!(
+                "{target} named a container engine Vyre does not drive: {}",
+                printed.join(" ")
+            )
+        })
+}
+
+/// A command line for the host's shell: the engine's words, then `args`, each quoted.
+fn engine_cmd(engine: &[&str], args: &[&str]) -> String {
+    let words: Vec<&str> = engine.iter().chain(args).copied().collect();
+    sh::command(&words)
+}
+
+fn add_box(add: &BoxAdd) -> Result<(), String> {
+    ssh::check_word("target", &add.target)?;
+    ssh::check_word("image", &add.image)?;
+    let ssh = add.ssh();
+    println!("Checking {} ...", add.target);
+    let mut ask = terminal_ask();
+    host_key::ensure_trusted(
+        &ssh,
+        ask.as_mut().map(|a| a as &mut dyn FnMut(&str) -> bool),
+    )?;
+    let engine = engine_words(&ssh.remote(ENGINE)?, &add.target)?;
+    println!("  container engine: {}", engine.join(" "));
+    let has_image = ssh
         .remote(&format!(
-            "{engine} image inspect {} >/dev/null 2>&1 && echo yes || echo no",
-            add.image
+            "{} >/dev/null 2>&1 && echo yes || echo no",
+            engine_cmd(engine, &["image", "inspect", &add.image])
         ))?
         .trim()
         == "yes";
@@ -185,7 +182,7 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
             .into_iter()
             .find(|e| {
                 Command::new(e)
-                    .args(["image", "inspect", &add.image])
+                    .args(["image", "inspect", "--", &add.image])
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .status()
@@ -198,21 +195,20 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
                 )
             })?;
         let mut save = Command::new(local)
-            .args(["save", &add.image])
+            .args(["save", "--", &add.image])
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot run {local} save: {e}"))?;
         let stdout = save.stdout.take().expect("piped");
-        let load = add
-            .ssh()
-            .arg(&add.target)
-            .arg(format!("{engine} load"))
+        let load = ssh
+            .command(&[])
+            .arg(engine_cmd(engine, &["load"]))
             .stdin(stdout)
             .output()
             .map_err(|e| format!("cannot run ssh: {e}"))?;
         let _ = save.wait();
         if !load.status.success() {
-            return Err(explain(
+            return Err(ssh::explain(
                 &add.target,
                 load.status.code(),
                 &String::from_utf8_lossy(&load.stderr),
@@ -221,42 +217,87 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
     }
     // Again is safe: the container is replaced, the volumes (VYRE_HOME, and the sessions' HOME
     // with their transcripts and work) kept.
-    let run = format!(
-        "{engine} rm -f {CONTAINER} >/dev/null 2>&1 || true; {engine} volume create {CONTAINER} >/dev/null 2>&1 || true; {engine} volume create {CONTAINER}-sessions >/dev/null 2>&1 || true; {engine} run -d --name {CONTAINER} --restart unless-stopped -p 127.0.0.1:{port}:4477 -v {CONTAINER}:/var/lib/vyre -v {CONTAINER}-sessions:/home/vyre-session {image} >/dev/null",
-        port = add.remote_port,
-        image = add.image,
-    );
-    add.remote(&run)?;
+    let sessions_volume = format!("{CONTAINER}-sessions");
+    let publish = format!("127.0.0.1:{}:4477", add.remote_port);
+    let home_mount = format!("{CONTAINER}:/var/lib/vyre");
+    let sessions_mount = format!("{sessions_volume}:/home/vyre-session");
+    let run = [
+        format!(
+            "{} >/dev/null 2>&1 || true",
+            engine_cmd(engine, &["rm", "-f", CONTAINER])
+        ),
+        format!(
+            "{} >/dev/null 2>&1 || true",
+            engine_cmd(engine, &["volume", "create", CONTAINER])
+        ),
+        format!(
+            "{} >/dev/null 2>&1 || true",
+            engine_cmd(engine, &["volume", "create", &sessions_volume])
+        ),
+        format!(
+            "{} >/dev/null",
+            engine_cmd(
+                engine,
+                &[
+                    "run",
+                    "-d",
+                    "--name",
+                    CONTAINER,
+                    "--restart",
+                    "unless-stopped",
+                    "-p",
+                    &publish,
+                    "-v",
+                    &home_mount,
+                    "-v",
+                    &sessions_mount,
+                    "--",
+                    &add.image,
+                ]
+            )
+        ),
+    ]
+    .join("; ");
+    ssh.remote(&run)?;
     println!("  started the container {CONTAINER}");
+    let health = format!(
+        "{} >/dev/null 2>&1 && echo up || echo down",
+        engine_cmd(
+            engine,
+            &[
+                "exec",
+                CONTAINER,
+                "curl",
+                "-fsS",
+                "http://127.0.0.1:4477/v1/health"
+            ]
+        )
+    );
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
-        let healthy = add.remote(&format!(
-            "{engine} exec {CONTAINER} curl -fsS http://127.0.0.1:4477/v1/health >/dev/null 2>&1 && echo up || echo down"
-        ))?;
-        if healthy.trim() == "up" {
+        if ssh.remote(&health)?.trim() == "up" {
             break;
         }
         if Instant::now() > deadline {
             return Err(format!(
-                "vyred did not answer on {} within 90 s; see `{engine} logs {CONTAINER}` there",
-                add.target
+                "vyred did not answer on {} within 90 s; see `{}` there",
+                add.target,
+                engine_cmd(engine, &["logs", CONTAINER])
             ));
         }
         std::thread::sleep(Duration::from_secs(1));
     }
     println!("  vyred answers");
-    let opened = add.remote(&format!("{engine} exec {CONTAINER} vyre open"))?;
+    let opened = ssh.remote(&engine_cmd(engine, &["exec", CONTAINER, "vyre", "open"]))?;
     let link = opened
         .split_whitespace()
         .find(|w| w.starts_with("http://127.0.0.1:"))
         .ok_or_else(|| format!("vyred on {} gave no link: {opened}", add.target))?
         .to_string();
     let local = add.local_port.unwrap_or_else(|| free_local_port(4477));
-    let mut tunnel = add.ssh();
+    let forward = format!("{local}:127.0.0.1:{}", add.remote_port);
+    let mut tunnel = ssh.command(&["-N", "-o", "ExitOnForwardFailure=yes", "-L", &forward]);
     tunnel
-        .args(["-N", "-o", "ExitOnForwardFailure=yes", "-L"])
-        .arg(format!("{local}:127.0.0.1:{}", add.remote_port))
-        .arg(&add.target)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -305,20 +346,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ssh_failures_say_which_it_was() {
-        let refused = explain(
-            "sam@box",
-            Some(255),
-            "root@127.0.0.1: Permission denied (publickey).\n",
+    fn only_the_engines_vyre_drives_are_taken() {
+        assert_eq!(engine_words("docker\n", "h").unwrap(), ["docker"]);
+        assert_eq!(engine_words(" docker\n", "h").unwrap(), ["docker"]);
+        assert_eq!(
+            engine_words("sudo -n docker\n", "h").unwrap(),
+            ["sudo", "-n", "docker"]
         );
-        assert!(refused.contains("refused the key"), "{refused}");
-        let down = explain(
-            "sam@box",
-            Some(255),
-            "ssh: connect to host box port 22: Connection refused\n",
+        assert!(
+            engine_words("", "h")
+                .unwrap_err()
+                .contains("no container engine")
         );
-        assert!(down.starts_with("cannot reach sam@box"), "{down}");
-        let step = explain("sam@box", Some(1), "Error: no such image\n");
-        assert_eq!(step, "on sam@box: Error: no such image");
+        assert!(engine_words("docker; touch x", "h").is_err());
+    }
+
+    #[test]
+    fn every_word_of_a_remote_command_is_quoted() {
+        assert_eq!(
+            engine_cmd(
+                &["sudo", "-n", "docker"],
+                &["image", "inspect", "x; touch /tmp/pwned"]
+            ),
+            "sudo -n docker image inspect 'x; touch /tmp/pwned'"
+        );
+        assert_eq!(
+            engine_cmd(&["podman"], &["run", "--", "$(id)"]),
+            "podman run -- '$(id)'"
+        );
     }
 }

@@ -10,9 +10,12 @@ mod first_run;
 mod harness_cmd;
 mod home_cmd;
 mod hook_cmd;
+mod host_key;
 mod mcp_cmd;
 mod resume_cmd;
 mod service_cmd;
+mod sh;
+mod ssh;
 mod status_cmd;
 mod tool_cmd;
 mod vault_cmd;
@@ -93,7 +96,8 @@ enum Command {
         id: String,
     },
     /// What the harness plugin's hooks run: hands the hook's input to vyred and prints its
-    /// answer; prints nothing when vyred is not running.
+    /// answer. In a session Vyre runs, PreToolUse denies when vyred cannot be asked; a terminal
+    /// session without vyred gets nothing from it.
     Hook {
         /// SessionStart, UserPromptSubmit, PreToolUse or Stop.
         event: String,
@@ -150,7 +154,11 @@ async fn run_client(command: Option<Command>) -> i32 {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| home.socket());
     if let Some(Command::Hook { event }) = &command {
-        return hook_cmd::hook(socket, event).await;
+        let reach = match std::env::var_os("VYRE_SOCKET") {
+            Some(socket) => hook_cmd::Reach::Session(socket.into()),
+            None => hook_cmd::Reach::Terminal(home.socket()),
+        };
+        return hook_cmd::hook(reach, event).await;
     }
     if let Some(Command::Mcp) = &command {
         return mcp_cmd::run(Client::socket(socket)).await;

@@ -2,9 +2,10 @@
 //! own wire protocol (stream-json plus the stdio control protocol; see
 //! `../shared/briefs/claude-protocol.md`, measured on CLI 2.1.328).
 //!
-//! The argv is the SDK's; the environment is built from nothing (HOME, PATH, the locale, the
-//! base URL, `VYRE_*`); a credential goes on fd 3, never into the environment, where every tool
-//! and hook process would inherit it.
+//! The argv is the SDK's, plus flag settings that pin what Vyre decides above a repository's own
+//! settings ([`super::pinned`]); the environment is built from nothing (HOME, PATH, the locale,
+//! the base URL, `VYRE_*`); a credential goes on fd 3, never into the environment, where every
+//! tool and hook process would inherit it.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
@@ -121,6 +122,11 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
         args.push(format!("--resume={}", o.session_id));
     }
     args.push("--setting-sources=user,project,local".into());
+    // What Vyre decides for the session, above anything a repository's settings say. One
+    // `--settings` only: with two, the CLI keeps the last (measured on 2.1.328), so anything
+    // else Vyre passes as flag settings goes into `flag_settings`.
+    args.push("--settings".into());
+    args.push(flag_settings(o).to_string());
     args.push(format!("--permission-mode={}", o.permission_mode));
     args.push("--include-partial-messages".into());
     for dir in &o.plugin_dirs {
@@ -147,14 +153,37 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
     args
 }
 
-/// The child's whole environment.
-pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
+/// The flag settings that pin what Vyre decides for the session (see [`super::pinned`]).
+pub fn flag_settings(o: &ClaudeOptions) -> Value {
+    super::pinned::flag_settings(
+        &environment(o),
+        !matches!(o.credential, Credential::Login),
+        |name| std::env::var(name).ok().filter(|v| !v.is_empty()),
+    )
+}
+
+/// What every process Vyre runs for sessions starts from: HOME (the sessions'), PATH and the
+/// locale, nothing else of vyred's.
+pub fn base_environment(home: &std::path::Path) -> Vec<(String, OsString)> {
     let mut env: Vec<(String, OsString)> = vec![
-        ("HOME".into(), o.home.clone().into_os_string()),
+        ("HOME".into(), home.as_os_str().to_owned()),
         (
             "PATH".into(),
             std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
         ),
+    ];
+    for name in ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"] {
+        if let Some(v) = std::env::var_os(name) {
+            env.push((name.into(), v));
+        }
+    }
+    env
+}
+
+/// The child's whole environment.
+pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
+    let mut env = base_environment(&o.home);
+    env.extend([
         ("CLAUDE_CODE_ENTRYPOINT".into(), "sdk-ts".into()),
         (
             "CLAUDE_AGENT_SDK_CLIENT_APP".into(),
@@ -168,12 +197,7 @@ pub fn environment(o: &ClaudeOptions) -> Vec<(String, OsString)> {
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
             "1".into(),
         ),
-    ];
-    for name in ["LANG", "LC_ALL", "TZ", "TMPDIR", "USER", "LOGNAME", "SHELL"] {
-        if let Some(v) = std::env::var_os(name) {
-            env.push((name.into(), v));
-        }
-    }
+    ]);
     if let Some(url) = &o.base_url {
         env.push(("ANTHROPIC_BASE_URL".into(), url.into()));
     }
@@ -450,6 +474,23 @@ mod tests {
             !args.iter().any(|a| a.starts_with("--session-id")),
             "resume without a fork keeps the id"
         );
+    }
+
+    #[test]
+    fn the_flag_settings_pin_the_environment_and_hold_no_secret() {
+        let args = argv(&options());
+        assert_eq!(args.iter().filter(|a| *a == "--settings").count(), 1);
+        let at = args
+            .iter()
+            .position(|a| a == "--settings")
+            .expect("--settings");
+        let settings: Value = serde_json::from_str(&args[at + 1]).unwrap();
+        assert_eq!(settings["env"]["ANTHROPIC_BASE_URL"], "http://127.0.0.1:9");
+        assert_eq!(settings["env"]["VYRE_THREAD"], "t");
+        assert_eq!(settings["env"]["CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR"], "3");
+        assert_eq!(settings["env"]["ANTHROPIC_API_KEY"], "");
+        assert_eq!(settings["apiKeyHelper"], "");
+        assert!(!args.iter().any(|a| a.contains("sk-never-in-env")));
     }
 
     #[test]

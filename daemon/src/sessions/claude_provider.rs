@@ -21,36 +21,8 @@ pub struct ClaudeProvider {
     pub base_url: Option<String>,
     /// HOME for the sessions (where `~/.claude` lives).
     pub home: PathBuf,
-    /// The user sessions run as, when not vyred's own.
-    pub run_as: Option<super::spawn::RunAs>,
-    /// What `sessions.containment` asks for, the folders a sandbox hides, and what a session
-    /// sees again inside them besides its own (a bundled CLI).
-    pub wanted: super::sandbox::Wanted,
-    pub hide: Vec<PathBuf>,
-    pub expose_ro: Vec<PathBuf>,
-    /// How sessions are contained, decided at the first start (a failed decision is tried again
-    /// at the next, so installing bubblewrap needs no restart).
-    pub decided: tokio::sync::OnceCell<Containment>,
-}
-
-impl ClaudeProvider {
-    /// How this machine contains sessions; an error says what to do about it.
-    pub async fn containment(&self) -> Result<&Containment, String> {
-        self.decided
-            .get_or_try_init(|| async {
-                let (wanted, run_as, hide) = (self.wanted, self.run_as, self.hide.clone());
-                let decided = tokio::task::spawn_blocking(move || {
-                    super::sandbox::decide(wanted, run_as, hide)
-                })
-                .await
-                .map_err(|e| e.to_string())??;
-                if decided == Containment::None {
-                    tracing::warn!("sessions.containment is none: sessions run as vyred's own user, uncontained (ADR 0014)");
-                }
-                Ok(decided)
-            })
-            .await
-    }
+    /// How sessions are contained here (ADR 0014), shared with the CLI's version probe.
+    pub contain: std::sync::Arc<super::sandbox::Contain>,
 }
 
 impl Provider for ClaudeProvider {
@@ -73,7 +45,7 @@ impl Provider for ClaudeProvider {
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
         Box::pin(async move {
             let program = self.cli.program().await?;
-            let (run_as, sandbox, claude_sandbox) = match self.containment().await? {
+            let (run_as, sandbox, claude_sandbox) = match self.contain.get().await? {
                 Containment::User(r) => (Some(*r), None, None),
                 Containment::Sandbox(s) => (None, Some(s.clone()), None),
                 Containment::Claude { hide } => (None, None, Some(hide.clone())),
@@ -97,7 +69,7 @@ impl Provider for ClaudeProvider {
                 home: self.home.clone(),
                 run_as,
                 sandbox,
-                expose_ro: self.expose_ro.clone(),
+                expose_ro: self.contain.expose_ro.clone(),
                 claude_sandbox,
                 processes: launch.processes,
                 extra_env: launch.env,

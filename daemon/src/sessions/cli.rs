@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 
 use super::claude::PINNED_VERSION;
+use super::spawn::{self, SpawnSpec};
 use crate::events::NewEvent;
 use crate::modules::Ctx;
 
@@ -33,6 +34,8 @@ impl Source {
 
 pub struct ClaudeCli {
     source: Source,
+    /// How its version is asked.
+    probe: Probe,
     /// Where install events go (the `sessions` module).
     ctx: Option<Ctx>,
     resolved: OnceCell<PathBuf>,
@@ -51,19 +54,62 @@ pub fn parse_version(text: &str) -> Option<Vec<u64>> {
     parts.filter(|p| p.len() == 3)
 }
 
-async fn version_of(program: &Path) -> Option<String> {
-    let out = tokio::time::timeout(
-        Duration::from_secs(15),
-        tokio::process::Command::new(program)
-            .arg("--version")
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .ok()?
-    .ok()?;
-    Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// Who runs the CLI to ask its version: the sessions' user, in their HOME, with what a
+/// session's environment starts from. The program may be one a session wrote (a `claude` on
+/// PATH, a configured path), so it never runs with vyred's user or privileges.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The sessions' HOME.
+    pub home: PathBuf,
+    /// The sessions' containment: their user (`sessions.uid`) or their sandbox (ADR 0014).
+    pub contain: std::sync::Arc<super::sandbox::Contain>,
+}
+
+/// How long `claude --version` may take.
+const VERSION_PATIENCE: Duration = Duration::from_secs(15);
+
+/// What `program --version` prints, run as a session would be (see [`Probe`]).
+async fn version_of(program: &Path, probe: &Probe) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let (run_as, sandbox) = match probe.contain.for_program().await {
+        Ok(how) => how,
+        Err(e) => {
+            tracing::warn!(program = %program.display(), "{} --version is not run: {e}", program.display());
+            return None;
+        }
+    };
+    let spawned = spawn::spawn(SpawnSpec {
+        program: program.to_path_buf(),
+        args: vec!["--version".into()],
+        // Every user may enter it, and it holds nothing the program could use.
+        cwd: PathBuf::from("/"),
+        env: super::claude::base_environment(&probe.home),
+        fd3: None,
+        // It ends at once; stopping its group below ends what it may have started.
+        subreaper: None,
+        run_as,
+        sandbox,
+    });
+    let mut spawned = match spawned {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(program = %program.display(), "cannot run {} --version: {e}", program.display());
+            return None;
+        }
+    };
+    drop(spawned.stdin);
+    let mut out = String::new();
+    let read = tokio::time::timeout(VERSION_PATIENCE, async {
+        // At most a line is expected; a program that says more is cut short.
+        let mut stdout = (&mut spawned.stdout).take(4096);
+        stdout.read_to_string(&mut out).await
+    })
+    .await;
+    spawn::kill_group(&mut spawned.child, spawned.pgid, Duration::from_millis(100)).await;
+    match read {
+        Ok(Ok(_)) => Some(out.trim().to_string()),
+        _ => None,
+    }
 }
 
 /// What `sessions.claude` says about the CLI, found without installing anything.
@@ -117,7 +163,7 @@ impl ClaudeCli {
             return found;
         };
         found.path = Some(program.display().to_string());
-        let version = version_of(&program).await;
+        let version = version_of(&program, &self.probe).await;
         found.version = version
             .as_deref()
             .and_then(|v| v.split_whitespace().next())
@@ -140,17 +186,19 @@ impl ClaudeCli {
         found
     }
 
-    pub fn new(source: Source, ctx: Option<Ctx>) -> ClaudeCli {
+    pub fn new(source: Source, probe: Probe, ctx: Option<Ctx>) -> ClaudeCli {
         ClaudeCli {
             source,
+            probe,
             ctx,
             resolved: OnceCell::new(),
         }
     }
 
-    /// A fixed program (tests, tools).
-    pub fn at(program: PathBuf) -> ClaudeCli {
-        Self::new(Source::Path(program), None)
+    /// A fixed program run as vyred's own user with HOME `home` (tests, tools).
+    pub fn at(program: PathBuf, home: PathBuf) -> ClaudeCli {
+        let contain = std::sync::Arc::new(super::sandbox::Contain::none());
+        Self::new(Source::Path(program), Probe { home, contain }, None)
     }
 
     /// The program to run, installed and checked on first use.
@@ -187,7 +235,7 @@ impl ClaudeCli {
             }
             Source::Bundled { dir } => self.bundled(dir).await?,
         };
-        match version_of(&program)
+        match version_of(&program, &self.probe)
             .await
             .as_deref()
             .and_then(|v| parse_version(v).map(|p| (v.to_string(), p)))
@@ -216,7 +264,7 @@ impl ClaudeCli {
     /// The pinned CLI in `dir`, installed with npm when it is missing or another version.
     async fn bundled(&self, dir: &Path) -> Result<PathBuf, String> {
         let program = dir.join("node_modules/.bin/claude");
-        let current = version_of(&program).await.unwrap_or_default();
+        let current = version_of(&program, &self.probe).await.unwrap_or_default();
         if current.split_whitespace().next() == Some(PINNED_VERSION) {
             return Ok(program);
         }

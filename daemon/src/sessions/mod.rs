@@ -13,6 +13,7 @@ pub mod files;
 pub mod floor;
 pub mod models;
 pub mod modules;
+pub mod pinned;
 pub mod provider;
 pub mod router;
 pub mod rows;

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::claude_provider::ClaudeProvider;
-use super::cli::{ClaudeCli, Source};
+use super::cli::{ClaudeCli, Probe, Source};
 use super::provider::ProcessIds;
 use super::router::Router;
 use super::switchboard::{AskInfo, StartRequest, Switchboard, ThreadInfo};
@@ -58,21 +58,27 @@ impl Module for SessionsModule {
                     .ok()
                     .filter(|v| !v.is_empty())
             });
+            let vyre_home = ctx.kernel().home().root().to_path_buf();
+            let contain = Arc::new(super::sandbox::Contain::new(
+                super::sandbox::Wanted::parse(settings.containment.as_deref())?,
+                run_as,
+                super::sandbox::hidden_paths(&vyre_home),
+                // A bundled CLI lives in VYRE_HOME (sessions.claude = "bundled").
+                vec![vyre_home.join("claude-code")],
+            ));
             let cli = Arc::new(ClaudeCli::new(
                 Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
+                Probe {
+                    home: home.clone(),
+                    contain: contain.clone(),
+                },
                 Some(ctx.clone()),
             ));
-            let vyre_home = ctx.kernel().home().root().to_path_buf();
             ctx.provider(Arc::new(ClaudeProvider {
                 cli: cli.clone(),
                 base_url,
                 home: home.clone(),
-                run_as,
-                wanted: super::sandbox::Wanted::parse(settings.containment.as_deref())?,
-                hide: super::sandbox::hidden_paths(&vyre_home),
-                // A bundled CLI lives in VYRE_HOME (sessions.claude = "bundled").
-                expose_ro: vec![vyre_home.join("claude-code")],
-                decided: Default::default(),
+                contain,
             }))?;
             ctx.tool(
                 ToolDef::new(

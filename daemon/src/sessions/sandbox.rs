@@ -224,6 +224,84 @@ pub fn claude_settings(hidden: &[PathBuf], socket: Option<&Path>) -> serde_json:
     })
 }
 
+/// This machine's containment for sessions, decided at the first use and shared by everything
+/// that runs a program for them (the sessions, `claude --version`). A failed decision is tried
+/// again at the next use, so installing bubblewrap needs no restart.
+#[derive(Debug)]
+pub struct Contain {
+    wanted: Wanted,
+    run_as: Option<RunAs>,
+    hide: Vec<PathBuf>,
+    /// What every sandboxed program sees again inside the hidden folders (a bundled CLI).
+    pub expose_ro: Vec<PathBuf>,
+    decided: tokio::sync::OnceCell<Containment>,
+}
+
+impl Contain {
+    pub fn new(
+        wanted: Wanted,
+        run_as: Option<RunAs>,
+        hide: Vec<PathBuf>,
+        expose_ro: Vec<PathBuf>,
+    ) -> Contain {
+        Contain {
+            wanted,
+            run_as,
+            hide,
+            expose_ro,
+            decided: Default::default(),
+        }
+    }
+
+    /// Nothing contained: for tests and tools that run a fixed program of their own.
+    pub fn none() -> Contain {
+        Contain::new(Wanted::None, None, Vec::new(), Vec::new())
+    }
+
+    /// How sessions are contained here; an error says what to install or set.
+    pub async fn get(&self) -> Result<&Containment, String> {
+        self.decided
+            .get_or_try_init(|| async {
+                let (wanted, run_as, hide) = (self.wanted, self.run_as, self.hide.clone());
+                let decided = tokio::task::spawn_blocking(move || decide(wanted, run_as, hide))
+                    .await
+                    .map_err(|e| e.to_string())??;
+                if decided == Containment::None {
+                    tracing::warn!(
+                        "sessions.containment is none: sessions run as vyred's own user, uncontained (ADR 0014)"
+                    );
+                }
+                Ok(decided)
+            })
+            .await
+    }
+
+    /// The user and sandbox to run a short-lived program in, as a session would be.
+    pub async fn for_program(
+        &self,
+    ) -> Result<(Option<RunAs>, Option<super::spawn::SandboxLaunch>), String> {
+        let expose: Vec<Exposed> = self
+            .expose_ro
+            .iter()
+            .map(|path| Exposed {
+                path: path.clone(),
+                writable: false,
+            })
+            .collect();
+        Ok(match self.get().await? {
+            Containment::User(r) => (Some(*r), None),
+            Containment::Sandbox(s) => (
+                None,
+                Some(super::spawn::SandboxLaunch {
+                    bwrap: s.bwrap.clone(),
+                    args: s.args(&expose),
+                }),
+            ),
+            Containment::Claude { .. } | Containment::None => (None, None),
+        })
+    }
+}
+
 /// What sessions must not see: vyred's home and the runtime folder with the session bus.
 pub fn hidden_paths(vyre_home: &Path) -> Vec<PathBuf> {
     let mut hide = vec![vyre_home.to_path_buf()];

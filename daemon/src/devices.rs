@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::broadcast;
 
 use crate::events::NewEvent;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, WriteTx};
 use crate::tools::ToolError;
 
 /// A device as lists show it. Never carries the token.
@@ -46,6 +46,15 @@ pub const BROWSER: &str = "browser";
 /// How often a device's last-seen time is written at most.
 const SEEN_EVERY: Duration = Duration::from_secs(60);
 
+/// What ending the onboarding did to the devices.
+#[derive(Debug, Default)]
+pub struct OnboardingEnded {
+    /// The finishing browser, now a `browser`.
+    pub promoted: Option<DeviceRecord>,
+    /// The other onboarding devices, revoked.
+    pub revoked: Vec<String>,
+}
+
 #[derive(Clone)]
 pub struct Devices {
     store: Store,
@@ -70,7 +79,7 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<DeviceRecord> {
     })
 }
 
-fn check_name(name: &str) -> Result<(), ToolError> {
+pub fn check_name(name: &str) -> Result<(), ToolError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
         return Err(ToolError::invalid(
@@ -208,12 +217,17 @@ impl Devices {
                 "there is no device with that id",
             ));
         };
+        self.forget(&rec.id);
+        Ok(rec)
+    }
+
+    /// Drop a revoked device from the active table and close its event streams.
+    fn forget(&self, id: &str) {
         self.active
             .write()
             .expect("devices")
-            .retain(|_, d| d.id != rec.id);
-        let _ = self.revoked.send(rec.id.clone());
-        Ok(rec)
+            .retain(|_, d| d.id != id);
+        let _ = self.revoked.send(id.to_string());
     }
 
     /// The device a token belongs to, if it is valid and not revoked.
@@ -228,54 +242,72 @@ impl Devices {
         Some(device)
     }
 
-    /// Change an active device's kind (an onboarding browser becomes a browser) and, when
-    /// given, its name.
-    pub async fn change(
-        &self,
-        id: &str,
-        kind: &str,
-        name: Option<&str>,
-    ) -> Result<DeviceRecord, ToolError> {
-        if let Some(name) = name {
-            check_name(name)?;
+    /// End the onboarding's devices inside `tx` (the transaction that makes the owner): the
+    /// finishing browser's device, when given, becomes a `browser` (renamed when a name is
+    /// given); every other `onboarding` device is revoked. Call [`Devices::onboarding_ended`]
+    /// with the answer once the transaction committed.
+    pub fn end_onboarding_in(
+        tx: &mut WriteTx<'_>,
+        keep: Option<(&str, Option<&str>)>,
+        now: i64,
+    ) -> Result<OnboardingEnded, StoreError> {
+        let mut ended = OnboardingEnded::default();
+        if let Some((id, name)) = keep {
+            let name = name.map(|n| n.trim().to_string());
+            tx.conn().execute(
+                "UPDATE devices SET kind = ?2, name = COALESCE(?3, name) WHERE id = ?1 AND kind = ?4 AND revoked_at IS NULL",
+                params![id, BROWSER, name, ONBOARDING],
+            )?;
+            let rec = tx
+                .conn()
+                .query_row(
+                    &format!("SELECT {COLUMNS} FROM devices WHERE id = ?1 AND kind = ?2 AND revoked_at IS NULL"),
+                    params![id, BROWSER],
+                    record,
+                )
+                .optional()?;
+            if let Some(rec) = &rec {
+                tx.emit(NewEvent::new(
+                    "device.changed",
+                    serde_json::json!({ "device": rec.id, "name": rec.name, "kind": rec.kind }),
+                ))?;
+            }
+            ended.promoted = rec;
         }
-        let (id, kind, name) = (
-            id.to_string(),
-            kind.to_string(),
-            name.map(|n| n.trim().to_string()),
-        );
-        let rec = self
-            .store
-            .write_as("devices", move |tx| {
-                tx.conn().execute(
-                    "UPDATE devices SET kind = ?2, name = COALESCE(?3, name) WHERE id = ?1 AND revoked_at IS NULL",
-                    params![id, kind, name],
-                )?;
-                let rec = tx
-                    .conn()
-                    .query_row(
-                        &format!("SELECT {COLUMNS} FROM devices WHERE id = ?1 AND revoked_at IS NULL"),
-                        [&id],
-                        record,
-                    )
-                    .optional()?;
-                if let Some(rec) = &rec {
-                    tx.emit(NewEvent::new(
-                        "device.changed",
-                        serde_json::json!({ "device": rec.id, "name": rec.name, "kind": rec.kind }),
-                    ))?;
+        let leftover: Vec<(String, String)> = {
+            let mut stmt = tx
+                .conn()
+                .prepare("SELECT id, name FROM devices WHERE kind = ?1 AND revoked_at IS NULL")?;
+            let rows = stmt.query_map([ONBOARDING], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (id, name) in leftover {
+            tx.conn().execute(
+                "UPDATE devices SET revoked_at = ?1 WHERE id = ?2",
+                params![now, id],
+            )?;
+            tx.emit(NewEvent::new(
+                "device.revoked",
+                serde_json::json!({ "device": id, "name": name, "why": "onboarding_over" }),
+            ))?;
+            ended.revoked.push(id);
+        }
+        Ok(ended)
+    }
+
+    /// Bring the active table in step with [`Devices::end_onboarding_in`]'s committed changes.
+    pub fn onboarding_ended(&self, ended: &OnboardingEnded) {
+        if let Some(rec) = &ended.promoted {
+            for device in self.active.write().expect("devices").values_mut() {
+                if device.id == rec.id {
+                    device.kind = rec.kind.clone();
+                    device.name = rec.name.clone();
                 }
-                Ok(rec)
-            })
-            .await?
-            .ok_or_else(|| ToolError::not_found("unknown_device", "there is no active device with that id"))?;
-        for device in self.active.write().expect("devices").values_mut() {
-            if device.id == rec.id {
-                device.kind = rec.kind.clone();
-                device.name = rec.name.clone();
             }
         }
-        Ok(rec)
+        for id in &ended.revoked {
+            self.forget(id);
+        }
     }
 
     /// Whether the device is still active (for long-lived streams).

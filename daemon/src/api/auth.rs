@@ -106,19 +106,32 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
                     }
                 },
             };
-            match kernel.devices().verify(&token) {
-                Some(device) => Ok(Caller::Device {
-                    id: device.id,
-                    name: device.name,
-                    kind: device.kind,
-                }),
-                None => Err(ApiError::unauthorized(
+            let Some(device) = kernel.devices().verify(&token) else {
+                return Err(ApiError::unauthorized(
                     "invalid_credential",
                     "the device credential is not valid or was revoked",
-                )),
+                ));
+            };
+            // An onboarding device is good only while there is no owner: finishing revokes the
+            // others, and this holds even for one a race let through.
+            if device.kind == crate::devices::ONBOARDING && kernel.owner().exists() {
+                return Err(ApiError::unauthorized(
+                    "onboarding_over",
+                    "this browser's onboarding is over: sign in with the link `vyre open` prints",
+                ));
             }
+            Ok(Caller::Device {
+                id: device.id,
+                name: device.name,
+                kind: device.kind,
+            })
         }
     }
+}
+
+/// Whether the request carries a device credential of any kind (so a refusal is worth saying).
+pub fn presents_credential(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::AUTHORIZATION) || cookie(headers, DEVICE_COOKIE).is_some()
 }
 
 /// The cookie that carries a browser's device credential (HttpOnly, SameSite=Strict).
@@ -137,9 +150,17 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// What a browser that has not finished the onboarding may call: the onboarding's own tools
-/// and what its screens show. Before an owner exists, nothing else is served over HTTP.
+/// What a browser that has not finished the onboarding may call: the onboarding's own steps
+/// and what its screens show. Before an owner exists, nothing else is served over HTTP. Nothing
+/// here mints a credential (no `pairing.*`, no `devices.*`), so the fence cannot be left by a
+/// door it holds; `onboarding.rename` (Settings, once there is an owner) is not here either.
 pub const ONBOARDING_TOOLS: &[&str] = &[
+    "onboarding.state",
+    "onboarding.you",
+    "onboarding.claude",
+    "onboarding.skip",
+    "onboarding.done",
+    "onboarding.finish",
     "vault.status",
     "recall.status",
     "sessions.claude",
@@ -147,13 +168,10 @@ pub const ONBOARDING_TOOLS: &[&str] = &[
     "projects.list",
     "projects.create",
     "projects.add-threads",
-    "pairing.code",
-    "pairing.add",
-    "pairing.list",
 ];
 
 /// The events such a browser may follow.
-pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*", "pairing.*"];
+pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*"];
 
 /// True when the caller is a browser still in the onboarding.
 pub fn onboarding_only(caller: &Caller) -> bool {
@@ -162,7 +180,7 @@ pub fn onboarding_only(caller: &Caller) -> bool {
 
 /// Whether an onboarding browser may call this tool.
 pub fn onboarding_may_call(tool: &str) -> bool {
-    tool.starts_with("onboarding.") || ONBOARDING_TOOLS.contains(&tool)
+    ONBOARDING_TOOLS.contains(&tool)
 }
 
 pub fn onboarding_refusal() -> ApiError {

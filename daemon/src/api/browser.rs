@@ -1,10 +1,11 @@
 //! What browsers need beyond the tools: the one-time link that makes a browser a device (a
-//! cookie, never a header the page's scripts could read), who this browser is, finishing the
-//! onboarding, and signing out.
+//! cookie its scripts cannot read, and a key only Vyre's own origin can: ADR 0009), who this
+//! browser is, finishing the onboarding, and signing out.
 //!
 //! - `GET /v1/session`: this browser's device and the owner, or nulls (and why, when it sent a
 //!   credential that is refused); no credential needed.
-//! - `POST /v1/session/redeem {token}`: spend a sign-in link; sets the device cookie.
+//! - `POST /v1/session/redeem {token}`: spend a sign-in link; sets the device cookie and answers
+//!   the key the page keeps in its origin's storage and sends as `X-Vyre-Key`.
 //! - `POST /v1/session/finish {device_name?}`: `onboarding.finish` for this browser.
 //! - `POST /v1/session/logout`: revoke this browser's device and forget its cookie.
 
@@ -131,7 +132,7 @@ pub async fn redeem(
         _ => return Err(refusal(LinkError::OnboardingOver)),
     };
     let name = browser_name(&headers);
-    let (device, token) = kernel.devices().add(&name, kind).await?;
+    let (device, token, key) = kernel.devices().add_browser(&name, kind).await?;
     // Finishing revokes every onboarding device; one made in the instant it ran is revoked here.
     if kind == ONBOARDING && kernel.owner().exists() {
         kernel.devices().revoke(&device.id).await?;
@@ -140,6 +141,7 @@ pub async fn redeem(
     let mut response = Json(json!({ "data": {
         "kind": if kind == ONBOARDING { "onboard" } else { "device" },
         "device": device,
+        "key": key,
     }}))
     .into_response();
     response

@@ -79,8 +79,6 @@ let leaked;
 let key;
 
 test('a page on another loopback port is sent the cookie, never the key', T, async () => {
-  key = await b.page.evaluate(() => localStorage.getItem('vyre_key'));
-  assert.match(key ?? '', /^[A-Za-z0-9_-]{40,}$/, 'Vyre\'s page holds its key');
   const other = await b.context.newPage();
   await other.goto(`http://127.0.0.1:${port}/`);
   const tried = await other.evaluate(() => window.tried);
@@ -90,6 +88,8 @@ test('a page on another loopback port is sent the cookie, never the key', T, asy
   leaked = cookieIn(seen[0]);
   assert.ok(leaked, `Chromium sent the cookie to the other port: ${JSON.stringify(seen[0].headers)}`);
   // But the key stays in Vyre's origin: not sent, not readable by the other page.
+  key = await b.page.evaluate(() => localStorage.getItem('vyre_key'));
+  assert.match(key ?? '', /^[A-Za-z0-9_-]{40,}$/, 'Vyre\'s page holds its key');
   assert.ok(!JSON.stringify(seen).includes(key), 'the key never reached the other port');
   assert.ok(seen.every((r) => !('x-vyre-key' in r.headers)));
   assert.equal(tried.key, null, 'the other origin cannot read Vyre\'s storage');

@@ -2,8 +2,8 @@ import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
 // Dev only: `VYRE_DEV_URL=http://127.0.0.1:<port> VYRE_DEV_TOKEN=<device token> npm run dev`
-// proxies the API to a running vyred and adds the device's bearer token. The built app never
-// holds a credential: vyred serves it and the browser's cookie does the rest.
+// proxies the API to a running vyred and adds a program device's bearer token. The built app
+// holds no token: vyred serves it, the browser's cookie and the page's key do the rest.
 const target = process.env.VYRE_DEV_URL;
 const token = process.env.VYRE_DEV_TOKEN;
 

@@ -45,4 +45,10 @@ pub const MIGRATIONS: &[Migration] = &[
             used_at INTEGER
         );",
     },
+    Migration {
+        version: 4,
+        // A browser's key (ADR 0009): the SHA-256 of the second secret only Vyre's own pages
+        // hold. Browsers signed in before it have none and sign in again.
+        sql: "ALTER TABLE devices ADD COLUMN key_hash BLOB;",
+    },
 ];

@@ -8,7 +8,7 @@ use std::time::Duration;
 use rusqlite::{OptionalExtension, params};
 
 use crate::devices::hash_token;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, WriteTx};
 
 /// How long a link is valid unless made shorter.
 pub const LINK_TTL: Duration = Duration::from_secs(3600);
@@ -33,6 +33,14 @@ impl LinkKind {
         }
     }
 
+    fn parse(text: &str) -> LinkKind {
+        match text {
+            "login" => LinkKind::Login,
+            "pair" => LinkKind::Pair,
+            _ => LinkKind::Onboard,
+        }
+    }
+
     /// The app's path that redeems it.
     pub fn path(self) -> &'static str {
         match self {
@@ -50,6 +58,15 @@ pub enum LinkError {
     Expired,
     #[error("this link is not valid; `vyre open` prints a new one")]
     Invalid,
+    /// A real link or code, offered where another kind is spent (a pairing code at a browser's
+    /// sign-in, a sign-in link at `/v1/pair`). It is left unspent.
+    #[error("this is a {0:?} link, not one that can be spent here")]
+    WrongKind(LinkKind),
+    /// An onboarding link offered once an owner exists: the onboarding it was made for is over.
+    #[error(
+        "this onboarding link ended when the onboarding was finished; `vyre open` prints a sign-in link"
+    )]
+    OnboardingOver,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -123,57 +140,91 @@ impl Links {
         Ok(issued)
     }
 
-    /// Spend a pairing code however it was typed (any case, with or without dashes or spaces).
-    pub async fn redeem_code(&self, code: &str) -> Result<LinkKind, LinkError> {
-        let normal: String = code
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric())
-            .map(|c| c.to_ascii_uppercase())
-            .collect();
-        self.redeem(&normal).await
+    /// Spend a link or a code, once, before it expires, if it is of a kind `accept` takes.
+    ///
+    /// The token is looked up as given and as a pairing code is typed (any case, with or
+    /// without dashes or spaces), so that a code offered as a link, or a link as a code, is
+    /// recognised and refused as what it is ([`LinkError::WrongKind`]) rather than spent. An
+    /// onboarding link is refused once `owner_exists` says the onboarding is over. A refused
+    /// token is never spent; the check and the spending happen in one write transaction.
+    pub async fn redeem(
+        &self,
+        token: &str,
+        accept: &'static [LinkKind],
+        owner_exists: impl Fn() -> bool + Send + 'static,
+    ) -> Result<LinkKind, LinkError> {
+        let candidates = candidates(token);
+        let now = crate::now_ms();
+        self.store
+            .write(move |tx| {
+                let mut found = None;
+                for hash in &candidates {
+                    found = tx
+                        .conn()
+                        .query_row(
+                            "SELECT kind, expires_at, used_at FROM links WHERE token_hash = ?1",
+                            [hash.to_vec()],
+                            |r| {
+                                Ok((
+                                    r.get::<_, String>(0)?,
+                                    r.get::<_, i64>(1)?,
+                                    r.get::<_, Option<i64>>(2)?,
+                                ))
+                            },
+                        )
+                        .optional()?
+                        .map(|row| (*hash, row));
+                    if found.is_some() {
+                        break;
+                    }
+                }
+                let Some((hash, (kind, expires_at, used_at))) = found else {
+                    return Ok(Err(LinkError::Invalid));
+                };
+                let kind = LinkKind::parse(&kind);
+                if !accept.contains(&kind) {
+                    return Ok(Err(LinkError::WrongKind(kind)));
+                }
+                if kind == LinkKind::Onboard && owner_exists() {
+                    return Ok(Err(LinkError::OnboardingOver));
+                }
+                if used_at.is_some() {
+                    return Ok(Err(LinkError::Used));
+                }
+                if expires_at < now {
+                    return Ok(Err(LinkError::Expired));
+                }
+                tx.conn().execute(
+                    "UPDATE links SET used_at = ?1 WHERE token_hash = ?2",
+                    params![now, hash.to_vec()],
+                )?;
+                Ok(Ok(kind))
+            })
+            .await?
     }
 
-    /// Spend a link: once, before it expires.
-    pub async fn redeem(&self, token: &str) -> Result<LinkKind, LinkError> {
-        let hash = hash_token(token.trim());
-        let now = crate::now_ms();
-        let found = self
-            .store
-            .write(move |tx| {
-                let row = tx
-                    .conn()
-                    .query_row(
-                        "SELECT kind, expires_at, used_at FROM links WHERE token_hash = ?1",
-                        [hash.to_vec()],
-                        |r| {
-                            Ok((
-                                r.get::<_, String>(0)?,
-                                r.get::<_, i64>(1)?,
-                                r.get::<_, Option<i64>>(2)?,
-                            ))
-                        },
-                    )
-                    .optional()?;
-                if let Some((_, expires_at, None)) = &row
-                    && *expires_at >= now
-                {
-                    tx.conn().execute(
-                        "UPDATE links SET used_at = ?1 WHERE token_hash = ?2",
-                        params![now, hash.to_vec()],
-                    )?;
-                }
-                Ok(row)
-            })
-            .await?;
-        match found {
-            None => Err(LinkError::Invalid),
-            Some((_, _, Some(_))) => Err(LinkError::Used),
-            Some((_, expires_at, None)) if expires_at < now => Err(LinkError::Expired),
-            Some((kind, _, None)) => Ok(match kind.as_str() {
-                "login" => LinkKind::Login,
-                "pair" => LinkKind::Pair,
-                _ => LinkKind::Onboard,
-            }),
-        }
+    /// End the onboarding's links: every unspent one is spent now, in the transaction that
+    /// makes the owner (so none outlives the onboarding).
+    pub fn end_onboarding_in(tx: &WriteTx<'_>, now: i64) -> Result<usize, StoreError> {
+        Ok(tx.conn().execute(
+            "UPDATE links SET used_at = ?1 WHERE kind = 'onboard' AND used_at IS NULL",
+            [now],
+        )?)
     }
+}
+
+/// The hashes a token may be stored under: as given (a link), and as a pairing code is kept
+/// (letters and digits only, upper case).
+fn candidates(token: &str) -> Vec<[u8; 32]> {
+    let raw = token.trim();
+    let code: String = raw
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    let mut out = vec![hash_token(raw)];
+    if !code.is_empty() && code != raw {
+        out.push(hash_token(&code));
+    }
+    out
 }

@@ -7,7 +7,7 @@ use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 use crate::events::NewEvent;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, WriteTx};
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct OwnerRecord {
@@ -51,18 +51,52 @@ impl Owner {
         self.cached.read().expect("owner").is_some()
     }
 
-    /// Make the owner, or give the one there is this name.
-    pub async fn set(&self, name: &str) -> Result<OwnerRecord, StoreError> {
+    /// Make the owner inside `tx` (the transaction that ends the onboarding): `None` when
+    /// there is one already, and then nothing is written. Call [`Owner::made`] after the commit.
+    pub fn create_in(
+        tx: &mut WriteTx<'_>,
+        name: &str,
+        now: i64,
+    ) -> Result<Option<OwnerRecord>, StoreError> {
+        let exists = tx
+            .conn()
+            .query_row("SELECT 1 FROM owner WHERE id = 1", [], |_| Ok(()))
+            .optional()?
+            .is_some();
+        if exists {
+            return Ok(None);
+        }
+        tx.conn().execute(
+            "INSERT INTO owner (id, name, created_at) VALUES (1, ?1, ?2)",
+            rusqlite::params![name, now],
+        )?;
+        tx.emit(NewEvent::new(
+            "owner.set",
+            serde_json::json!({ "name": name }),
+        ))?;
+        Ok(Some(OwnerRecord {
+            name: name.to_string(),
+            created_at: now,
+        }))
+    }
+
+    /// Remember the owner [`Owner::create_in`] made, once its transaction committed.
+    pub fn made(&self, rec: OwnerRecord) {
+        *self.cached.write().expect("owner") = Some(rec);
+    }
+
+    /// Give the owner there is a new name (Settings); `None` when there is no owner yet.
+    pub async fn rename(&self, name: &str) -> Result<Option<OwnerRecord>, StoreError> {
         let name = name.to_string();
-        let now = crate::now_ms();
         let rec = self
             .store
             .write_as("onboarding", move |tx| {
-                let created = tx.conn().execute(
-                    "INSERT INTO owner (id, name, created_at) VALUES (1, ?1, ?2)
-                     ON CONFLICT(id) DO UPDATE SET name = excluded.name",
-                    rusqlite::params![name, now],
-                )?;
+                let changed = tx
+                    .conn()
+                    .execute("UPDATE owner SET name = ?1 WHERE id = 1", [&name])?;
+                if changed == 0 {
+                    return Ok(None);
+                }
                 let rec = tx.conn().query_row(
                     "SELECT name, created_at FROM owner WHERE id = 1",
                     [],
@@ -73,16 +107,16 @@ impl Owner {
                         })
                     },
                 )?;
-                if created > 0 {
-                    tx.emit(NewEvent::new(
-                        "owner.set",
-                        serde_json::json!({ "name": rec.name }),
-                    ))?;
-                }
-                Ok(rec)
+                tx.emit(NewEvent::new(
+                    "owner.renamed",
+                    serde_json::json!({ "name": rec.name }),
+                ))?;
+                Ok(Some(rec))
             })
             .await?;
-        *self.cached.write().expect("owner") = Some(rec.clone());
+        if let Some(rec) = &rec {
+            *self.cached.write().expect("owner") = Some(rec.clone());
+        }
         Ok(rec)
     }
 }

@@ -82,6 +82,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("harness.binding", tool::<harness::BindingInput>()),
         ("harness.hook", tool::<harness::HookInput>()),
         ("onboarding.you", tool::<onboarding::YouInput>()),
+        ("onboarding.rename", tool::<onboarding::RenameInput>()),
         ("onboarding.claude", tool::<onboarding::ClaudeInput>()),
         ("onboarding.skip", tool::<onboarding::SkipInput>()),
         ("onboarding.finish", tool::<onboarding::FinishInput>()),

@@ -41,7 +41,7 @@ pub fn show_main_at<R: Runtime>(app: &AppHandle<R>, url: Option<tauri::Url>) {
         return;
     }
     let address = app.state::<AppStatus>().address.clone();
-    let Some(url) = url.or_else(|| format!("http://{address}/app/").parse().ok()) else {
+    let Some(url) = url.or_else(|| Some(main_url(address.parse().ok()?))) else {
         return;
     };
     let made = WebviewWindowBuilder::new(app, MAIN, WebviewUrl::External(url))
@@ -55,6 +55,13 @@ pub fn show_main_at<R: Runtime>(app: &AppHandle<R>, url: Option<tauri::Url>) {
         }
         Err(e) => tracing::warn!("cannot open the window: {e}"),
     }
+}
+
+/// The app's page on the daemon at `addr`.
+pub fn main_url(addr: std::net::SocketAddr) -> tauri::Url {
+    format!("http://{addr}/app/")
+        .parse()
+        .expect("a loopback URL")
 }
 
 /// What every run and test adds to a builder: the app's state and its commands.
@@ -86,6 +93,7 @@ pub fn run() -> i32 {
         Err(e) => return fail(&e),
     };
     let _log = vyre::logging::init(&home, None).ok();
+    let signin_home = home.clone();
     let host = match tauri::async_runtime::block_on(DaemonHost::start_or_attach(home)) {
         Ok(h) => h,
         Err(e) => return fail(&e),
@@ -122,15 +130,17 @@ pub fn run() -> i32 {
             if let Err(e) = handle.global_shortcut().register(shortcut.as_str()) {
                 tracing::warn!("cannot register Lumen's shortcut {shortcut:?}: {e}");
             }
-            // Sign the windows in (they share one cookie store), then show the app.
+            // Sign the windows in (they share one cookie store and one origin's storage), then
+            // load each with the key in its address's fragment and show the app.
             let signing = person.clone();
             let opening = handle.clone();
             tauri::async_runtime::spawn(async move {
-                match signin::ensure(&lumen, &signing, addr).await {
-                    Ok(()) => {
-                        let _ = lumen.navigate(lumen::url(addr));
-                        if !hidden {
-                            show_main(&opening);
+                match signin::sign_in(&lumen, &signing, addr, &signin_home).await {
+                    Ok(signed) => {
+                        let _ = lumen.navigate(signed.with_key(lumen::url(addr)));
+                        // A main window the menu opened before the sign-in loads again with it.
+                        if !hidden || opening.get_webview_window(MAIN).is_some() {
+                            show_main_at(&opening, Some(signed.with_key(main_url(addr))));
                         }
                     }
                     Err(e) => tracing::error!("the window could not sign in: {e}"),

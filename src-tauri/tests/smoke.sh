@@ -46,10 +46,15 @@ xvfb-run -a -s "-screen 0 1400x900x24" dbus-run-session -- bash -euo pipefail -c
 
   # The window shows the web app once it is signed in (the onboarding, with no owner yet).
   wait_for 30 xwininfo -name Vyre || { say "no main window"; exit 1; }
-  sleep 6
-  import -window root "$SHOTS/main-window.png"
   wait_for 10 sh -c "\"$VYRE\" devices list | grep -q onboarding" || { "$VYRE" devices list; say "the window did not sign in"; exit 1; }
-  say "the window signed in as a device and shows the app (screenshot saved)"
+  # The page got its key (ADR 0009): its calls carry cookie and key, so the device was seen.
+  app_devices() { "$VYRE" devices list | python3 -c "import json,sys; print(*sorted(d[\"id\"] + (\":seen\" if d[\"last_seen_at\"] else \"\") for d in json.load(sys.stdin) if d[\"kind\"] in (\"onboarding\", \"browser\") and not d[\"revoked_at\"]))"; }
+  app_seen() { app_devices | grep -q :seen; }
+  wait_for 20 app_seen || { "$VYRE" devices list; say "the page did not reach vyred with its cookie and key"; exit 1; }
+  first_device=$(app_devices | cut -d: -f1)
+  sleep 5
+  import -window root "$SHOTS/main-window.png"
+  say "the window signed in as a device and shows the app with its key (screenshot saved)"
 
   # Alt+Space shows Lumen, and again hides it.
   xdotool key alt+space; sleep 1.5
@@ -76,6 +81,12 @@ xvfb-run -a -s "-screen 0 1400x900x24" dbus-run-session -- bash -euo pipefail -c
   "$VYRE" vault status | grep -q "unlocked" || { "$VYRE" vault status; say "the vault did not open from the keychain"; exit 1; }
   "$VYRE" vault list | grep -q smoke-item || { say "the item is gone"; exit 1; }
   say "the next start opened the vault with the key from the keychain"
+
+  # The next start signs the windows in again and revokes the device of the first: one device.
+  wait_for 20 app_seen || { "$VYRE" devices list; say "the window did not sign in again"; exit 1; }
+  [ "$(app_devices | wc -w)" = 1 ] || { "$VYRE" devices list; say "the app holds more than one device"; exit 1; }
+  [ "$(app_devices | cut -d: -f1)" != "$first_device" ] || { say "the device was not renewed"; exit 1; }
+  say "the next start signed the window in again and revoked the old device"
 
   # A second app for the same home attaches instead of starting another vyred.
   "$APP" > "$VYRE_HOME/app-3.log" 2>&1 &

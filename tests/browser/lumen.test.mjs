@@ -30,7 +30,9 @@ before(async () => {
   await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
   const finished = await page.evaluate(async (key) => {
     const post = async (path, body) => {
-      const r = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      // The cookie goes by itself; the key is the page's own (its origin's storage).
+      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
+      const r = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
       const j = await r.json();
       if (j.error) throw new Error(`${path}: ${j.error.code}: ${j.error.message}`);
       return j.data;

@@ -1,7 +1,9 @@
 // Pairing a Mac with a box in the app, against two real vyreds: a box (`--role box`) and a Mac
 // (`--role local`, its vault in a file rather than an OS keychain). Each browser goes through the
-// onboarding, pairing in its devices step; then the Mac pairs, lists, and removes its box from
-// Settings, and the box lists and revokes its Mac. No Claude Code needed.
+// onboarding, whose devices step leaves pairing to Settings (a pairing code is a credential,
+// which the onboarding's browser may not make); then the box shows a code in Settings, the Mac
+// pairs, lists, and removes its box from Settings, and the box lists and revokes its Mac. No
+// Claude Code needed.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -50,8 +52,8 @@ async function code() {
   return JSON.parse(await box.cli('pairing', 'code')).code;
 }
 
-/** The onboarding up to its devices step, every other step skipped. */
-async function toDevices(rig, page) {
+/** The onboarding through its devices step, every step skipped, and finished. */
+async function onboard(rig, page) {
   await page.goto(await rig.onboardLink());
   const step = page.getByTestId('ob-step');
   await page.getByTestId('ob-name').fill('Ada');
@@ -63,11 +65,14 @@ async function toDevices(rig, page) {
   await waitFor('the history step', async () => (await step.getAttribute('data-step')) === 'history');
   await page.getByTestId('ob-skip').click();
   await waitFor('the devices step', async () => (await step.getAttribute('data-step')) === 'devices');
-}
-
-async function finish(page) {
+  // No pairing inside the onboarding: the step says where it happens.
+  await page.getByTestId('ob-devices-later').waitFor();
+  assert.equal(await page.getByTestId('pair-make-code').count(), 0);
+  assert.equal(await page.getByTestId('pair-address-input').count(), 0);
+  await page.getByTestId('ob-continue').click();
   await page.getByTestId('ob-finish').click();
   await page.waitForURL((u) => u.pathname === '/app/');
+  assert.equal((await rig.sock('onboarding.state')).steps.devices, 'skipped');
 }
 
 async function settings(page) {
@@ -75,42 +80,44 @@ async function settings(page) {
   await page.getByTestId('settings-pairing').waitFor();
 }
 
-it('the box\'s onboarding makes a pairing code for the Mac', T, async () => {
+it('the box\'s onboarding leaves pairing to Settings, which makes a code for the Mac', T, async () => {
   const page = (current = boxB.page);
-  await toDevices(box, page);
+  await onboard(box, page);
+  await shot(page, 'pair-onboarded-box');
+  await settings(page);
   await page.getByTestId('pair-make-code').click();
   const shown = await page.getByTestId('pair-code').innerText();
   assert.match(shown.replace(/\s/g, ''), /^[0-9A-Z]{4}-[0-9A-Z]{4}-[0-9A-Z]{4}$/);
   assert.equal(await page.getByTestId('pair-address').innerText(), box.addr);
   assert.match(await page.getByTestId('pair-code-card').innerText(), /works once, for 10 minutes/i);
-  await shot(page, 'pair-onboard-box');
-  await page.getByTestId('pair-confirm').click();
-  await page.getByTestId('ob-continue').click();
-  await page.getByTestId('ob-finish').waitFor();
-  assert.equal((await box.sock('onboarding.state')).steps.devices, 'done');
-  await finish(page);
+  await page.getByTestId('settings-pairing').scrollIntoViewIfNeeded();
+  await shot(page, 'pair-settings-box-code');
 });
 
-it('the Mac\'s onboarding pairs with the box by its address and code', T, async () => {
+it('the Mac pairs with the box from Settings by its address and code', T, async () => {
   const page = (current = macB.page);
-  await toDevices(mac, page);
+  await onboard(mac, page);
+  await settings(page);
   await page.getByTestId('pair-address-input').fill(box.addr);
   await page.getByTestId('pair-code-input').fill('0000-0000-0000');
   await page.getByTestId('pair-submit').click();
   await page.getByTestId('pair-error').waitFor();
   assert.match(await page.getByTestId('pair-error').innerText(), /not valid/);
-  await page.getByTestId('pair-code-input').fill((await code()).toLowerCase());
+  // The code the box's Settings shows.
+  const shown = (await boxB.page.getByTestId('pair-code').innerText()).replace(/\s/g, '');
+  await page.getByTestId('pair-code-input').fill(shown.toLowerCase());
   await page.getByTestId('pair-name-input').fill('Ada\'s Mac');
   await page.getByTestId('pair-submit').click();
-  await page.getByTestId('pair-status').filter({ hasText: 'paired' }).waitFor();
+  await page.getByTestId('pair-boxes').getByTestId('pair-status').filter({ hasText: 'paired' }).waitFor();
   assert.equal(await page.getByTestId('pair-error').count(), 0);
-  await page.getByTestId('ob-continue').waitFor();
-  await shot(page, 'pair-onboard-mac');
-  assert.equal((await mac.sock('onboarding.state')).steps.devices, 'done');
+  await page.getByTestId('settings-pairing').scrollIntoViewIfNeeded();
+  await shot(page, 'pair-settings-mac');
   const macs = (await box.sock('devices.list')).filter((d) => d.kind === 'vyre');
   assert.deepEqual(macs.map((d) => [d.name, d.revoked_at]), [['Ada\'s Mac', null]]);
-  await page.getByTestId('ob-continue').click();
-  await finish(page);
+  // A pairing made in Settings finishes the devices step, on both sides.
+  await waitFor('the Mac\'s devices step done', async () => (await mac.sock('onboarding.state')).steps.devices === 'done');
+  await waitFor('the box\'s devices step done', async () => (await box.sock('onboarding.state')).steps.devices === 'done');
+  await boxB.page.getByTestId('pair-macs').locator('li').first().waitFor();
 });
 
 it('in Settings the Mac lists its box, removes it, and pairs again', T, async () => {

@@ -185,7 +185,7 @@ async fn a_mac_pairs_with_a_box_by_code_and_either_side_can_end_it() {
         .unwrap();
     assert_eq!(
         (status, body["error"]["code"].as_str()),
-        (401, Some("invalid_token"))
+        (401, Some("pairing_code"))
     );
     mac.stop().await;
     the_box.stop().await;

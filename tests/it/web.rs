@@ -11,6 +11,8 @@ use crate::support::*;
 struct Browser {
     client: vyre::client::Client,
     cookie: Option<String>,
+    /// The key Vyre's page keeps in its origin's storage and sends as `X-Vyre-Key`.
+    key: Option<String>,
 }
 
 impl Browser {
@@ -18,6 +20,7 @@ impl Browser {
         Browser {
             client: vyred.http_client(None),
             cookie: None,
+            key: None,
         }
     }
 
@@ -26,6 +29,9 @@ impl Browser {
         let mut headers: Vec<(&str, &str)> = vec![];
         if let Some(c) = &cookie {
             headers.push(("cookie", c));
+        }
+        if let Some(k) = &self.key {
+            headers.push(("x-vyre-key", k));
         }
         let res = self
             .client
@@ -52,8 +58,11 @@ impl Browser {
         }
         use http_body_util::BodyExt;
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
-        let value = serde_json::from_slice(&bytes)
+        let value: Value = serde_json::from_slice(&bytes)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        if let Some(key) = value["data"]["key"].as_str() {
+            self.key = Some(key.to_string());
+        }
         (status, value)
     }
 

@@ -12,6 +12,7 @@ use axum::serve::IncomingStream;
 use tokio::net::{TcpListener, UnixListener};
 
 use super::error::ApiError;
+use crate::devices::{CredentialError, DeviceRef};
 use crate::kernel::Kernel;
 use crate::peer::{Judge, PeerFacts, Verdict};
 use crate::tools::Caller;
@@ -90,37 +91,76 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
         },
         Peer::Tcp(_) => {
             check_browser_headers(headers)?;
-            let token = match headers.get(header::AUTHORIZATION) {
-                Some(value) => value
-                    .to_str()
-                    .ok()
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .map(str::trim)
-                    .unwrap_or("")
-                    .to_string(),
-                None => match cookie(headers, DEVICE_COOKIE) {
-                    Some(token) => token,
-                    None => {
-                        return Err(ApiError::unauthorized(
-                            "unauthenticated",
-                            "this call needs a device: a browser signs in with the link `vyre open` prints; a program sends Authorization: Bearer <token> from `vyre devices add <name>`",
-                        ));
-                    }
-                },
-            };
-            match kernel.devices().verify(&token) {
-                Some(device) => Ok(Caller::Device {
-                    id: device.id,
-                    name: device.name,
-                    kind: device.kind,
-                }),
-                None => Err(ApiError::unauthorized(
-                    "invalid_credential",
-                    "the device credential is not valid or was revoked",
-                )),
+            let device = tcp_device(kernel, headers)?;
+            // An onboarding device is good only while there is no owner: finishing revokes the
+            // others, and this holds even for one a race let through.
+            if device.kind == crate::devices::ONBOARDING && kernel.owner().exists() {
+                return Err(ApiError::unauthorized(
+                    "onboarding_over",
+                    "this browser's onboarding is over: sign in with the link `vyre open` prints",
+                ));
             }
+            Ok(Caller::Device {
+                id: device.id,
+                name: device.name,
+                kind: device.kind,
+            })
         }
     }
+}
+
+/// The device behind an HTTP request: a program's bearer token, or a browser's cookie together
+/// with the key only Vyre's own pages hold (`X-Vyre-Key`). The cookie alone proves nothing: a
+/// browser sends it to every port of the host (ADR 0009).
+fn tcp_device(kernel: &Kernel, headers: &HeaderMap) -> Result<DeviceRef, ApiError> {
+    let refused = |e: CredentialError| {
+        let code = match e {
+            CredentialError::Invalid => "invalid_credential",
+            CredentialError::BrowserToken => "browser_credential",
+        };
+        ApiError::unauthorized(code, e.to_string())
+    };
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .unwrap_or("");
+        return kernel.devices().verify_bearer(token).map_err(refused);
+    }
+    let Some(token) = cookie(headers, DEVICE_COOKIE) else {
+        return Err(ApiError::unauthorized(
+            "unauthenticated",
+            "this call needs a device: a browser signs in with the link `vyre open` prints; a program sends Authorization: Bearer <token> from `vyre devices add <name>`",
+        ));
+    };
+    let Some(key) = browser_key(headers) else {
+        return Err(ApiError::unauthorized(
+            "key_missing",
+            "this browser must sign in again: its sign-in was made before Vyre tied sign-ins to its own page, or the page's storage was cleared; open the link `vyre open` prints",
+        ));
+    };
+    kernel
+        .devices()
+        .verify_browser(&token, key)
+        .map_err(refused)
+}
+
+/// The header Vyre's own pages send a browser's key in.
+pub const KEY_HEADER: &str = "x-vyre-key";
+
+fn browser_key(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+}
+
+/// Whether the request carries a device credential of any kind (so a refusal is worth saying).
+pub fn presents_credential(headers: &HeaderMap) -> bool {
+    headers.contains_key(header::AUTHORIZATION) || cookie(headers, DEVICE_COOKIE).is_some()
 }
 
 /// The cookie that carries a browser's device credential (HttpOnly, SameSite=Strict).
@@ -139,9 +179,17 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// What a browser that has not finished the onboarding may call: the onboarding's own tools
-/// and what its screens show. Before an owner exists, nothing else is served over HTTP.
+/// What a browser that has not finished the onboarding may call: the onboarding's own steps
+/// and what its screens show. Before an owner exists, nothing else is served over HTTP. Nothing
+/// here mints a credential (no `pairing.*`, no `devices.*`), so the fence cannot be left by a
+/// door it holds; `onboarding.rename` (Settings, once there is an owner) is not here either.
 pub const ONBOARDING_TOOLS: &[&str] = &[
+    "onboarding.state",
+    "onboarding.you",
+    "onboarding.claude",
+    "onboarding.skip",
+    "onboarding.done",
+    "onboarding.finish",
     "vault.status",
     "recall.status",
     "sessions.claude",
@@ -149,13 +197,10 @@ pub const ONBOARDING_TOOLS: &[&str] = &[
     "projects.list",
     "projects.create",
     "projects.add-threads",
-    "pairing.code",
-    "pairing.add",
-    "pairing.list",
 ];
 
 /// The events such a browser may follow.
-pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*", "pairing.*"];
+pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*"];
 
 /// True when the caller is a browser still in the onboarding.
 pub fn onboarding_only(caller: &Caller) -> bool {
@@ -164,7 +209,7 @@ pub fn onboarding_only(caller: &Caller) -> bool {
 
 /// Whether an onboarding browser may call this tool.
 pub fn onboarding_may_call(tool: &str) -> bool {
-    tool.starts_with("onboarding.") || ONBOARDING_TOOLS.contains(&tool)
+    ONBOARDING_TOOLS.contains(&tool)
 }
 
 pub fn onboarding_refusal() -> ApiError {

@@ -1,9 +1,11 @@
 //! What browsers need beyond the tools: the one-time link that makes a browser a device (a
-//! cookie, never a header the page's scripts could read), who this browser is, finishing the
-//! onboarding, and signing out.
+//! cookie its scripts cannot read, and a key only Vyre's own origin can: ADR 0009), who this
+//! browser is, finishing the onboarding, and signing out.
 //!
-//! - `GET /v1/session`: this browser's device and the owner, or nulls; no credential needed.
-//! - `POST /v1/session/redeem {token}`: spend a link; sets the device cookie.
+//! - `GET /v1/session`: this browser's device and the owner, or nulls (and why, when it sent a
+//!   credential that is refused); no credential needed.
+//! - `POST /v1/session/redeem {token}`: spend a sign-in link; sets the device cookie and answers
+//!   the key the page keeps in its origin's storage and sends as `X-Vyre-Key`.
 //! - `POST /v1/session/finish {device_name?}`: `onboarding.finish` for this browser.
 //! - `POST /v1/session/logout`: revoke this browser's device and forget its cookie.
 
@@ -60,11 +62,16 @@ pub async fn session(
 ) -> Result<Json<Value>, ApiError> {
     tcp_only(&peer)?;
     auth::check_browser_headers(&headers)?;
-    let device = match auth::resolve(&kernel, &peer, &headers) {
+    let (device, problem) = match auth::resolve(&kernel, &peer, &headers) {
         Ok(Caller::Device { id, name, kind }) => {
-            Some(json!({ "id": id, "name": name, "kind": kind }))
+            (Some(json!({ "id": id, "name": name, "kind": kind })), None)
         }
-        _ => None,
+        Ok(_) => (None, None),
+        // Why a credential it sent is refused, so the page can say it (e.g. sign in again).
+        Err(e) if auth::presents_credential(&headers) => {
+            (None, Some(json!({ "code": e.code, "message": e.message })))
+        }
+        Err(_) => (None, None),
     };
     let kind = device.as_ref().map(|d| {
         if d["kind"] == ONBOARDING {
@@ -79,6 +86,7 @@ pub async fn session(
         "device": device,
         "owner": owner,
         "onboarded": kernel.owner().exists(),
+        "problem": problem,
     }})))
 }
 
@@ -99,37 +107,65 @@ pub async fn redeem(
     tcp_only(&peer)?;
     auth::check_browser_headers(&headers)?;
     let input: RedeemInput = json_body(&body)?;
-    let link = kernel.links().redeem(&input.token).await.map_err(|e| {
-        let code = match e {
-            LinkError::Used => "token_used",
-            LinkError::Expired => "token_expired",
-            LinkError::Invalid => "invalid_token",
-            LinkError::Store(e) => return ApiError::from(crate::tools::ToolError::from(e)),
-        };
-        ApiError::unauthorized(code, e.to_string())
-    })?;
-    // An onboarding link redeemed after the owner exists is a login: the owner is made once.
+    let owner = kernel.owner().clone();
+    let link = kernel
+        .links()
+        .redeem(
+            &input.token,
+            &[LinkKind::Onboard, LinkKind::Login],
+            move || owner.exists(),
+        )
+        .await
+        .map_err(refusal)?;
     let kind = match (link, kernel.owner().exists()) {
-        (LinkKind::Pair, _) => {
+        (LinkKind::Onboard, false) => ONBOARDING,
+        (LinkKind::Login, true) => BROWSER,
+        // A sign-in link before any owner exists (none is made so): it could not be finished
+        // from, but it is no onboarding either.
+        (LinkKind::Login, false) => {
             return Err(ApiError::unauthorized(
-                "invalid_token",
-                "that is a pairing code, for another Vyre; `vyre open` prints a link for a browser",
+                "not_onboarded",
+                "Vyre has no owner yet: open the onboarding link `vyre up` prints",
             ));
         }
-        (LinkKind::Onboard, false) => ONBOARDING,
-        _ => BROWSER,
+        // The owner was made while this link was being spent: the onboarding is over.
+        _ => return Err(refusal(LinkError::OnboardingOver)),
     };
     let name = browser_name(&headers);
-    let (device, token) = kernel.devices().add(&name, kind).await?;
+    let (device, token, key) = kernel.devices().add_browser(&name, kind).await?;
+    // Finishing revokes every onboarding device; one made in the instant it ran is revoked here.
+    if kind == ONBOARDING && kernel.owner().exists() {
+        kernel.devices().revoke(&device.id).await?;
+        return Err(refusal(LinkError::OnboardingOver));
+    }
     let mut response = Json(json!({ "data": {
         "kind": if kind == ONBOARDING { "onboard" } else { "device" },
         "device": device,
+        "key": key,
     }}))
     .into_response();
     response
         .headers_mut()
         .insert(header::SET_COOKIE, set_cookie(&token, COOKIE_MAX_AGE_S));
     Ok(response)
+}
+
+/// A link that cannot be spent here, in words that say what to do.
+fn refusal(e: LinkError) -> ApiError {
+    let code = match e {
+        LinkError::Used => "token_used",
+        LinkError::Expired => "token_expired",
+        LinkError::Invalid => "invalid_token",
+        LinkError::OnboardingOver => "onboarding_over",
+        LinkError::WrongKind(_) => {
+            return ApiError::unauthorized(
+                "pairing_code",
+                "that is a pairing code, for another Vyre (its Settings, or `vyre pairing add`); a browser signs in with the link `vyre open` prints",
+            );
+        }
+        LinkError::Store(e) => return ApiError::from(crate::tools::ToolError::from(e)),
+    };
+    ApiError::unauthorized(code, e.to_string())
 }
 
 /// A name a person recognises in the device list: the browser and the system it runs on.

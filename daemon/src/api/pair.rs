@@ -39,12 +39,22 @@ pub async fn pair(
         ApiError::bad_request("invalid_input", format!("the body is not valid: {e}"))
     })?;
     let refused = |code: &str, message: &str| ApiError::unauthorized(code, message);
-    match kernel.links().redeem_code(&input.code).await {
-        Ok(LinkKind::Pair) => {}
-        Ok(_) | Err(LinkError::Invalid) => {
+    match kernel
+        .links()
+        .redeem(&input.code, &[LinkKind::Pair], || false)
+        .await
+    {
+        Ok(_) => {}
+        Err(LinkError::Invalid) => {
             return Err(refused(
                 "invalid_code",
                 "that pairing code is not valid; make a new one on the box (Settings, or `vyre pairing code`)",
+            ));
+        }
+        Err(LinkError::WrongKind(_) | LinkError::OnboardingOver) => {
+            return Err(refused(
+                "sign_in_link",
+                "that is a browser's sign-in link, not a pairing code: open it in a browser; make a pairing code on the box (Settings, or `vyre pairing code`)",
             ));
         }
         Err(LinkError::Used) => {

@@ -83,9 +83,7 @@ pub async fn events(
     let types = if super::auth::onboarding_only(&caller) {
         // A browser in the onboarding follows its progress and nothing else.
         let allowed = |t: &String| {
-            super::auth::ONBOARDING_EVENTS.contains(&t.as_str())
-                || t.starts_with("onboarding.")
-                || t.starts_with("pairing.")
+            super::auth::ONBOARDING_EVENTS.contains(&t.as_str()) || t.starts_with("onboarding.")
         };
         if types.iter().any(|t| !allowed(t)) {
             return Err(super::auth::onboarding_refusal());

@@ -2,11 +2,15 @@
 //! finishable later from Settings. You (your name and your assistant's), Claude Code (the CLI
 //! found, and a setup token or API key into the vault), your address and your devices
 //! (placeholders until the network and pairing), your history (indexing, first projects).
-//! Finishing makes the owner and the assistant, turns the browser into a device, and has the
-//! assistant greet its person.
+//! Finishing makes the owner and the assistant, turns the browser into a device, ends every
+//! other onboarding device and link (`end`), and has the assistant greet its person. Once there
+//! is an owner, `onboarding.you` and `onboarding.finish` refuse (`409 onboarded`); Settings
+//! renames the owner with `onboarding.rename`.
 //!
 //! This module keeps only the names and each step's state; everything else it shows or does
 //! is another module's tool, called with the person's own rights.
+
+mod end;
 
 use std::collections::BTreeMap;
 
@@ -70,6 +74,13 @@ pub struct YouInput {
     name: String,
     /// Your assistant's name, e.g. Juno.
     assistant_name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenameInput {
+    /// What the assistant calls you.
+    name: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -269,16 +280,22 @@ async fn state(ctx: &Ctx) -> Result<State, ToolError> {
 }
 
 async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finished, ToolError> {
+    if ctx.kernel().owner().exists() {
+        return Err(end::onboarded());
+    }
+    if let Some(name) = &input.device_name {
+        crate::devices::check_name(name)?;
+    }
     let saved = saved(ctx).await?;
-    let names = names_of(&saved, ctx.kernel().owner().get().as_ref());
-    let owner = ctx.kernel().owner().set(&names.owner).await?;
+    let names = names_of(&saved, None);
+    // The assistant first: should it fail, nothing has ended and finishing can be tried again.
     let agent = match assistant(ctx).await {
         Some(a) => a["name"].as_str().unwrap_or_default().to_string(),
         None => {
             let name = agent_name(&names.assistant);
             let instructions = format!(
                 "You are {}, the personal assistant of {}. You run on their own machine through Vyre. Be brief and warm.",
-                names.assistant, owner.name
+                names.assistant, names.owner
             );
             ctx.call_as(
                 caller,
@@ -289,15 +306,13 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
             name
         }
     };
-    let device = match caller {
-        Caller::Device { id, kind, .. } if kind == crate::devices::ONBOARDING => Some(
-            ctx.kernel()
-                .devices()
-                .change(id, crate::devices::BROWSER, input.device_name.as_deref())
-                .await?,
-        ),
+    let keep = match caller {
+        Caller::Device { id, kind, .. } if kind == crate::devices::ONBOARDING => {
+            Some((id.clone(), input.device_name.clone()))
+        }
         _ => None,
     };
+    let end::Ended { owner, device } = end::end(ctx.kernel(), &names.owner, keep).await?;
     let greeting = format!(
         "{} has just finished setting you up. Greet them by name in a sentence or two and say what you can help with.",
         owner.name
@@ -355,16 +370,20 @@ impl Module for OnboardingModule {
             )?;
             let c = ctx.clone();
             ctx.tool(
-                ToolDef::new("onboarding.you", "Your name and your assistant's.").person_only(),
+                ToolDef::new(
+                    "onboarding.you",
+                    "Your name and your assistant's, before the onboarding is finished.",
+                )
+                .person_only(),
                 move |input: YouInput, _| {
                     let c = c.clone();
                     async move {
+                        if c.kernel().owner().exists() {
+                            return Err(end::onboarded());
+                        }
                         let name = check_display_name("your name", &input.name)?;
                         let assistant =
                             check_display_name("the assistant's name", &input.assistant_name)?;
-                        if c.kernel().owner().exists() {
-                            c.kernel().owner().set(&name).await?;
-                        }
                         save(
                             &c,
                             vec![
@@ -374,6 +393,28 @@ impl Module for OnboardingModule {
                             Some(("you", "done")),
                         )
                         .await?;
+                        state(&c).await
+                    }
+                },
+            )?;
+            let c = ctx.clone();
+            ctx.tool(
+                ToolDef::new(
+                    "onboarding.rename",
+                    "Your name, once the onboarding is finished (Settings).",
+                )
+                .person_only(),
+                move |input: RenameInput, _| {
+                    let c = c.clone();
+                    async move {
+                        let name = check_display_name("your name", &input.name)?;
+                        if c.kernel().owner().rename(&name).await?.is_none() {
+                            return Err(ToolError::conflict(
+                                "not_onboarded",
+                                "there is no owner to rename yet: finish the onboarding",
+                            ));
+                        }
+                        save(&c, vec![("owner_name".into(), name)], None).await?;
                         state(&c).await
                     }
                 },

@@ -1,6 +1,9 @@
-// Calls to vyred: tools and the session routes. Same origin, so the browser sends the device's
-// cookie itself; the app never holds a credential.
+// Calls to vyred: tools and the session routes. Same origin: the browser sends the device's
+// cookie itself (HttpOnly, so the page never reads it), and every call adds this browser's key,
+// which only this origin's storage holds (ADR 0009). The cookie reaches every port of the host;
+// the key does not, and vyred needs both.
 
+import { keepKey, keyHeaders } from './key';
 import type { Health, Session } from './types';
 
 export class ApiError extends Error {
@@ -14,7 +17,7 @@ export class ApiError extends Error {
 }
 
 /** Codes that mean this browser is not (or no longer) signed in. */
-export const SIGNED_OUT = new Set(['unauthenticated', 'invalid_credential']);
+export const SIGNED_OUT = new Set(['unauthenticated', 'invalid_credential', 'key_missing', 'onboarding_over']);
 
 let onSignedOut: (why: ApiError) => void = () => {};
 export function whenSignedOut(f: (why: ApiError) => void): void {
@@ -30,7 +33,7 @@ async function request<T>(method: string, path: string, body?: unknown, quiet401
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      headers: body === undefined ? keyHeaders() : { ...keyHeaders(), 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -80,16 +83,23 @@ export function getSession(): Promise<Session> {
   return request<Session>('GET', '/v1/session', undefined, true);
 }
 
-export function redeem(token: string): Promise<{ kind: string; device: unknown }> {
-  return request('POST', '/v1/session/redeem', { token }, true);
+/** Spend a one-time link: the cookie comes back by itself, the key is kept in this origin. */
+export async function redeem(token: string): Promise<{ kind: string; device: unknown }> {
+  const r = await request<{ kind: string; device: unknown; key: string }>('POST', '/v1/session/redeem', { token }, true);
+  keepKey(r.key);
+  return r;
 }
 
 export function finish(deviceName?: string): Promise<{ device: any; owner: any; assistant: string; thread: string | null; greeting_error?: string | null }> {
   return request('POST', '/v1/session/finish', deviceName ? { device_name: deviceName } : {});
 }
 
-export function logout(): Promise<unknown> {
-  return request('POST', '/v1/session/logout', {}, true);
+export async function logout(): Promise<unknown> {
+  try {
+    return await request('POST', '/v1/session/logout', {}, true);
+  } finally {
+    keepKey(null);
+  }
 }
 
 /** A name for this browser: "Firefox on Linux". */

@@ -4,6 +4,7 @@
 // no timer runs while it is connected (vyred's keep-alive comes once a minute).
 
 import { ApiError, SIGNED_OUT, signedOut } from './api';
+import { keyHeaders } from './key';
 import { SseParser } from './sse';
 import type { VyreEvent } from './types';
 
@@ -93,7 +94,8 @@ export class EventHub {
       try {
         const q = new URLSearchParams();
         if (this.types) q.set('types', this.types);
-        const headers: Record<string, string> = { Accept: 'text/event-stream' };
+        // The key goes with the stream too: fetch, unlike EventSource, can send it.
+        const headers: Record<string, string> = { ...keyHeaders(), Accept: 'text/event-stream' };
         if (this.lastId !== null) headers['Last-Event-ID'] = String(this.lastId);
         const res = await fetch('/v1/events' + (q.size ? '?' + q.toString() : ''), {
           headers,

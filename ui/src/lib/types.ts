@@ -15,6 +15,8 @@ export interface Session {
   device: { id: string; name: string } | null;
   owner: { name: string } | null;
   onboarded: boolean;
+  /** Why the credential this browser sent is refused (e.g. `key_missing`: sign in again). */
+  problem?: { code: string; message: string } | null;
 }
 
 export type StepName = 'you' | 'claude' | 'address' | 'history' | 'devices';

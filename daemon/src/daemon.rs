@@ -310,20 +310,9 @@ async fn bind_http(
     }
 }
 
-/// Write a file readable only by vyred's user, replacing it atomically.
+/// Write a file readable only by vyred's user, replacing it atomically (never through a link).
 fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(tmp, path)
+    crate::nofollow::write_atomic(path, text.as_bytes(), 0o600).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

@@ -122,6 +122,7 @@ impl Kernel {
         let devices = Devices::load(store.clone()).await?;
         let owner = Owner::load(store.clone()).await?;
         let links = Links::new(store.clone());
+        let shutdown = CancellationToken::new();
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -129,7 +130,8 @@ impl Kernel {
                 role,
                 store,
                 bus,
-                registry: Registry::new(),
+                // Calls in flight end as vyred starts to stop (`tools`).
+                registry: Registry::stopped_by(shutdown.child_token()),
                 modules: ModuleTable::default(),
                 devices,
                 links,
@@ -139,7 +141,7 @@ impl Kernel {
                 vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
-                shutdown: CancellationToken::new(),
+                shutdown,
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
                 vault: RwLock::new(None),

@@ -355,7 +355,9 @@ impl Module for OnboardingModule {
             )?;
             let c = ctx.clone();
             ctx.tool(
-                ToolDef::new("onboarding.you", "Your name and your assistant's.").person_only(),
+                ToolDef::new("onboarding.you", "Your name and your assistant's.")
+                    .finishes()
+                    .person_only(),
                 move |input: YouInput, _| {
                     let c = c.clone();
                     async move {
@@ -384,6 +386,7 @@ impl Module for OnboardingModule {
                     "onboarding.claude",
                     "Store the credential Claude Code sessions use (a setup token or an API key) in the vault, granted to sessions.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: ClaudeInput, cx| {
                     let c = c.clone();
@@ -419,6 +422,7 @@ impl Module for OnboardingModule {
                     "onboarding.skip",
                     "Skip a step for now; Settings can finish it later.",
                 )
+                .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
                     let c = c.clone();
@@ -443,6 +447,7 @@ impl Module for OnboardingModule {
                     "onboarding.done",
                     "Mark a step done, for steps whose work is other tools' (your history: a first project; your address and devices).",
                 )
+        .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
                     let c = c.clone();
@@ -459,6 +464,7 @@ impl Module for OnboardingModule {
                     "onboarding.finish",
                     "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: FinishInput, cx| {
                     let c = c.clone();

@@ -80,6 +80,8 @@ struct Inner {
     owner: Owner,
     sessions: SessionProcesses,
     session_sockets: crate::api::session_socket::SessionSockets,
+    /// Open event streams per caller (`limits.streams`).
+    streams: Arc<crate::api::streams::Streams>,
     /// The `vyre` binary sessions run for their hooks and MCP server, when known.
     vyre_bin: std::sync::OnceLock<PathBuf>,
     started: Instant,
@@ -123,6 +125,7 @@ impl Kernel {
         let owner = Owner::load(store.clone()).await?;
         let links = Links::new(store.clone());
         let shutdown = CancellationToken::new();
+        let streams = crate::api::streams::Streams::new(config.config.limits.streams());
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -138,6 +141,7 @@ impl Kernel {
                 owner,
                 sessions: SessionProcesses::default(),
                 session_sockets: Default::default(),
+                streams,
                 vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
@@ -194,6 +198,11 @@ impl Kernel {
     /// The one-time links that give browsers their devices.
     pub fn links(&self) -> &Links {
         &self.inner.links
+    }
+
+    /// Open event streams per caller, and their cap.
+    pub fn streams(&self) -> &Arc<crate::api::streams::Streams> {
+        &self.inner.streams
     }
 
     /// The person this vyred belongs to, once the onboarding has made them.

@@ -29,9 +29,10 @@ pub enum Peer {
     },
 }
 
-impl Connected<IncomingStream<'_, UnixListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        match stream.io().peer_cred() {
+impl Peer {
+    /// The peer of a connection to vyred's socket, from the kernel's credentials.
+    pub fn of_socket(stream: &tokio::net::UnixStream) -> Peer {
+        match stream.peer_cred() {
             Ok(cred) => Peer::Socket {
                 uid: Some(cred.uid()),
                 pid: cred.pid(),
@@ -41,6 +42,12 @@ impl Connected<IncomingStream<'_, UnixListener>> for Peer {
                 pid: None,
             },
         }
+    }
+}
+
+impl Connected<IncomingStream<'_, UnixListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
+        Peer::of_socket(stream.io())
     }
 }
 

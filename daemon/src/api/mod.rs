@@ -11,8 +11,10 @@ mod browser;
 pub mod error;
 pub mod openapi;
 pub mod pair;
+pub mod serve;
 pub mod session_socket;
 mod sse;
+pub mod streams;
 
 use axum::Json;
 use axum::Router;

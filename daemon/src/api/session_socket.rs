@@ -48,12 +48,23 @@ impl Listener for SessionListener {
 
 impl Connected<IncomingStream<'_, SessionListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, SessionListener>) -> Self {
-        let cred = stream.io().peer_cred().ok();
-        Peer::Session {
-            thread: stream.remote_addr().to_string(),
-            uid: cred.as_ref().map(|c| c.uid()),
-            pid: cred.and_then(|c| c.pid()),
-        }
+        session_peer(stream.io(), stream.remote_addr())
+    }
+}
+
+impl super::serve::Serves for SessionListener {
+    fn peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
+        session_peer(io, thread)
+    }
+}
+
+/// Whoever connects to a session's socket is that session (its credentials kept for the log).
+fn session_peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
+    let cred = io.peer_cred().ok();
+    Peer::Session {
+        thread: thread.to_string(),
+        uid: cred.as_ref().map(|c| c.uid()),
+        pid: cred.and_then(|c| c.pid()),
     }
 }
 
@@ -116,13 +127,11 @@ impl SessionSockets {
             thread: Arc::from(thread),
         };
         let app = super::router(kernel.clone(), None);
-        let serving = axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
-        kernel.tasks().spawn(async move {
-            if let Err(e) = serving.await {
-                tracing::warn!("a session socket stopped: {e}");
-            }
-        });
+        // The same bounds as vyred's own listeners (`limits`), per session socket.
+        let limits = super::serve::Limits::of(&kernel.config().config.limits);
+        kernel
+            .tasks()
+            .spawn(super::serve::serve(listener, app, limits, stop.clone()));
         self.open
             .lock()
             .expect("session sockets")

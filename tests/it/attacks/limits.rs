@@ -248,3 +248,173 @@ async fn vyre_down_with_long_calls_in_flight_stops_within_its_deadline() {
         assert!(answer.contains("\"code\":\"stopping\""), "{answer}");
     }
 }
+
+fn write_limits(home: &TempHome, limits: serde_json::Value) {
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        json!({ "limits": limits }).to_string(),
+    )
+    .unwrap();
+}
+
+/// Send `GET /v1/health` on `stream` and read the answer (kept alive): its status line and body.
+async fn get_health(stream: &mut tokio::net::TcpStream) -> (String, String) {
+    stream
+        .write_all(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    read_answer(stream).await
+}
+
+/// One HTTP answer with a Content-Length: its status line and body.
+async fn read_answer(stream: &mut tokio::net::TcpStream) -> (String, String) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let len: usize = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if buf.len() >= end + 4 + len {
+                let status = text.lines().next().unwrap_or_default().to_string();
+                return (status, text[end + 4..end + 4 + len].to_string());
+            }
+        }
+        let n = tokio::time::timeout(Duration::from_secs(20), stream.read(&mut chunk))
+            .await
+            .expect("an answer in time")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed before a whole answer: {}",
+            String::from_utf8_lossy(&buf)
+        );
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_half_sent_headers_are_closed_and_vyred_still_answers() {
+    let home = TempHome::new("atk-slow-headers");
+    write_limits(&home, json!({ "header_timeout_s": 1 }));
+    let vyred = InProcess::start(&home, vec![]).await;
+    let mut slow = Vec::new();
+    for _ in 0..200 {
+        let mut s = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
+        s.write_all(b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            .await
+            .unwrap();
+        slow.push(s);
+    }
+    // While they hang, others are answered.
+    let mut other = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
+    assert_eq!(get_health(&mut other).await.0, "HTTP/1.1 200 OK");
+    drop(other);
+    // Each half-sent request is closed by vyred, none answered.
+    for s in &mut slow {
+        let mut rest = Vec::new();
+        let closed = tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut rest))
+            .await
+            .expect("vyred closed the connection");
+        assert!(
+            closed.is_err() || !String::from_utf8_lossy(&rest).contains("200 OK"),
+            "{}",
+            String::from_utf8_lossy(&rest)
+        );
+    }
+    let health = vyred.http_client(None).get("/v1/health").await.unwrap();
+    assert!(health["version"].is_string(), "{health}");
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_connection_cap_a_new_one_is_refused_until_others_go() {
+    let home = TempHome::new("atk-conn-cap");
+    write_limits(&home, json!({ "connections": 8 }));
+    let vyred = InProcess::start(&home, vec![]).await;
+    // Eight kept-alive connections, each answered once, so vyred holds all eight.
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let mut s = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
+        assert_eq!(get_health(&mut s).await.0, "HTTP/1.1 200 OK");
+        held.push(s);
+    }
+    // A ninth is refused at once, in the API's error shape.
+    let mut ninth = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
+    let (status, body) = get_health(&mut ninth).await;
+    assert_eq!(status, "HTTP/1.1 503 Service Unavailable", "{body}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["error"]["code"], "too_many_connections", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limits.connections")
+    );
+    // The other listener is not affected.
+    let health = vyred.socket_client().get("/v1/health").await.unwrap();
+    assert!(health["version"].is_string(), "{health}");
+    // Once they go, a new connection is served again.
+    drop(held);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut s = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
+        if get_health(&mut s).await.0 == "HTTP/1.1 200 OK" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never served again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_streams_past_a_callers_cap_are_refused() {
+    let home = TempHome::new("atk-streams");
+    write_limits(&home, json!({ "streams": 2 }));
+    let vyred = InProcess::start(&home, vec![]).await;
+    let (_, token) = vyred.device_token("greedy").await;
+    let (_, other) = vyred.device_token("other").await;
+    let greedy = vyred.http_client(Some(&token));
+    let first = greedy.events("types=device.*", None).await.unwrap();
+    let second = greedy.events("types=device.*", None).await.unwrap();
+    // The third of the same device is refused, in the API's error shape.
+    let Err(err) = greedy.events("types=device.*", None).await else {
+        panic!("a third stream of one device was opened");
+    };
+    assert_eq!(err.code(), Some("too_many_streams"), "{err}");
+    assert!(err.to_string().contains("limits.streams"), "{err}");
+    // Another device, and the socket's user, each have their own.
+    let _theirs = vyred
+        .http_client(Some(&other))
+        .events("types=device.*", None)
+        .await
+        .unwrap();
+    let _mine = vyred
+        .socket_client()
+        .events("types=device.*", None)
+        .await
+        .unwrap();
+    // A stream that ends gives its place back.
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let _again = loop {
+        match greedy.events("types=device.*", None).await {
+            Ok(s) => break s,
+            Err(e) => {
+                assert_eq!(e.code(), Some("too_many_streams"), "{e}");
+                assert!(Instant::now() < deadline, "the place never came back");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    drop(second);
+    vyred.stop().await;
+}

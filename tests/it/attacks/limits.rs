@@ -301,7 +301,7 @@ async fn read_answer(stream: &mut tokio::net::TcpStream) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_hundred_half_sent_headers_are_closed_and_vyred_still_answers() {
+async fn half_sent_headers_and_stalled_bodies_are_closed_and_vyred_still_answers() {
     let home = TempHome::new("atk-slow-headers");
     write_limits(&home, json!({ "header_timeout_s": 1 }));
     let vyred = InProcess::start(&home, vec![]).await;
@@ -312,6 +312,17 @@ async fn two_hundred_half_sent_headers_are_closed_and_vyred_still_answers() {
             .await
             .unwrap();
         slow.push(s);
+    }
+    // And ten on the socket whose tool call's body stalls half way.
+    let mut stalled = Vec::new();
+    for _ in 0..10 {
+        let mut s = tokio::net::UnixStream::connect(&vyred.socket)
+            .await
+            .unwrap();
+        s.write_all(b"POST /v1/tools/system.status HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
+            .await
+            .unwrap();
+        stalled.push(s);
     }
     // While they hang, others are answered.
     let mut other = tokio::net::TcpStream::connect(vyred.http).await.unwrap();
@@ -328,6 +339,17 @@ async fn two_hundred_half_sent_headers_are_closed_and_vyred_still_answers() {
             "{}",
             String::from_utf8_lossy(&rest)
         );
+    }
+    // A stalled body is answered 408 in the API's error shape, the connection closed.
+    for s in &mut stalled {
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(30), s.read_to_end(&mut answer))
+            .await
+            .expect("vyred closed the connection")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("\"code\":\"request_timeout\""), "{answer}");
     }
     let health = vyred.http_client(None).get("/v1/health").await.unwrap();
     assert!(health["version"].is_string(), "{health}");

@@ -233,8 +233,10 @@ impl Registry {
         }
         // Its own task, so a panic is caught and disables the module, not vyred. The task is
         // aborted when this future is dropped (the caller went away) and ends with `stopping`
-        // when vyred stops, unless the tool finishes once started.
-        let work = handler.call(input, CallCx { caller });
+        // when vyred stops, unless the tool finishes once started; so do the calls such a tool
+        // makes, or a stop could cut it in the middle through one of them.
+        let finishes = finishes || FINISHING.try_with(|f| *f).unwrap_or(false);
+        let work = FINISHING.scope(finishes, handler.call(input, CallCx { caller }));
         let task = if finishes {
             self.tasks.spawn(work)
         } else {
@@ -275,6 +277,11 @@ impl Registry {
         self.stop.cancel();
         self.tasks.wait().await;
     }
+}
+
+tokio::task_local! {
+    /// Set while a tool that finishes once started runs: the calls it makes finish too.
+    static FINISHING: bool;
 }
 
 /// Aborts a call's task when the call's future is dropped before it ended.
@@ -439,6 +446,41 @@ mod tests {
             .call("t.wait", serde_json::json!({}), module())
             .await;
         assert_eq!(refused.unwrap_err().code, "stopping");
+    }
+
+    #[tokio::test]
+    async fn the_calls_a_finishing_tool_makes_finish_too() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct In {}
+        let stop = CancellationToken::new();
+        let registry = Registry::stopped_by(stop.clone());
+        let (ended, release) = waiting_tools(&registry);
+        // `t.outer` finishes once started, and waits on `t.wait`, which alone would not.
+        let inner = registry.clone();
+        let (input, output, handler) = typed(move |_: In, _| {
+            let inner = inner.clone();
+            async move { inner.call("t.wait", serde_json::json!({}), module()).await }
+        });
+        let spec = ToolSpec {
+            name: "t.outer".into(),
+            module: "t".into(),
+            description: String::new(),
+            person_only: false,
+            cli: false,
+            input_schema: input,
+            output_schema: output,
+        };
+        registry.insert(spec, handler, Health::default(), true);
+        let r = registry.clone();
+        let outer =
+            tokio::spawn(async move { r.call("t.outer", serde_json::json!({}), module()).await });
+        tokio::task::yield_now().await;
+        stop.cancel();
+        tokio::task::yield_now().await;
+        assert!(!outer.is_finished(), "the stop did not cut the inner call");
+        release.notify_waiters();
+        assert_eq!(outer.await.unwrap().unwrap(), 1);
+        until(&ended, 1).await;
     }
 
     #[test]

@@ -440,3 +440,26 @@ async fn event_streams_past_a_callers_cap_are_refused() {
     drop(second);
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_stream_outlives_the_header_timeout() {
+    let home = TempHome::new("atk-stream-timeout");
+    write_limits(&home, json!({ "header_timeout_s": 0.5 }));
+    let vyred = InProcess::start(&home, vec![]).await;
+    let (_, token) = vyred.device_token("reader").await;
+    let mut stream = vyred
+        .http_client(Some(&token))
+        .events("types=device.*", None)
+        .await
+        .unwrap();
+    // Quiet for four times the timeout: a stream being answered is not an idle connection.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    vyred.device_token("later").await;
+    let msg = tokio::time::timeout(Duration::from_secs(20), stream.next())
+        .await
+        .expect("an event in time")
+        .expect("the stream is still open")
+        .unwrap();
+    assert!(msg.data.contains("later"), "{}", msg.data);
+    vyred.stop().await;
+}

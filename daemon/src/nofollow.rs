@@ -110,13 +110,16 @@ impl Dir {
         })
     }
 
-    /// Reach the absolute `path` from `/`, one folder at a time, following no link at all.
+    /// Reach the absolute `path` from `/`, one folder at a time, following no link at all. The
+    /// folders are only passed through (on Linux with `O_PATH`, which needs no permission to
+    /// read them, as a path lookup would not): the result is for opening files in, not for
+    /// writing.
     pub fn walk(path: &Path) -> Result<Dir, FsError> {
         let mut dir = Dir::open_following(Path::new("/"))?;
         for c in path.components() {
             match c {
                 Component::RootDir => {}
-                Component::Normal(name) => dir = dir.child(name)?,
+                Component::Normal(name) => dir = dir.pass(name)?,
                 _ => {
                     return Err(FsError::Io {
                         path: path.to_path_buf(),
@@ -138,21 +141,41 @@ impl Dir {
     /// The folder `name` in this one, never through a link.
     pub fn child(&self, name: impl AsRef<OsStr>) -> Result<Dir, FsError> {
         let path = self.path.join(name.as_ref());
-        let fd = match openat(&self.fd, name.as_ref(), DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => fd,
-            // Linux says ENOTDIR for a link opened with O_DIRECTORY | O_NOFOLLOW.
-            Err(Errno::ENOTDIR)
-                if self
-                    .stat(name.as_ref())
-                    .ok()
-                    .flatten()
-                    .is_some_and(|s| is(&s, SFlag::S_IFLNK)) =>
-            {
-                return Err(FsError::Link { path });
-            }
-            Err(e) => return Err(refusal(path, e, Kind::Folder)),
+        match openat(&self.fd, name.as_ref(), DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => Ok(Dir { fd, path }),
+            Err(e) => Err(self.folder_refusal(name.as_ref(), path, e)),
+        }
+    }
+
+    /// The folder `name` in this one to pass through or open files in, never through a link.
+    fn pass(&self, name: &OsStr) -> Result<Dir, FsError> {
+        #[cfg(target_os = "linux")]
+        let flags = OFlag::O_PATH
+            .union(OFlag::O_DIRECTORY)
+            .union(OFlag::O_NOFOLLOW)
+            .union(OFlag::O_CLOEXEC);
+        #[cfg(not(target_os = "linux"))]
+        let flags = DIR_FLAGS;
+        let path = self.path.join(name);
+        match openat(&self.fd, name, flags, Mode::empty()) {
+            Ok(fd) => Ok(Dir { fd, path }),
+            Err(e) => Err(self.folder_refusal(name, path, e)),
+        }
+    }
+
+    /// An error opening the folder `name` as a refusal: Linux says ENOTDIR for a link opened
+    /// with `O_DIRECTORY | O_NOFOLLOW`, so a link is told apart by a look at it.
+    fn folder_refusal(&self, name: &OsStr, path: PathBuf, e: Errno) -> FsError {
+        let link = || {
+            self.stat(name)
+                .ok()
+                .flatten()
+                .is_some_and(|s| is(&s, SFlag::S_IFLNK))
         };
-        Ok(Dir { fd, path })
+        match e {
+            Errno::ENOTDIR if link() => FsError::Link { path },
+            e => refusal(path, e, Kind::Folder),
+        }
     }
 
     /// The folder `name` in this one, made (with `mode`) when missing; never through a link.

@@ -92,6 +92,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let appends = appends(&client, &corpus).await?;
     eprintln!("recall: {SEARCHES} searches...");
     let searches = searches(&client, &corpus).await?;
+    eprintln!("recall: a 900 KB query...");
+    let long = long_queries(&client).await?;
     let end = Memory::read(pid)?;
 
     let vyre_home = server.dir().join("vyre");
@@ -103,6 +105,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     server.stop().await?;
 
     rows(report, &corpus, &index, &appends, &searches);
+    long_rows(report, &long);
     memory_rows(report, &settled, &end, &store);
     Ok(())
 }
@@ -302,6 +305,74 @@ async fn searches(client: &Client, corpus: &Corpus) -> Result<Searches, String> 
         by_kind,
         wrong,
     })
+}
+
+/// A pasted page as a query: about 900 KB of words, most of them distinct.
+const LONG_QUERY_BYTES: usize = 900 * 1024;
+
+/// `recall.search` with a [`LONG_QUERY_BYTES`] query, every word and any word, in ms; and the
+/// hits each found.
+struct Long {
+    all_ms: f64,
+    any_ms: f64,
+    hits: (usize, usize),
+    words: usize,
+}
+
+async fn long_queries(client: &Client) -> Result<Long, String> {
+    let mut query = String::with_capacity(LONG_QUERY_BYTES + 32);
+    let mut words = 0;
+    while query.len() < LONG_QUERY_BYTES {
+        query.push_str(&format!("pasted{words} "));
+        words += 1;
+    }
+    let timed = |any: bool| {
+        let input = json!({ "query": query, "any": any });
+        async move {
+            let start = Instant::now();
+            let hits = client
+                .call("recall.search", &input)
+                .await
+                .map_err(|e| format!("recall.search with a long query failed: {e}"))?;
+            Ok::<_, String>((
+                start.elapsed().as_secs_f64() * 1000.0,
+                hits.as_array().map_or(0, Vec::len),
+            ))
+        }
+    };
+    let (all_ms, all_hits) = timed(false).await?;
+    let (any_ms, any_hits) = timed(true).await?;
+    Ok(Long {
+        all_ms,
+        any_ms,
+        hits: (all_hits, any_hits),
+        words,
+    })
+}
+
+fn long_rows(report: &mut Report, l: &Long) {
+    report.row(
+        "recall.search_900kb_ms",
+        "recall.search, a 900 KB query (ms)",
+        Val::Num(l.all_ms, 1),
+        none(),
+        "bounded: its first 64 words",
+    );
+    report.row(
+        "recall.search_900kb_any_ms",
+        "  the same with any: true (ms)",
+        Val::Num(l.any_ms, 1),
+        none(),
+        "",
+    );
+    report.note(format!(
+        "recall long query: one recall.search each with a query of {} distinct words ({} KB, as a long paste the memory hook once sent whole), every word and then any word; recall uses the first {} distinct words (search::MAX_WORDS) and ignores the rest; hits found: {} and {}. Before the cap, 40,000 words took over 3 s and 900 KB ran for minutes",
+        group_thousands(&l.words.to_string()),
+        LONG_QUERY_BYTES / 1024,
+        vyre::recall::search::MAX_WORDS,
+        l.hits.0,
+        l.hits.1,
+    ));
 }
 
 /// vyred's memory, in kB.

@@ -96,6 +96,39 @@ pub struct Config {
     pub vault: Option<Value>,
     /// The log filter, e.g. "info" or "vyre=debug" (`RUST_LOG` wins).
     pub log: Option<String>,
+    /// Bounds on what a caller can make vyred hold: connections, their timeouts, event streams.
+    pub limits: LimitsConfig,
+}
+
+/// The `limits` section (issue 17: bounded work per request). Checked as the file loads.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LimitsConfig {
+    /// Seconds a connection has to send a request's headers, and may stay idle between two
+    /// requests, before it is closed.
+    #[serde(deserialize_with = "seconds")]
+    pub header_timeout_s: Option<f64>,
+    /// Open connections per listener (the socket, loopback HTTP, each session's socket).
+    #[serde(deserialize_with = "count")]
+    pub connections: Option<u32>,
+    /// Open event streams per caller (a device, the socket's user, a session).
+    #[serde(deserialize_with = "count")]
+    pub streams: Option<u32>,
+}
+
+impl LimitsConfig {
+    /// `limits.header_timeout_s`, default 10 s.
+    pub fn header_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.header_timeout_s.unwrap_or(10.0))
+    }
+    /// `limits.connections`, default 256.
+    pub fn connections(&self) -> usize {
+        self.connections.unwrap_or(256) as usize
+    }
+    /// `limits.streams`, default 16.
+    pub fn streams(&self) -> usize {
+        self.streams.unwrap_or(16) as usize
+    }
 }
 
 /// The `sessions` section. Every key is optional; the numbers are checked as the file loads, so
@@ -193,6 +226,30 @@ fn minutes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Err
     if std::time::Duration::try_from_secs_f64(n * 60.0).is_err() {
         return Err(D::Error::custom(format!(
             "must be a number of minutes small enough to be a time, not {n}"
+        )));
+    }
+    Ok(Some(n))
+}
+
+/// A limit: a whole number of at least 1 (0 would refuse every connection or stream).
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if n < 1.0 || n.fract() != 0.0 || n > f64::from(u32::MAX) {
+        return Err(D::Error::custom(format!(
+            "must be a whole number of at least 1, not {n} (a limit of 0 would refuse everything)"
+        )));
+    }
+    Ok(Some(n as u32))
+}
+
+/// A timeout in seconds: above 0 and at most a day.
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if !(n > 0.0 && n <= 86_400.0) {
+        return Err(D::Error::custom(format!(
+            "must be a number of seconds above 0 and at most 86400, not {n}"
         )));
     }
     Ok(Some(n))
@@ -420,6 +477,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("at least 0"), "{err}");
+    }
+
+    #[test]
+    fn limits_have_defaults_and_are_checked_as_the_file_loads() {
+        let limits = Config::default().limits;
+        assert_eq!(limits.header_timeout(), std::time::Duration::from_secs(10));
+        assert_eq!((limits.connections(), limits.streams()), (256, 16));
+        let (config, _) = parse(
+            Path::new("c.json"),
+            r#"{"limits": {"header_timeout_s": 0.5, "connections": 8, "streams": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.limits.header_timeout(),
+            std::time::Duration::from_millis(500)
+        );
+        assert_eq!(
+            (config.limits.connections(), config.limits.streams()),
+            (8, 2)
+        );
+        for (bad, why) in [
+            (r#"{"limits": {"connections": 0}}"#, "at least 1"),
+            (r#"{"limits": {"streams": 2.5}}"#, "at least 1"),
+            (r#"{"limits": {"header_timeout_s": 0}}"#, "above 0"),
+            (
+                r#"{"limits": {"header_timeout_s": 1e300}}"#,
+                "at most 86400",
+            ),
+        ] {
+            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+            assert!(err.starts_with("c.json:1:") && err.contains(why), "{err}");
+        }
     }
 
     /// Found by the `config_json` fuzz target: a huge `idle_minutes` loaded, then

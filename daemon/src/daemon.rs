@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, UnixListener};
 
-use crate::api::{self, Peer};
+use crate::api;
 use crate::config::{self, ConfigError, Role};
 use crate::events::NewEvent;
 use crate::kernel::{Kernel, ListenerInfo};
@@ -231,20 +231,13 @@ impl Daemon {
 
         let app = api::router(kernel.clone(), ui_dir.as_deref());
         let stop = kernel.shutdown_token().clone();
-        let on_socket = axum::serve(
-            unix,
-            app.clone().into_make_service_with_connect_info::<Peer>(),
-        )
-        .with_graceful_shutdown(stop.clone().cancelled_owned());
-        let on_http = axum::serve(tcp, app.into_make_service_with_connect_info::<Peer>())
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
+        // Each listener with its own connection cap and the header timeout (`limits`).
+        let limits = api::serve::Limits::of(&kernel.config().config.limits);
         let serving = async {
-            let (a, b) = tokio::join!(on_socket.into_future(), on_http.into_future());
-            for result in [a, b] {
-                if let Err(e) = result {
-                    tracing::error!(error = %e, "a listener failed");
-                }
-            }
+            tokio::join!(
+                api::serve::serve(unix, app.clone(), limits, stop.clone()),
+                api::serve::serve(tcp, app, limits, stop.clone()),
+            );
         };
         tokio::pin!(serving);
         // Serve until asked to stop; then give open connections a bounded time to finish.
@@ -322,20 +315,9 @@ async fn bind_http(
     }
 }
 
-/// Write a file readable only by vyred's user, replacing it atomically.
+/// Write a file readable only by vyred's user, replacing it atomically (never through a link).
 fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::rename(tmp, path)
+    crate::nofollow::write_atomic(path, text.as_bytes(), 0o600).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

@@ -80,6 +80,8 @@ struct Inner {
     owner: Owner,
     sessions: SessionProcesses,
     session_sockets: crate::api::session_socket::SessionSockets,
+    /// Open event streams per caller (`limits.streams`).
+    streams: Arc<crate::api::streams::Streams>,
     /// The `vyre` binary sessions run for their hooks and MCP server, when known.
     vyre_bin: std::sync::OnceLock<PathBuf>,
     started: Instant,
@@ -122,6 +124,8 @@ impl Kernel {
         let devices = Devices::load(store.clone()).await?;
         let owner = Owner::load(store.clone()).await?;
         let links = Links::new(store.clone());
+        let shutdown = CancellationToken::new();
+        let streams = crate::api::streams::Streams::new(config.config.limits.streams());
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -129,17 +133,19 @@ impl Kernel {
                 role,
                 store,
                 bus,
-                registry: Registry::new(),
+                // Calls in flight end as vyred starts to stop (`tools`).
+                registry: Registry::stopped_by(shutdown.child_token()),
                 modules: ModuleTable::default(),
                 devices,
                 links,
                 owner,
                 sessions: SessionProcesses::default(),
                 session_sockets: Default::default(),
+                streams,
                 vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
-                shutdown: CancellationToken::new(),
+                shutdown,
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
                 vault: RwLock::new(None),
@@ -192,6 +198,11 @@ impl Kernel {
     /// The one-time links that give browsers their devices.
     pub fn links(&self) -> &Links {
         &self.inner.links
+    }
+
+    /// Open event streams per caller, and their cap.
+    pub fn streams(&self) -> &Arc<crate::api::streams::Streams> {
+        &self.inner.streams
     }
 
     /// The person this vyred belongs to, once the onboarding has made them.

@@ -12,6 +12,7 @@
 //! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
 //! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
 //! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
+//! - [`nofollow`]: reading and writing files in folders a session can write, never through a link.
 //! - [`sessions`]: the provider router, the Claude driver, the Switchboard, agents and slots.
 //! - [`transcripts`]: the one reader of Claude Code's transcript files; [`recall`] searches them;
 //!   [`projects`] groups sessions into projects and lists the catalogue.
@@ -33,6 +34,7 @@ pub mod links;
 pub mod lock;
 pub mod logging;
 pub mod modules;
+pub mod nofollow;
 pub mod onboarding;
 pub mod owner;
 pub mod pairing;

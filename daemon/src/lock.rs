@@ -36,6 +36,8 @@ impl HomeLock {
             .create(true)
             .truncate(false)
             .mode(0o600)
+            // A link planted at the lock's name is refused, never truncated through.
+            .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(io)?;
         match file.try_lock() {

@@ -10,8 +10,11 @@
 //! long high-entropy runs that look like random secrets. Each is found anywhere
 //! inside a longer string.
 //!
+//! [`mask`] (in `redact/mask.rs`) rewrites a string with each credential's secret part masked and
+//! the rest kept, for what a person must read whole (an ask's command); [`check`] and
+//! [`scan_str`] only answer yes or no.
+//!
 //! What it does not do:
-//! - It does not redact or rewrite anything; it only answers yes or no.
 //! - It is a heuristic, not a guarantee. Secrets without a known prefix that are
 //!   short (under 32 chars), low-entropy (passwords, passphrases) or split across
 //!   several strings pass. A small share of random 32-40 char secrets also pass
@@ -22,6 +25,10 @@
 //! - It does not decode anything: a credential inside base64, URL-encoding or
 //!   doubly JSON-encoded text is only caught if the encoded form itself matches.
 //! - It looks at JSON strings and object keys only, never numbers or booleans.
+
+mod mask;
+
+pub use mask::{MASK, Span, WHOLE, mask, spans};
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! `VYRE_HOME/config.json` through the daemon's parser (`config.rs`), and what vyred reads of
-//! it as it starts (the role, port and address, the session limits).
+//! it as it starts (the role, port and address, the session limits, the listeners' limits).
 //!
 //! Checked beyond "no panic":
 //! - a file that does not load is refused with its path, line and column, the position said
@@ -24,6 +24,7 @@ const TYPED: &[&[&str]] = &[
     &["sessions"],
     &["sessions", "slots"],
     &["sessions", "slots", "per_project"],
+    &["limits"],
 ];
 
 /// Leave out the unset keys of the typed sections.
@@ -68,6 +69,11 @@ fuzz_target!(|data: &[u8]| {
     // What vyred reads as it starts.
     let _ = config.sessions.idle_after();
     let _ = config.sessions.max_live();
+    let _ = (
+        config.limits.header_timeout(),
+        config.limits.connections(),
+        config.limits.streams(),
+    );
     let loaded = LoadedConfig {
         config: config.clone(),
         file: Some(path.to_path_buf()),

@@ -32,11 +32,18 @@ pub enum Peer {
     },
 }
 
+impl Peer {
+    /// The peer of a connection to vyred's socket: read and pinned now, judged per request.
+    pub fn of_socket(stream: &tokio::net::UnixStream) -> Peer {
+        Peer::Socket {
+            facts: Arc::new(PeerFacts::of(stream)),
+        }
+    }
+}
+
 impl Connected<IncomingStream<'_, UnixListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        Peer::Socket {
-            facts: Arc::new(PeerFacts::of(stream.io())),
-        }
+        Peer::of_socket(stream.io())
     }
 }
 

@@ -11,8 +11,10 @@ mod browser;
 pub mod error;
 pub mod openapi;
 pub mod pair;
+pub mod serve;
 pub mod session_socket;
 mod sse;
+pub mod streams;
 
 use axum::Json;
 use axum::Router;
@@ -109,13 +111,27 @@ async fn call_tool(
             ));
         }
     }
-    let bytes: Bytes = axum::body::to_bytes(body, MAX_BODY).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the request body is larger than {} KiB", MAX_BODY / 1024),
-        )
-    })?;
+    // A body that stalls holds its connection no longer than a head may (`limits`).
+    let wait = kernel.config().config.limits.header_timeout();
+    let bytes: Bytes = tokio::time::timeout(wait, axum::body::to_bytes(body, MAX_BODY))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s (limits.header_timeout_s)",
+                    wait.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the request body is larger than {} KiB", MAX_BODY / 1024),
+            )
+        })?;
     let input: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {

@@ -48,10 +48,22 @@ impl Listener for SessionListener {
 
 impl Connected<IncomingStream<'_, SessionListener>> for Peer {
     fn connect_info(stream: IncomingStream<'_, SessionListener>) -> Self {
-        Peer::Session {
-            thread: stream.remote_addr().to_string(),
-            facts: Arc::new(crate::peer::PeerFacts::of(stream.io())),
-        }
+        session_peer(stream.io(), stream.remote_addr())
+    }
+}
+
+impl super::serve::Serves for SessionListener {
+    fn peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
+        session_peer(io, thread)
+    }
+}
+
+/// Whoever connects to a session's socket is judged as that session's (ADR 0014): read and
+/// pinned now, checked per request against the thread the socket belongs to.
+fn session_peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
+    Peer::Session {
+        thread: thread.to_string(),
+        facts: Arc::new(crate::peer::PeerFacts::of(io)),
     }
 }
 
@@ -114,13 +126,11 @@ impl SessionSockets {
             thread: Arc::from(thread),
         };
         let app = super::router(kernel.clone(), None);
-        let serving = axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
-            .with_graceful_shutdown(stop.clone().cancelled_owned());
-        kernel.tasks().spawn(async move {
-            if let Err(e) = serving.await {
-                tracing::warn!("a session socket stopped: {e}");
-            }
-        });
+        // The same bounds as vyred's own listeners (`limits`), per session socket.
+        let limits = super::serve::Limits::of(&kernel.config().config.limits);
+        kernel
+            .tasks()
+            .spawn(super::serve::serve(listener, app, limits, stop.clone()));
         self.open
             .lock()
             .expect("session sockets")

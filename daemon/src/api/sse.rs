@@ -99,6 +99,17 @@ pub async fn events(
     } else {
         types
     };
+    // At most `limits.streams` open per caller; the place is given back when the stream ends.
+    let place = kernel.streams().open(&caller).ok_or_else(|| {
+        ApiError::new(
+            axum::http::StatusCode::TOO_MANY_REQUESTS,
+            "too_many_streams",
+            format!(
+                "this caller already has {} event streams open, the limit (limits.streams); close one first",
+                kernel.streams().max()
+            ),
+        )
+    })?;
     let follow = !matches!(query.follow.as_deref(), Some("false" | "0" | "no"));
     let filter = Filter {
         types,
@@ -119,6 +130,7 @@ pub async fn events(
         revoked: kernel.devices().revocations(),
         device,
         kernel,
+        _place: place,
     };
     // Every event's SSE text is made once and shared; what is ready at once goes out in one
     // write, so a hundred streams cost a hundred writes per batch, not per event.
@@ -146,6 +158,8 @@ struct StreamState {
     revoked: tokio::sync::broadcast::Receiver<String>,
     device: Option<String>,
     kernel: Kernel,
+    /// This stream's place among its caller's (`limits.streams`), given back when it ends.
+    _place: super::streams::Place,
 }
 
 impl StreamState {

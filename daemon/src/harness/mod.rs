@@ -164,7 +164,9 @@ async fn brief(ctx: &Ctx, input: &Value) -> Option<Value> {
 async fn memory(ctx: &Ctx, input: &Value) -> Option<Value> {
     let prompt = input["prompt"].as_str()?;
     let this = input["session_id"].as_str().unwrap_or_default();
-    let mut query = json!({ "query": prompt, "any": true, "limit": 8 });
+    // A long paste is asked about by its first words only: bounded work per prompt.
+    let words = crate::recall::search::first_words(prompt, crate::recall::search::HOOK_WORDS);
+    let mut query = json!({ "query": words, "any": true, "limit": 8 });
     if let Some((project, _)) = project_at(ctx, input).await {
         query["project"] = json!(project);
     }

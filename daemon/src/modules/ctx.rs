@@ -21,6 +21,7 @@ pub struct ToolDef {
     name: String,
     description: String,
     person_only: bool,
+    finishes: bool,
 }
 
 impl ToolDef {
@@ -29,11 +30,19 @@ impl ToolDef {
             name: name.into(),
             description: description.into(),
             person_only: false,
+            finishes: false,
         }
     }
     /// Only a verified person may call it: never a session, an agent or another module.
     pub fn person_only(mut self) -> Self {
         self.person_only = true;
+        self
+    }
+    /// Once started, it runs to its end even if its caller goes away or vyred stops (shutdown
+    /// waits for it). For a tool that changes state in several steps that must not be cut in
+    /// the middle; every other call is cancelled with its caller (see [`crate::tools`]).
+    pub fn finishes(mut self) -> Self {
+        self.finishes = true;
         self
     }
 }
@@ -162,7 +171,7 @@ impl Ctx {
         };
         self.kernel
             .registry()
-            .insert(spec, handler, self.health.clone());
+            .insert(spec, handler, self.health.clone(), def.finishes);
         Ok(())
     }
 

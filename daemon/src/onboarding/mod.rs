@@ -374,6 +374,7 @@ impl Module for OnboardingModule {
                     "onboarding.you",
                     "Your name and your assistant's, before the onboarding is finished.",
                 )
+                .finishes()
                 .person_only(),
                 move |input: YouInput, _| {
                     let c = c.clone();
@@ -403,6 +404,7 @@ impl Module for OnboardingModule {
                     "onboarding.rename",
                     "Your name, once the onboarding is finished (Settings).",
                 )
+                .finishes()
                 .person_only(),
                 move |input: RenameInput, _| {
                     let c = c.clone();
@@ -425,6 +427,7 @@ impl Module for OnboardingModule {
                     "onboarding.claude",
                     "Store the credential Claude Code sessions use (a setup token or an API key) in the vault, granted to sessions.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: ClaudeInput, cx| {
                     let c = c.clone();
@@ -460,6 +463,7 @@ impl Module for OnboardingModule {
                     "onboarding.skip",
                     "Skip a step for now; Settings can finish it later.",
                 )
+                .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
                     let c = c.clone();
@@ -484,6 +488,7 @@ impl Module for OnboardingModule {
                     "onboarding.done",
                     "Mark a step done, for steps whose work is other tools' (your history: a first project; your address and devices).",
                 )
+        .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
                     let c = c.clone();
@@ -500,6 +505,7 @@ impl Module for OnboardingModule {
                     "onboarding.finish",
                     "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: FinishInput, cx| {
                     let c = c.clone();

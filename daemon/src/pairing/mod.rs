@@ -358,6 +358,7 @@ impl Module for PairingModule {
                     "pairing.code",
                     "A code that pairs another Vyre (your Mac) with this one: type it there with pairing.add. Works once, for ten minutes.",
                 )
+        .finishes()
                 .person_only(),
                 move |_: Empty, _| {
                     let c = c.clone();
@@ -377,6 +378,7 @@ impl Module for PairingModule {
                     "pairing.add",
                     "Pair with a box by the code it printed: the box makes a device for this machine, whose credential goes into this machine's vault.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: AddInput, cx| {
                     let c = c.clone();
@@ -400,6 +402,7 @@ impl Module for PairingModule {
                     "pairing.remove",
                     "End a pairing: revoke this machine's device on the box and forget its credential.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: RemoveInput, cx| {
                     let c = c.clone();

@@ -1,10 +1,19 @@
 //! `<home>/.vyre/project.json` (spec section 7.2): the project's own declaration, in its folder,
 //! so it travels with the folder. Vyre rewrites only the keys it owns (`threads`) and keeps the
 //! rest (`org`, `people`, `watchers`, anything newer) as written.
+//!
+//! The folder is the project's, so sessions write it: the file is read and written only through
+//! [`crate::nofollow`] (a linked `.vyre` or `project.json` is refused, the write goes to a random
+//! temp name renamed over the file), and a declaration larger than [`MAX_BYTES`] is refused.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use crate::nofollow::{Dir, FsError};
+
+/// The largest declaration read: a hostile repository's huge file is refused, not loaded.
+pub const MAX_BYTES: u64 = 1024 * 1024;
 
 /// Where a project home keeps its declaration.
 pub fn path_in(home: &Path) -> PathBuf {
@@ -24,6 +33,9 @@ pub enum FileError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A link, a FIFO, a huge file: refused, never followed or read.
+    #[error("{0}")]
+    Refused(crate::nofollow::FsError),
     #[error("{path} is not a project declaration: {why}")]
     Invalid { path: PathBuf, why: String },
     #[error("cannot write {path}: {source}")]
@@ -50,9 +62,11 @@ impl ProjectFile {
 
     pub fn read(home: &Path) -> Result<ProjectFile, FileError> {
         let path = path_in(home);
-        let text = std::fs::read_to_string(&path).map_err(|source| FileError::Read {
-            path: path.clone(),
-            source,
+        let text = read_bytes(home).and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|_| FileError::Invalid {
+                path: path.clone(),
+                why: "it is not UTF-8 text".into(),
+            })
         })?;
         let invalid = |why: String| FileError::Invalid {
             path: path.clone(),
@@ -140,20 +154,34 @@ impl ProjectFile {
         );
     }
 
-    /// Write it whole, atomically (a temp file renamed over it).
+    /// Write it whole, atomically: a new file under a random name in `.vyre`, renamed over
+    /// `project.json`; never through a link (see the module's doc).
     pub fn write(&self) -> Result<(), FileError> {
-        let path = path_in(&self.home);
-        let fail = |source| FileError::Write {
-            path: path.clone(),
-            source,
-        };
-        std::fs::create_dir_all(path.parent().expect("has a parent")).map_err(fail)?;
-        let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(&Value::Object(self.doc.clone()))
             .expect("a map serializes")
             + "\n";
-        std::fs::write(&tmp, text).map_err(fail)?;
-        std::fs::rename(&tmp, &path).map_err(fail)
+        let home = Dir::open_following(&self.home).map_err(refused)?;
+        home.make_child(".vyre", 0o755)
+            .and_then(|dir| dir.write_atomic("project.json", text.as_bytes(), 0o644))
+            .map_err(refused)
+    }
+}
+
+/// The declaration's bytes, read without following a link at `.vyre` or `project.json`.
+fn read_bytes(home: &Path) -> Result<Vec<u8>, FileError> {
+    Dir::open_following(home)
+        .and_then(|home| home.child(".vyre"))
+        .and_then(|dir| dir.read("project.json", MAX_BYTES))
+        .map_err(|e| match e {
+            FsError::Io { path, source } => FileError::Read { path, source },
+            e => FileError::Refused(e),
+        })
+}
+
+fn refused(e: FsError) -> FileError {
+    match e {
+        FsError::Io { path, source } => FileError::Write { path, source },
+        e => FileError::Refused(e),
     }
 }
 

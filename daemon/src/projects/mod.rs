@@ -358,6 +358,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             "projects.create",
             "Make a folder a project (writing its .vyre/project.json), or register one that has it already.",
         )
+        .finishes()
         .person_only(),
         move |input: CreateInput, _| {
             let pr = pr.clone();
@@ -463,7 +464,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
 
     let pr = p.clone();
     ctx.tool(
-        ToolDef::new("projects.add-threads", "Pick threads into a project."),
+        ToolDef::new("projects.add-threads", "Pick threads into a project.").finishes(),
         move |input: ThreadsInput, _| {
             let pr = pr.clone();
             async move {
@@ -491,7 +492,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.remove-threads",
             "Take threads out of a project's picks (a thread that ran in its folders still belongs).",
-        ),
+        )
+        .finishes(),
         move |input: ThreadsInput, _| {
             let pr = pr.clone();
             async move {

@@ -193,7 +193,8 @@ impl Worker {
             .ok()
             .flatten()
             .unwrap_or_default();
-        let chunk = match tail::read_from(path, kept.offset) {
+        // Never through a link: a transcript or folder a session planted as one is unreadable.
+        let chunk = match crate::transcripts::open(path).and_then(|f| tail::read(f, kept.offset)) {
             Ok(c) => c,
             Err(e) => {
                 self.progress.unreadable.fetch_add(1, Ordering::Relaxed);
@@ -238,13 +239,14 @@ pub fn transcript_files(roots: &[PathBuf]) -> Vec<PathBuf> {
         let Ok(folders) = std::fs::read_dir(root) else {
             continue;
         };
-        for folder in folders.flatten() {
+        // Links are skipped here (their type is the link's own), and refused when read.
+        for folder in folders.flatten().filter(is_dir) {
             let Ok(entries) = std::fs::read_dir(folder.path()) else {
                 continue;
             };
             for e in entries.flatten() {
                 let path = e.path();
-                if path.extension().is_some_and(|x| x == "jsonl") {
+                if path.extension().is_some_and(|x| x == "jsonl") && is_file(&e) {
                     let mtime = e
                         .metadata()
                         .and_then(|m| m.modified())
@@ -263,9 +265,20 @@ fn jsonl_in(folder: &Path) -> Vec<PathBuf> {
         .into_iter()
         .flatten()
         .flatten()
+        .filter(is_file)
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect()
+}
+
+/// A folder, not a link to one.
+fn is_dir(e: &std::fs::DirEntry) -> bool {
+    e.file_type().is_ok_and(|t| t.is_dir())
+}
+
+/// A regular file, not a link to one.
+fn is_file(e: &std::fs::DirEntry) -> bool {
+    e.file_type().is_ok_and(|t| t.is_file())
 }
 
 /// Indexing yields to everything else on the machine.

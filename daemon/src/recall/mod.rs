@@ -26,7 +26,8 @@ pub struct RecallModule;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchInput {
-    /// Words to find; every one must appear in the turn (`any`: at least one).
+    /// Words to find; every one must appear in the turn (`any`: at least one). Only the first
+    /// 64 distinct words are used (`search::MAX_WORDS`); the rest are ignored.
     query: String,
     /// Match turns holding any of the words (of six letters or more) instead of all of them.
     #[serde(default)]

@@ -24,10 +24,21 @@ pub struct Hit {
     pub cwd: Option<String>,
 }
 
+/// The most distinct words a query is made of; the rest are ignored. FTS5's cost grows faster
+/// than the number of terms (a 40,000-word query took seconds, a 900 KB one minutes), so a
+/// pasted page costs what its first words cost. The harness's memory hook sends a prompt's
+/// first [`HOOK_WORDS`] words.
+pub const MAX_WORDS: usize = 64;
+
+/// How many of a prompt's words the memory hook asks recall about (short ones are dropped by
+/// `any`, and then [`MAX_WORDS`] distinct ones are kept).
+pub const HOOK_WORDS: usize = 256;
+
 /// A person's words as an FTS5 query: every word must appear (in any order); the syntax of
 /// FTS5 (quotes, `NEAR`, `*`, column filters) is not theirs to trip over, so each word is quoted.
+/// At most [`MAX_WORDS`] distinct words, the first ones.
 pub fn fts_query(q: &str) -> Option<String> {
-    let words = quoted_words(q);
+    let words = quoted_words(q, 0);
     (!words.is_empty()).then(|| words.join(" "))
 }
 
@@ -35,19 +46,39 @@ pub fn fts_query(q: &str) -> Option<String> {
 /// words are left out: they match everything and rank nothing.
 pub fn fts_query_any(q: &str) -> Option<String> {
     // Quoted, so six letters are eight characters.
-    let words: Vec<String> = quoted_words(q)
-        .into_iter()
-        .filter(|w| w.chars().count() >= 8)
-        .collect();
+    let words = quoted_words(q, 8);
     (!words.is_empty()).then(|| words.join(" OR "))
 }
 
-fn quoted_words(q: &str) -> Vec<String> {
+/// The first [`MAX_WORDS`] distinct words of `q` of at least `min` characters (quotes
+/// included), each quoted. One pass over `q`, stopping once enough are found.
+fn quoted_words(q: &str, min: usize) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
     q.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
         .map(|w| w.trim_matches('\''))
         .filter(|w| !w.is_empty())
         .map(|w| format!("\"{w}\""))
+        .filter(|w| w.chars().count() >= min)
+        .filter(|w| seen.insert(w.clone()))
+        .take(MAX_WORDS)
         .collect()
+}
+
+/// The start of `text` up to the end of its `n`-th word (for the memory hook's query).
+pub fn first_words(text: &str, n: usize) -> &str {
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        let word = c.is_alphanumeric() || c == '_' || c == '\'';
+        if in_word && !word {
+            words += 1;
+            if words == n {
+                return &text[..i];
+            }
+        }
+        in_word = word;
+    }
+    text
 }
 
 /// How many matches a query is ranked over at most. A query matching more turns than this is
@@ -160,6 +191,29 @@ mod tests {
             Some("\"walrus\" OR \"budget\"")
         );
         assert_eq!(fts_query_any("a b c"), None);
+        // Repeats count once.
+        assert_eq!(
+            fts_query("zebra zebra Zebra").as_deref(),
+            Some("\"zebra\" \"Zebra\"")
+        );
+    }
+
+    #[test]
+    fn a_huge_query_keeps_its_first_distinct_words() {
+        let huge: String = (0..150_000).map(|i| format!("word{i} ")).collect();
+        assert!(huge.len() > 900_000);
+        let q = fts_query(&huge).unwrap();
+        assert_eq!(q.split(' ').count(), MAX_WORDS);
+        assert!(q.starts_with("\"word0\" \"word1\""));
+        let any = fts_query_any(&huge).unwrap();
+        assert_eq!(any.split(" OR ").count(), MAX_WORDS);
+        assert!(
+            any.starts_with("\"word10\" OR"),
+            "only words of 6 letters or more"
+        );
+        assert_eq!(first_words("one two, three four", 2), "one two");
+        assert_eq!(first_words("one two", 5), "one two");
+        assert_eq!(first_words(&huge, 3), "word0 word1 word2");
     }
 
     fn store_with(turns: &[&str]) -> rusqlite::Connection {

@@ -20,7 +20,10 @@ pub struct Watch {
 impl Watch {
     pub fn start(roots: Vec<PathBuf>, jobs: mpsc::Sender<Job>) -> notify::Result<Watch> {
         let wanted = roots.clone();
-        let watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+        // Links are not followed: what a session links into its projects folder is not watched
+        // (and not read: `transcripts::open`).
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let handler = move |res: notify::Result<notify::Event>| {
             let Ok(event) = res else { return };
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
@@ -35,7 +38,10 @@ impl Watch {
                     let _ = jobs.send(Job::Arm);
                     let _ = jobs.send(Job::Scan);
                     again(&jobs, Job::Scan);
-                } else if created && path.is_dir() && wanted.iter().any(|r| path.starts_with(r)) {
+                } else if created
+                    && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+                    && wanted.iter().any(|r| path.starts_with(r))
+                {
                     // A new folder under a root: what was written into it before its watch was
                     // in place is read from it now, and once more a moment later (the watch on
                     // a new folder is added as its event is handled, so a file written in
@@ -44,7 +50,8 @@ impl Watch {
                     again(&jobs, Job::Folder(path));
                 }
             }
-        })?;
+        };
+        let watcher = notify::RecommendedWatcher::new(handler, config)?;
         let mut w = Watch {
             watcher,
             roots,

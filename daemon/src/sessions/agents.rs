@@ -512,6 +512,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
             "agents.create",
             "Create an agent: its instructions, model, credentials, budget and projects.",
         )
+        .finishes()
         .person_only(),
         move |input: CreateInput, _| {
             let b = b.clone();
@@ -566,6 +567,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
             "agents.update",
             "Change an agent. It applies from the agent's next turn: a live session restarts on its transcript with the change.",
         )
+        .finishes()
         .person_only(),
         move |input: UpdateInput, _| {
             let b = b.clone();
@@ -599,7 +601,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.ask",
             "Say something to an agent: to its current thread, starting one if it has none.",
-        ),
+        )
+        .finishes(),
         move |input: AskInput, _| {
             let b = b.clone();
             async move {
@@ -669,7 +672,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.stop",
             "Stop every live session of an agent; the next ask resumes its current thread.",
-        ),
+        )
+        .finishes(),
         move |input: AgentInput, _| {
             let b = b.clone();
             async move {

@@ -103,7 +103,8 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
     )?;
     let c = ctx.clone();
     ctx.tool(
-        ToolDef::new("sessions.models.set", "Choose the model for a purpose, or clear the choice.").person_only(),
+        ToolDef::new("sessions.models.set", "Choose the model for a purpose, or clear the choice.")
+        .finishes().person_only(),
         move |input: SetInput, cx| {
             let c = c.clone();
             async move {

@@ -414,7 +414,8 @@ fn register_slots(
         ToolDef::new(
             "sessions.slots.take",
             "Take a teammate or subagent slot: held at once, or waiting in a fair line (slot.waiting and slot.taken say how it goes).",
-        ),
+        )
+        .finishes(),
         move |input: TakeInput, _| {
             let s = s.clone();
             async move {
@@ -432,7 +433,8 @@ fn register_slots(
         ToolDef::new(
             "sessions.slots.release",
             "Give a slot back, or stop waiting for it.",
-        ),
+        )
+        .finishes(),
         move |input: SlotInput, _| {
             let s = s.clone();
             async move {
@@ -467,7 +469,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.start",
             "Start a Claude Code session in a folder, optionally with a first message.",
-        ),
+        )
+        .finishes(),
         move |input: StartInput, _| {
             let b = b.clone();
             let c = c.clone();
@@ -533,7 +536,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.send",
             "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
-        ),
+        )
+        .finishes(),
         move |input: SendInput, _| {
             let b = b.clone();
             async move {
@@ -552,7 +556,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.fork",
             "A new thread that continues from this one's history (up to a message, when given).",
-        ),
+        )
+        .finishes(),
         move |input: ForkInput, _| {
             let b = b.clone();
             async move {
@@ -566,7 +571,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.rewind",
             "Continue a thread from an earlier message: what came after it is dropped.",
-        ),
+        )
+        .finishes(),
         move |input: RewindInput, _| {
             let b = b.clone();
             async move {
@@ -580,7 +586,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.unqueue",
             "Take a queued message back before it is handed over.",
-        ),
+        )
+        .finishes(),
         move |input: QueuedInput, _| {
             let b = b.clone();
             async move {
@@ -591,7 +598,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.edit", "Change the words of a queued message."),
+        ToolDef::new("threads.edit", "Change the words of a queued message.").finishes(),
         move |input: EditInput, _| {
             let b = b.clone();
             async move {
@@ -605,7 +612,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.take_held",
             "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
-        ),
+        )
+        .finishes(),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move { b.take_held(&input.thread).await }
@@ -613,7 +621,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs."),
+        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.")
+        .finishes(),
         move |input: QueuedInput, _| {
             let b = b.clone();
             async move { b.send_now(input.queued).await }
@@ -625,6 +634,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.answer",
             "Answer a session's question: allow, deny, or always (a rule for next time).",
         )
+        .finishes()
         .person_only(),
         move |input: AnswerInput, cx| {
             let b = b.clone();
@@ -645,7 +655,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.interrupt",
             "Stop the running turn at once; the session stays.",
-        ),
+        )
+        .finishes(),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move {
@@ -659,7 +670,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.stop",
             "End a thread's session and everything it started.",
-        ),
+        )
+        .finishes(),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move {
@@ -732,6 +744,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.mode",
             "Change a session's permission mode: default, acceptEdits or plan (never bypass).",
         )
+        .finishes()
         .person_only(),
         move |input: ModeInput, cx| {
             let b = b.clone();
@@ -756,7 +769,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.model",
             "Change a live session's model; leave it out for the session's default.",
-        ),
+        )
+        .finishes(),
         move |input: ModelInput, _| {
             let b = b.clone();
             async move {

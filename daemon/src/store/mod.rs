@@ -6,7 +6,7 @@
 //! then broadcasts the events those jobs emitted and answers them (group commit). So an event is
 //! always committed before anyone hears of it, events are broadcast in id order, and a burst of
 //! writers costs one commit instead of one each. Reads use a small pool of read connections on
-//! tokio's blocking threads.
+//! tokio's blocking threads; a read whose caller goes away is interrupted ([`Store::read`]).
 
 mod migrate;
 mod writer;
@@ -16,6 +16,7 @@ pub use writer::WriteTx;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,6 +49,10 @@ impl StoreError {
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Read connections kept open when idle; more are opened under load and closed after.
 const IDLE_READERS: usize = 4;
+/// How many SQLite instructions a cancellable read runs between two looks at its flag: a
+/// relaxed load every thousand instructions costs nothing measurable, and a cancelled read
+/// stops within microseconds.
+const CANCEL_CHECK_OPS: i32 = 1000;
 
 /// Open one connection with the settings every connection must have.
 pub fn open_connection(path: &Path, read_only: bool) -> rusqlite::Result<Connection> {
@@ -129,13 +134,21 @@ impl Store {
     }
 
     /// Run `f` with a read connection on a blocking thread.
+    ///
+    /// Dropping the returned future (its caller went away, its tool call was cancelled, vyred is
+    /// stopping) interrupts `f`: SQLite's progress handler looks at a flag every
+    /// [`CANCEL_CHECK_OPS`] instructions and ends the running statement, so no query outlives its
+    /// caller by more than that (a blocking thread cannot be cancelled from outside otherwise,
+    /// and a runtime waits for its blocking threads when it stops).
     pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let store = self.clone();
-        tokio::task::spawn_blocking(move || store.read_blocking(f))
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let _cancel = CancelOnDrop(cancelled.clone());
+        tokio::task::spawn_blocking(move || store.read_with(f, Some(cancelled)))
             .await
             .map_err(|e| StoreError::Task(e.to_string()))?
     }
@@ -145,12 +158,28 @@ impl Store {
         &self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        self.read_with(f, None)
+    }
+
+    fn read_with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+        cancelled: Option<Arc<AtomicBool>>,
+    ) -> Result<T, StoreError> {
         let pooled = self.inner.readers.lock().expect("reader pool").pop();
-        let conn = match pooled {
+        let mut conn = match pooled {
             Some(conn) => conn,
             None => open_connection(&self.inner.path, true)?,
         };
+        let watched = cancelled.is_some();
+        if let Some(flag) = cancelled {
+            conn.progress_handler(CANCEL_CHECK_OPS, Some(move || flag.load(Ordering::Relaxed)))?;
+        }
         let out = f(&conn);
+        if watched {
+            // A pooled connection never carries an earlier caller's flag.
+            conn.progress_handler(0, None::<fn() -> bool>)?;
+        }
         let mut pool = self.inner.readers.lock().expect("reader pool");
         if pool.len() < IDLE_READERS {
             pool.push(conn);
@@ -162,6 +191,15 @@ impl Store {
     pub async fn close(&self) {
         self.inner.writer.close().await;
         self.inner.readers.lock().expect("reader pool").clear();
+    }
+}
+
+/// Sets its flag when dropped: the read it watches was given up.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

@@ -228,3 +228,35 @@ async fn concurrent_writers_share_commits_and_keep_id_order() {
         "a closed store refuses writes"
     );
 }
+
+#[tokio::test]
+async fn a_read_given_up_by_its_caller_is_interrupted_and_its_connection_reused() {
+    let path = temp_db("cancel");
+    let store = Store::open(&path, Bus::new()).unwrap();
+    let (ended_tx, ended) = std::sync::mpsc::channel();
+    // A query that never ends by itself.
+    let forever = store.read(move |c| {
+        let r = c.query_row(
+            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n",
+            [],
+            |r| r.get::<_, i64>(0),
+        );
+        let _ = ended_tx.send(r.map_err(|e| e.to_string()));
+        Ok(())
+    });
+    // Its caller waits a moment, then goes away.
+    let gave_up = tokio::time::timeout(Duration::from_millis(200), forever).await;
+    assert!(gave_up.is_err(), "the query cannot have finished");
+    let why = tokio::task::spawn_blocking(move || ended.recv_timeout(Duration::from_secs(30)))
+        .await
+        .unwrap()
+        .expect("the query was interrupted");
+    assert!(why.unwrap_err().contains("interrupt"), "an interrupt");
+    // The pooled connection answers the next caller, with no flag left on it.
+    let one: i64 = store
+        .read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get(0))?))
+        .await
+        .unwrap();
+    assert_eq!(one, 1);
+    store.close().await;
+}

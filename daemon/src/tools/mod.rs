@@ -6,6 +6,12 @@
 //! from HTTP, the socket, the CLI or another module: it finds the tool, checks the module is
 //! healthy, applies the Rules (PERSON_ONLY for now), and runs the handler in its own task so that
 //! a panic disables the module instead of the daemon.
+//!
+//! Every call is bounded by its caller: when the caller goes away (an HTTP client disconnects,
+//! an outer call is cancelled) its handler is aborted, and when vyred stops every call in
+//! flight ends with `stopping`. A tool whose work must not be cut in the middle (it changes
+//! state in several steps: launching a session, re-sealing the vault) is registered with
+//! [`crate::modules::ToolDef::finishes`] and runs to its end once started; shutdown waits for it.
 
 mod caller;
 mod error;
@@ -22,6 +28,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::modules::Health;
@@ -128,6 +135,8 @@ struct Entry {
     spec: Arc<ToolSpec>,
     handler: Arc<dyn Handler>,
     health: Health,
+    /// Runs to its end once started: neither its caller going away nor a stop cuts it.
+    finishes: bool,
 }
 
 /// Every registered tool. Cloneable; all clones share the same table.
@@ -136,6 +145,8 @@ pub struct Registry {
     // std RwLock: lookups are short and never held across an await.
     tools: Arc<RwLock<BTreeMap<String, Entry>>>,
     tasks: TaskTracker,
+    /// Cancelled when vyred stops: calls in flight end with `stopping`.
+    stop: CancellationToken,
 }
 
 impl Registry {
@@ -143,12 +154,27 @@ impl Registry {
         Self::default()
     }
 
-    pub(crate) fn insert(&self, spec: ToolSpec, handler: Arc<dyn Handler>, health: Health) {
+    /// A registry whose calls in flight end when `stop` is cancelled (vyred's shutdown).
+    pub fn stopped_by(stop: CancellationToken) -> Self {
+        Registry {
+            stop,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn insert(
+        &self,
+        spec: ToolSpec,
+        handler: Arc<dyn Handler>,
+        health: Health,
+        finishes: bool,
+    ) {
         let name = spec.name.clone();
         let entry = Entry {
             spec: Arc::new(spec),
             handler,
             health,
+            finishes,
         };
         self.tools.write().expect("registry").insert(name, entry);
     }
@@ -172,7 +198,7 @@ impl Registry {
 
     /// Call a tool: the one path every surface and module takes.
     pub async fn call(&self, name: &str, input: Value, caller: Caller) -> Result<Value, ToolError> {
-        let (spec, handler, health) = {
+        let (spec, handler, health, finishes) = {
             let tools = self.tools.read().expect("registry");
             let Some(entry) = tools.get(name) else {
                 return Err(ToolError::not_found(
@@ -187,6 +213,7 @@ impl Registry {
                 entry.spec.clone(),
                 entry.handler.clone(),
                 entry.health.clone(),
+                entry.finishes,
             )
         };
         if let Some(reason) = health.disabled_reason() {
@@ -204,8 +231,30 @@ impl Registry {
                 "vyred is shutting down",
             ));
         }
-        // Its own task: the call finishes even if the client goes away, and a panic is caught.
-        let task = self.tasks.spawn(handler.call(input, CallCx { caller }));
+        // Its own task, so a panic is caught and disables the module, not vyred. The task is
+        // aborted when this future is dropped (the caller went away) and ends with `stopping`
+        // when vyred stops, unless the tool finishes once started; so do the calls such a tool
+        // makes, or a stop could cut it in the middle through one of them.
+        let finishes = finishes || FINISHING.try_with(|f| *f).unwrap_or(false);
+        let work = FINISHING.scope(finishes, handler.call(input, CallCx { caller }));
+        let task = if finishes {
+            self.tasks.spawn(work)
+        } else {
+            let stop = self.stop.clone();
+            self.tasks.spawn(async move {
+                tokio::select! {
+                    // The work first: a call that is done as vyred stops keeps its answer.
+                    biased;
+                    done = work => done,
+                    () = stop.cancelled() => Err(ToolError::new(
+                        ErrorKind::Unavailable,
+                        "stopping",
+                        "vyred is shutting down; this call was cancelled",
+                    )),
+                }
+            })
+        };
+        let _abort = (!finishes).then(|| AbortOnDrop(task.abort_handle()));
         match task.await {
             Ok(result) => result,
             Err(e) if e.is_panic() => {
@@ -221,10 +270,26 @@ impl Registry {
         }
     }
 
-    /// Refuse new calls and wait for those in flight to finish.
+    /// Refuse new calls, end those in flight (but the ones that finish once started), and wait
+    /// for them.
     pub async fn drain(&self) {
         self.tasks.close();
+        self.stop.cancel();
         self.tasks.wait().await;
+    }
+}
+
+tokio::task_local! {
+    /// Set while a tool that finishes once started runs: the calls it makes finish too.
+    static FINISHING: bool;
+}
+
+/// Aborts a call's task when the call's future is dropped before it ended.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -270,6 +335,152 @@ mod tests {
             let err = handler.call(bad.clone(), cx.clone()).await.unwrap_err();
             assert_eq!(err.kind, ErrorKind::InvalidInput, "{bad}");
         }
+    }
+
+    /// Counts the handlers that ended, however they ended (finished, aborted, or dropped).
+    struct Ended(Arc<std::sync::atomic::AtomicUsize>);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// A registry with `wait` (never ends by itself) and `write` (the same, but finishes once
+    /// started: it ends when told), each counting its ends.
+    fn waiting_tools(
+        registry: &Registry,
+    ) -> (
+        Arc<std::sync::atomic::AtomicUsize>,
+        Arc<tokio::sync::Notify>,
+    ) {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct In {}
+        let ended = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let release = Arc::new(tokio::sync::Notify::new());
+        for (name, finishes) in [("t.wait", false), ("t.write", true)] {
+            let (e, r) = (ended.clone(), release.clone());
+            let (input, output, handler) = typed(move |_: In, _| {
+                let guard = Ended(e.clone());
+                let r = r.clone();
+                async move {
+                    r.notified().await;
+                    drop(guard);
+                    Ok::<_, ToolError>(1)
+                }
+            });
+            let spec = ToolSpec {
+                name: name.into(),
+                module: "t".into(),
+                description: String::new(),
+                person_only: false,
+                cli: false,
+                input_schema: input,
+                output_schema: output,
+            };
+            registry.insert(spec, handler, Health::default(), finishes);
+        }
+        (ended, release)
+    }
+
+    async fn until(n: &std::sync::atomic::AtomicUsize, want: usize) {
+        while n.load(std::sync::atomic::Ordering::SeqCst) != want {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    fn module() -> Caller {
+        Caller::Module { name: "m".into() }
+    }
+
+    #[tokio::test]
+    async fn a_call_whose_caller_goes_away_is_aborted_unless_it_finishes() {
+        let registry = Registry::new();
+        let (ended, release) = waiting_tools(&registry);
+        let call = registry.call("t.wait", serde_json::json!({}), module());
+        // The caller gives up on it: the handler is aborted at once.
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), call)
+                .await
+                .is_err()
+        );
+        until(&ended, 1).await;
+        // One that finishes once started is left running when its caller goes.
+        let call = registry.call("t.write", serde_json::json!({}), module());
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), call)
+                .await
+                .is_err()
+        );
+        tokio::task::yield_now().await;
+        assert_eq!(ended.load(std::sync::atomic::Ordering::SeqCst), 1);
+        release.notify_waiters();
+        until(&ended, 2).await;
+    }
+
+    #[tokio::test]
+    async fn a_stop_ends_calls_in_flight_and_waits_for_those_that_finish() {
+        let stop = CancellationToken::new();
+        let registry = Registry::stopped_by(stop.clone());
+        let (ended, release) = waiting_tools(&registry);
+        let (r1, r2) = (registry.clone(), registry.clone());
+        let waiting =
+            tokio::spawn(async move { r1.call("t.wait", serde_json::json!({}), module()).await });
+        let writing =
+            tokio::spawn(async move { r2.call("t.write", serde_json::json!({}), module()).await });
+        tokio::task::yield_now().await;
+        stop.cancel();
+        let err = waiting.await.unwrap().unwrap_err();
+        assert_eq!(err.code, "stopping");
+        // The write is still running; draining waits for it.
+        let drain = tokio::spawn({
+            let r = registry.clone();
+            async move { r.drain().await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!drain.is_finished());
+        release.notify_waiters();
+        assert_eq!(writing.await.unwrap().unwrap(), 1);
+        drain.await.unwrap();
+        assert_eq!(ended.load(std::sync::atomic::Ordering::SeqCst), 2);
+        let refused = registry
+            .call("t.wait", serde_json::json!({}), module())
+            .await;
+        assert_eq!(refused.unwrap_err().code, "stopping");
+    }
+
+    #[tokio::test]
+    async fn the_calls_a_finishing_tool_makes_finish_too() {
+        #[derive(serde::Deserialize, JsonSchema)]
+        struct In {}
+        let stop = CancellationToken::new();
+        let registry = Registry::stopped_by(stop.clone());
+        let (ended, release) = waiting_tools(&registry);
+        // `t.outer` finishes once started, and waits on `t.wait`, which alone would not.
+        let inner = registry.clone();
+        let (input, output, handler) = typed(move |_: In, _| {
+            let inner = inner.clone();
+            async move { inner.call("t.wait", serde_json::json!({}), module()).await }
+        });
+        let spec = ToolSpec {
+            name: "t.outer".into(),
+            module: "t".into(),
+            description: String::new(),
+            person_only: false,
+            cli: false,
+            input_schema: input,
+            output_schema: output,
+        };
+        registry.insert(spec, handler, Health::default(), true);
+        let r = registry.clone();
+        let outer =
+            tokio::spawn(async move { r.call("t.outer", serde_json::json!({}), module()).await });
+        tokio::task::yield_now().await;
+        stop.cancel();
+        tokio::task::yield_now().await;
+        assert!(!outer.is_finished(), "the stop did not cut the inner call");
+        release.notify_waiters();
+        assert_eq!(outer.await.unwrap().unwrap(), 1);
+        until(&ended, 1).await;
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! - [`line`]: one line, read tolerantly (current and older shapes; broken lines counted).
 //! - [`tail`]: a file read incrementally, from a kept offset to its last complete line.
 //! - [`find`] and [`has_entry`]: what a resume and a rewind check before starting a process.
+//! - [`open`]: how every transcript is opened. The folders under a root are written by sessions
+//!   (the sessions' HOME is theirs), so a root is resolved once ([`roots`]) and each file is then
+//!   reached from `/` without following any link ([`crate::nofollow::Dir::walk`]): a link planted
+//!   as a project folder or a transcript (to `VYRE_HOME/vyre.db`, to `/etc`) is never read.
 
 pub mod line;
 pub mod tail;
@@ -12,9 +16,16 @@ pub mod tail;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use crate::nofollow::{Dir, FsError, resolve};
+
 /// The folders read for history: `transcripts` in config.json (a leading `~/` is the user's
 /// HOME), else `~/.claude/projects` and `~/.claude/projects-archive`, plus the projects folder
 /// of the HOME Vyre's sessions run with, when that is another.
+///
+/// Each is resolved once, here: the links in a root the person named (a `~/.claude` kept in a
+/// dotfiles folder) are followed now, and nothing is followed afterwards. Of the sessions' root,
+/// only their HOME is resolved: its `.claude` and `projects` are the sessions' to write, so a
+/// link there is refused like any other.
 pub fn roots(
     configured: Option<&[String]>,
     home: &Path,
@@ -27,19 +38,37 @@ pub fn roots(
                 Some(rest) => home.join(rest),
                 None => PathBuf::from(r),
             })
+            .map(|r| resolve(&r))
             .collect(),
         None => vec![
-            projects_dir(home),
-            home.join(".claude").join("projects-archive"),
+            resolve(&projects_dir(home)),
+            resolve(&home.join(".claude").join("projects-archive")),
         ],
     };
     if let Some(s) = sessions_home {
-        let theirs = projects_dir(s);
+        let theirs = projects_dir(&resolve(s));
         if !roots.contains(&theirs) {
             roots.push(theirs);
         }
     }
     roots
+}
+
+/// Open a transcript for reading: from `/`, following no link on the way (its root was resolved
+/// by [`roots`]), and only a regular file (never a FIFO, which would block the reader).
+pub fn open(path: &Path) -> std::io::Result<std::fs::File> {
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a transcript's path",
+        ));
+    };
+    Dir::walk(folder)
+        .and_then(|d| d.file(name))
+        .map_err(|e| match e {
+            FsError::Io { source, .. } => source,
+            refused => std::io::Error::other(refused.to_string()),
+        })
 }
 
 /// Where Claude Code keeps transcripts under a HOME: one folder per working directory.
@@ -57,17 +86,19 @@ pub fn find(home: &Path, id: &str) -> Option<PathBuf> {
         return None;
     }
     let file = format!("{id}.jsonl");
-    let entries = std::fs::read_dir(projects_dir(home)).ok()?;
+    let entries = std::fs::read_dir(projects_dir(&resolve(home))).ok()?;
     entries
         .filter_map(Result::ok)
+        // A link among the folders is skipped here, and refused by `open` if one is swapped in.
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .map(|e| e.path().join(&file))
-        .find(|p| p.is_file())
+        .find(|p| open(p).is_ok())
 }
 
 /// Whether the transcript holds an entry with this `uuid` (a message a rewind can go back to).
 /// Lines that are not JSON, or not entries, are skipped; an unreadable file holds nothing.
 pub fn has_entry(path: &Path, uuid: &str) -> bool {
-    let Ok(file) = std::fs::File::open(path) else {
+    let Ok(file) = open(path) else {
         return false;
     };
     let needle = format!("\"{uuid}\"");

@@ -22,10 +22,15 @@ pub struct Chunk {
     pub modified_ms: Option<i64>,
 }
 
-/// Read `path` from `offset`. An unreadable file is an error for the indexer to count; callers
-/// that show history treat it as "no history".
+/// Read `path` from `offset`, a path the caller trusts (a fixture, a benchmark's corpus); what a
+/// session can write is opened with [`super::open`] and read with [`read`].
 pub fn read_from(path: &Path, offset: u64) -> std::io::Result<Chunk> {
-    let file = std::fs::File::open(path)?;
+    read(std::fs::File::open(path)?, offset)
+}
+
+/// Read an open transcript from `offset`. An unreadable file is an error for the indexer to
+/// count; callers that show history treat it as "no history".
+pub fn read(file: std::fs::File, offset: u64) -> std::io::Result<Chunk> {
     let meta = file.metadata()?;
     let len = meta.len();
     let mut chunk = Chunk {

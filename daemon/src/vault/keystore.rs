@@ -6,8 +6,7 @@
 //! each with an id that sealed items record, so an interrupted rotation can always be finished or
 //! undone.
 
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -234,17 +233,19 @@ impl KeyStore for FileKeyStore {
     }
 
     fn load(&self) -> Result<Option<StoredKeys>, VaultError> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => Zeroizing::new(t),
+        // Never through a link, and never more than a key file holds.
+        let text = match crate::nofollow::read(&self.path, 64 * 1024) {
+            Ok(bytes) => Zeroizing::new(String::from_utf8(bytes).map_err(|_| {
+                VaultError::KeyStore(format!("{} is not UTF-8 text", self.path.display()))
+            })?),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 return Err(VaultError::KeyStore(format!(
-                    "cannot read {}: {e}",
-                    self.path.display()
+                    "cannot read the key file: {e}"
                 )));
             }
         };
-        let mode = std::fs::metadata(&self.path)
+        let mode = std::fs::symlink_metadata(&self.path)
             .map(|m| m.permissions().mode() & 0o777)
             .unwrap_or(0o600);
         if mode & 0o077 != 0 {
@@ -262,22 +263,10 @@ impl KeyStore for FileKeyStore {
             std::fs::create_dir_all(dir).map_err(err)?;
             let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
-        let tmp = self.path.with_extension("tmp");
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(err)?;
-        f.write_all(keys.to_json().as_bytes()).map_err(err)?;
-        f.sync_all().map_err(err)?;
-        std::fs::rename(&tmp, &self.path).map_err(err)?;
-        if let Some(dir) = self.path.parent()
-            && let Ok(d) = std::fs::File::open(dir)
-        {
-            let _ = d.sync_all();
-        }
+        // A random temp name, renamed over the file and synced with its folder; never through
+        // a link.
+        crate::nofollow::write_atomic(&self.path, keys.to_json().as_bytes(), 0o600)
+            .map_err(|e| VaultError::KeyStore(format!("cannot write the key file: {e}")))?;
         Ok(())
     }
 }

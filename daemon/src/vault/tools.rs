@@ -163,7 +163,8 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
 pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     let v = vault.clone();
     ctx.tool(
-        ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.").person_only(),
+        ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.")
+        .finishes().person_only(),
         move |input: PutInput, _| {
             let v = v.clone();
             async move {
@@ -187,7 +188,9 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     )?;
     let v = vault.clone();
     ctx.tool(
-        ToolDef::new("vault.delete", "Delete an item and its grants.").person_only(),
+        ToolDef::new("vault.delete", "Delete an item and its grants.")
+            .finishes()
+            .person_only(),
         move |input: NameInput, _| {
             let v = v.clone();
             async move {
@@ -198,7 +201,9 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     )?;
     let v = vault.clone();
     ctx.tool(
-        ToolDef::new("vault.grant", "Let a module or an agent use an item.").person_only(),
+        ToolDef::new("vault.grant", "Let a module or an agent use an item.")
+            .finishes()
+            .person_only(),
         move |input: GrantInput, cx| {
             let v = v.clone();
             async move {
@@ -218,6 +223,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "vault.revoke",
             "Take back a module's or an agent's use of an item.",
         )
+        .finishes()
         .person_only(),
         move |input: GrantInput, _| {
             let v = v.clone();
@@ -238,6 +244,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "vault.rotate",
             "Make a new master key and reseal every item with it, all or nothing.",
         )
+        .finishes()
         .person_only(),
         move |_: NoInput, _| {
             let v = v.clone();
@@ -254,6 +261,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "vault.unlock",
             "Unlock a vault whose key file is wrapped by a passphrase.",
         )
+        .finishes()
         .person_only(),
         move |input: PassphraseInput, _| {
             let v = v.clone();
@@ -269,6 +277,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "vault.lock",
             "Forget the unlocked keys until the passphrase is given again.",
         )
+        .finishes()
         .person_only(),
         move |_: NoInput, _| {
             let v = v.clone();
@@ -284,6 +293,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "vault.passphrase",
             "Wrap the key file with a passphrase (argon2id), change it, or remove it.",
         )
+        .finishes()
         .person_only(),
         move |input: SetPassphraseInput, _| {
             let v = v.clone();

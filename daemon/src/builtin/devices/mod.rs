@@ -81,6 +81,7 @@ impl Module for DevicesModule {
                     "devices.add",
                     "Issue a credential for a new device. The token is shown once and stored only as a hash.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: AddInput, _| {
                     let d = d.clone();
@@ -107,6 +108,7 @@ impl Module for DevicesModule {
                     "devices.link",
                     "A one-time link that makes the browser opening it a device: the onboarding while there is no owner, a login once there is. Valid for an hour, once.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: LinkInput, _| {
                     let k = k.clone();
@@ -144,6 +146,7 @@ impl Module for DevicesModule {
                     "devices.revoke",
                     "Revoke a device: its credential is refused at once and its open event streams close.",
                 )
+        .finishes()
                 .person_only(),
                 move |input: RevokeInput, _| {
                     let d = d.clone();

@@ -101,6 +101,7 @@ impl Module for System {
                     "system.stop",
                     "Stop vyred gracefully: calls in flight finish, then it exits.",
                 )
+                .finishes()
                 .person_only(),
                 move |_: NoInput, cx| {
                     let c = c.clone();

@@ -176,7 +176,7 @@ pub struct AskInfo {
     pub status: String,
     pub decision: Option<String>,
     /// What the tool was to run with (a command, a file, AskUserQuestion's questions and
-    /// options), strings that look like credentials masked.
+    /// options), exactly, with only the credentials in it masked (`redact::mask`).
     pub input: Value,
 }
 
@@ -191,13 +191,11 @@ pub struct QueuedInfo {
     pub created_at: i64,
 }
 
-/// Strings that go into events pass here: one that looks like a credential is masked whole.
+/// Strings that go into events pass here: each credential in one is masked, the rest kept, so
+/// a person sees the command they approve (`echo hi # sk-ant-…[redacted]`) and the event log
+/// holds no secret (`redact::mask`).
 fn clean(s: &str) -> String {
-    if crate::redact::scan_str(s).is_some() {
-        "[redacted: this looked like a credential]".to_string()
-    } else {
-        s.to_string()
-    }
+    crate::redact::mask(s).into_owned()
 }
 
 /// A JSON value for an event: every string in it passes [`clean`].

@@ -243,7 +243,7 @@ impl Module for HarnessModule {
                 ToolDef::new(
                     "harness.binding",
                     "Which Claude Code process has a session, as its SessionStart hook said, and whether it still runs.",
-                ),
+                ).sessions_see_thread("session"),
                 move |input: BindingInput, _| {
                     let c = c.clone();
                     async move {
@@ -278,7 +278,7 @@ impl Module for HarnessModule {
                 ToolDef::new(
                     "harness.hook",
                     "Answer one of Claude Code's hooks (what `vyre hook <Event>` prints).",
-                ),
+                ).sessions_fenced(),
                 move |input: HookInput, _| {
                     let c = c.clone();
                     async move {

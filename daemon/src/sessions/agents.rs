@@ -539,10 +539,17 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.list",
             "Every agent (the assistant first) and its current thread.",
-        ),
-        move |_: NoInput, _| {
+        )
+        .sessions_fenced(),
+        move |_: NoInput, cx| {
             let b = b.clone();
-            async move { b.list().await }
+            async move {
+                // A session sees the agents it acts for (its own; every one with the grant).
+                let scope = cx.scope(crate::tools::Reach::Own).await?;
+                let mut all = b.list().await?;
+                all.retain(|a| scope.acts_for(&a.name));
+                Ok::<_, ToolError>(all)
+            }
         },
     )?;
 
@@ -644,7 +651,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.ask",
             "Say something to an agent: to its current thread, starting one if it has none.",
-        ),
+        ).sessions_own_agent("agent"),
         move |input: AskInput, _| {
             let b = b.clone();
             async move {
@@ -699,7 +706,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
 
     let b = book.clone();
     ctx.tool(
-        ToolDef::new("agents.threads", "An agent's threads, newest first."),
+        ToolDef::new("agents.threads", "An agent's threads, newest first.")
+            .sessions_own_agent("agent"),
         move |input: AgentInput, _| {
             let b = b.clone();
             async move {
@@ -714,7 +722,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.stop",
             "Stop every live session of an agent; the next ask resumes its current thread.",
-        ),
+        )
+        .sessions_own_agent("agent"),
         move |input: AgentInput, _| {
             let b = b.clone();
             async move {

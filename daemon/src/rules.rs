@@ -1,8 +1,11 @@
 //! The Rules: the checks every tool call passes before its handler runs (spec section 11).
 //!
-//! For now this is PERSON_ONLY; the security floor's other rules join here as their modules land.
+//! PERSON_ONLY, and sessions refused by default: a tool sessions may call says so
+//! ([`ForSessions`]); what it acts on is then checked against the session's own threads by the
+//! Fence ([`crate::tools::fence`]). The security floor's other rules join here as their modules
+//! land.
 
-use crate::tools::{Caller, ToolError, ToolSpec};
+use crate::tools::{Caller, ForSessions, ToolError, ToolSpec};
 
 pub fn check_call(spec: &ToolSpec, caller: &Caller) -> Result<(), ToolError> {
     if spec.person_only && !caller.is_person() {
@@ -15,5 +18,100 @@ pub fn check_call(spec: &ToolSpec, caller: &Caller) -> Result<(), ToolError> {
             ),
         ));
     }
+    if let Caller::Session { .. } = caller
+        && spec.for_sessions == ForSessions::No
+    {
+        return Err(ToolError::refused(
+            "not_for_sessions",
+            format!(
+                "{} is not for sessions: a person calls it (from the terminal, the app or a paired device)",
+                spec.name
+            ),
+        ));
+    }
     Ok(())
+}
+
+/// Whether `caller` may call the tool at all: what the tool lists show it.
+pub fn may_call(spec: &ToolSpec, caller: &Caller) -> bool {
+    check_call(spec, caller).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::{Need, Target};
+
+    fn spec(person_only: bool, for_sessions: ForSessions) -> ToolSpec {
+        ToolSpec {
+            name: "t.tool".into(),
+            module: "t".into(),
+            description: String::new(),
+            person_only,
+            for_sessions,
+            cli: false,
+            input_schema: serde_json::json!({}),
+            output_schema: serde_json::json!({}),
+        }
+    }
+
+    fn session() -> Caller {
+        Caller::Session {
+            thread: Some("t1".into()),
+            pid: None,
+        }
+    }
+
+    #[test]
+    fn a_tool_that_says_nothing_is_refused_to_sessions_only() {
+        let silent = spec(false, ForSessions::default());
+        let err = check_call(&silent, &session()).unwrap_err();
+        assert_eq!(err.code, "not_for_sessions");
+        assert_eq!(err.kind, crate::tools::ErrorKind::Refused);
+        let unknown = Caller::Session {
+            thread: None,
+            pid: Some(42),
+        };
+        assert!(check_call(&silent, &unknown).is_err());
+        for caller in [
+            Caller::Socket {
+                uid: 1000,
+                pid: None,
+            },
+            Caller::Device {
+                id: "d".into(),
+                name: "phone".into(),
+                kind: "token".into(),
+            },
+            Caller::Module { name: "m".into() },
+        ] {
+            assert!(check_call(&silent, &caller).is_ok(), "{caller:?}");
+            assert!(may_call(&silent, &caller));
+        }
+        assert!(!may_call(&silent, &session()));
+    }
+
+    #[test]
+    fn a_tool_that_says_so_is_for_sessions_and_person_only_wins() {
+        for declared in [
+            ForSessions::Open,
+            ForSessions::Fenced,
+            ForSessions::Check {
+                field: "thread",
+                target: Target::Thread,
+                need: Need::Own,
+            },
+        ] {
+            assert!(check_call(&spec(false, declared.clone()), &session()).is_ok());
+            let err = check_call(&spec(true, declared), &session()).unwrap_err();
+            assert_eq!(err.code, "person_only");
+        }
+        let module = Caller::Module { name: "m".into() };
+        assert_eq!(
+            check_call(&spec(true, ForSessions::No), &module)
+                .unwrap_err()
+                .code,
+            "person_only"
+        );
+    }
 }

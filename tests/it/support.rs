@@ -502,7 +502,7 @@ impl Module for Probe {
             ctx.events().on(
                 vyre::events::Filter {
                     types: vec!["probe.pinged".into()],
-                    thread: None,
+                    ..Default::default()
                 },
                 move |_event| {
                     let counter = counter.clone();
@@ -568,7 +568,8 @@ impl Module for Probe {
                 },
             )?;
             ctx.tool(
-                ToolDef::new(format!("{name}.echo"), "Echo the input back."),
+                // Any caller may ask who it is, sessions included.
+                ToolDef::new(format!("{name}.echo"), "Echo the input back.").sessions_open(),
                 |input: EchoInput, cx| async move {
                     Ok::<_, ToolError>(json!({ "input": input, "caller": cx.caller }))
                 },

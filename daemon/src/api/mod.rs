@@ -1,7 +1,7 @@
 //! The HTTP API, served on both listeners (the unix socket and loopback TCP) by one router.
 //!
 //! - `GET /v1/health`: version, role, uptime; no credential needed.
-//! - `GET /v1/tools`: every tool with its schemas.
+//! - `GET /v1/tools`: every tool the caller may call, with its schemas.
 //! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
 //! - `GET /v1/events`: the event log as Server-Sent Events.
 
@@ -67,9 +67,8 @@ async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Jso
     let onboarding = auth::onboarding_only(&caller);
     let tools: Vec<_> = kernel
         .registry()
-        .specs()
+        .specs_for(&caller)
         .into_iter()
-        .filter(|spec| caller.is_person() || !spec.person_only)
         .filter(|spec| !onboarding || auth::onboarding_may_call(&spec.name))
         .collect();
     Json(json!({ "data": tools }))
@@ -79,9 +78,8 @@ async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Jso
 async fn openapi_doc(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
     let specs: Vec<_> = kernel
         .registry()
-        .specs()
+        .specs_for(&caller)
         .into_iter()
-        .filter(|spec| caller.is_person() || !spec.person_only)
         .filter(|spec| !auth::onboarding_only(&caller) || auth::onboarding_may_call(&spec.name))
         .collect();
     Json(openapi::document(&specs))

@@ -123,6 +123,7 @@ mod tests {
             module: "x".into(),
             description: "d".into(),
             person_only: false,
+            for_sessions: Default::default(),
             cli: false,
             input_schema: json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",

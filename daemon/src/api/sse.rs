@@ -111,9 +111,22 @@ pub async fn events(
         )
     })?;
     let follow = !matches!(query.follow.as_deref(), Some("false" | "0" | "no"));
+    // A session follows only the threads it owns, replay and live alike; its filters narrow
+    // that, never widen it.
+    let fence = match &caller {
+        Caller::Session { .. } => Some(crate::events::Fenced(
+            kernel
+                .registry()
+                .scope(&caller, crate::tools::Reach::Own)
+                .await?
+                .owner_test(),
+        )),
+        _ => None,
+    };
     let filter = Filter {
         types,
         thread: query.thread,
+        fence,
     };
     let device = match &caller {
         Caller::Device { id, .. } => Some(id.clone()),

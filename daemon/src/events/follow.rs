@@ -21,7 +21,28 @@ pub struct Filter {
     /// Exact types, or a prefix written `thread.*`.
     pub types: Vec<String>,
     pub thread: Option<String>,
+    /// What the listener may see, whatever it asked for: only events of threads this test
+    /// accepts, and none without a thread (a session's stream: the threads it owns).
+    pub fence: Option<Fenced>,
 }
+
+/// The test a fenced stream applies to each event's thread.
+#[derive(Clone)]
+pub struct Fenced(pub crate::tools::fence::ThreadTest);
+
+impl std::fmt::Debug for Fenced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Fenced")
+    }
+}
+
+impl PartialEq for Fenced {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Fenced {}
 
 impl Filter {
     pub fn matches(&self, event: &Event) -> bool {
@@ -29,6 +50,11 @@ impl Filter {
     }
 
     pub fn matches_parts(&self, kind: &str, thread: Option<&str>) -> bool {
+        if let Some(Fenced(allowed)) = &self.fence
+            && !thread.is_some_and(|t| allowed(t))
+        {
+            return false;
+        }
         let type_ok = self.types.is_empty()
             || self.types.iter().any(|t| match t.strip_suffix('*') {
                 Some(prefix) => kind.starts_with(prefix),
@@ -42,7 +68,7 @@ impl Filter {
     }
 
     fn is_everything(&self) -> bool {
-        self.types.is_empty() && self.thread.is_none()
+        self.types.is_empty() && self.thread.is_none() && self.fence.is_none()
     }
 }
 

@@ -8,7 +8,7 @@
 pub mod follow;
 pub mod log;
 
-pub use follow::{Filter, Follower, Item};
+pub use follow::{Fenced, Filter, Follower, Item};
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};

@@ -9,15 +9,23 @@
 //! - PreToolUse: the floor, denying with the reason.
 //! - Stop: the words a person sent while the terminal had the session, handed over by blocking
 //!   the stop with them.
+//!
+//! A hook acts for its caller, never for what its input claims (issue 17): an owned session's
+//! hook is that session's thread, its folder the thread's and its process the one vyred finds
+//! from the socket's peer; a session vyred did not start binds only a session no one else has,
+//! takes only what is held for the session bound to its own Claude Code process, and reads
+//! only what its fence lets it (the project of its Claude Code process's folder).
 
 pub mod plugin;
+
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
-use crate::tools::ToolError;
+use crate::tools::{Caller, Reach, Scope, ToolError};
 
 pub struct HarnessModule;
 
@@ -67,11 +75,11 @@ pub const MIGRATIONS: &[crate::store::Migration] = &[crate::store::Migration {
 type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
 
 /// SessionStart binds the session to its process, transcript and project.
-async fn bind(ctx: &Ctx, input: &Value, pid: Option<u32>) {
+async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
     let Some(session) = input["session_id"].as_str().map(String::from) else {
         return;
     };
-    let project = project_at(ctx, input).await.map(|(p, _)| p);
+    let project = project_at(ctx, caller, input).await.map(|(p, _)| p);
     let (transcript, cwd) = (
         input["transcript_path"].as_str().map(String::from),
         input["cwd"].as_str().map(String::from),
@@ -119,10 +127,13 @@ fn context(event: &str, text: String) -> Value {
     json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } })
 }
 
-/// The project of the session's folder, if any.
-async fn project_at(ctx: &Ctx, input: &Value) -> Option<(String, String)> {
+/// The project of the session's folder, if any (and if its caller may see it).
+async fn project_at(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<(String, String)> {
     let cwd = input["cwd"].as_str()?;
-    let at = ctx.call("projects.at", json!({ "cwd": cwd })).await.ok()?;
+    let at = ctx
+        .call_as(caller, "projects.at", json!({ "cwd": cwd }))
+        .await
+        .ok()?;
     Some((
         at["project"].as_str()?.to_string(),
         at["home"].as_str().unwrap_or_default().to_string(),
@@ -130,11 +141,11 @@ async fn project_at(ctx: &Ctx, input: &Value) -> Option<(String, String)> {
 }
 
 /// The brief: the project and its recent sessions (never another project's).
-async fn brief(ctx: &Ctx, input: &Value) -> Option<Value> {
-    let (project, home) = project_at(ctx, input).await?;
+async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
+    let (project, home) = project_at(ctx, caller, input).await?;
     let this = input["session_id"].as_str().unwrap_or_default();
     let c = ctx
-        .call("projects.context", json!({ "project": project }))
+        .call_as(caller, "projects.context", json!({ "project": project }))
         .await
         .ok()?;
     let mut text =
@@ -160,17 +171,18 @@ async fn brief(ctx: &Ctx, input: &Value) -> Option<Value> {
     Some(context("SessionStart", text))
 }
 
-/// What recall finds for a prompt in earlier sessions (of the project, when in one).
-async fn memory(ctx: &Ctx, input: &Value) -> Option<Value> {
+/// What recall finds for a prompt in earlier sessions (of the project, when in one), within
+/// what its caller may see.
+async fn memory(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
     let prompt = input["prompt"].as_str()?;
     let this = input["session_id"].as_str().unwrap_or_default();
     // A long paste is asked about by its first words only: bounded work per prompt.
     let words = crate::recall::search::first_words(prompt, crate::recall::search::HOOK_WORDS);
     let mut query = json!({ "query": words, "any": true, "limit": 8 });
-    if let Some((project, _)) = project_at(ctx, input).await {
+    if let Some((project, _)) = project_at(ctx, caller, input).await {
         query["project"] = json!(project);
     }
-    let hits = ctx.call("recall.search", query).await.ok()?;
+    let hits = ctx.call_as(caller, "recall.search", query).await.ok()?;
     let lines: Vec<String> = hits
         .as_array()?
         .iter()
@@ -197,6 +209,23 @@ async fn memory(ctx: &Ctx, input: &Value) -> Option<Value> {
     ))
 }
 
+/// Whether a session may take what is held for the session its hook names: its own thread, or
+/// the session bound to its own Claude Code process.
+async fn holds(ctx: &Ctx, scope: &Scope, input: &Value, claude: Option<u32>) -> bool {
+    let Some(session) = input["session_id"].as_str() else {
+        return false;
+    };
+    if scope.thread() == Some(session) {
+        return true;
+    }
+    let Some(claude) = claude else {
+        return false;
+    };
+    ctx.call("harness.binding", json!({ "session": session }))
+        .await
+        .is_ok_and(|b| b["pid"] == claude && b["alive"] == true)
+}
+
 /// At the terminal's turn end: the words held for this session, handed over by blocking the
 /// stop with them, so the terminal's own session carries on with them (one writer).
 async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
@@ -219,15 +248,119 @@ async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
     }))
 }
 
-/// The answer to one hook; `None` when Vyre has nothing to say.
-pub async fn answer(ctx: &Ctx, event: &str, input: &Value) -> Option<Value> {
+/// The answer to one hook for `caller`, whose input is already bound to it
+/// ([`for_caller`]); `None` when Vyre has nothing to say.
+pub async fn answer(ctx: &Ctx, caller: &Caller, event: &str, input: &Value) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" => brief(ctx, input).await,
-        "UserPromptSubmit" => memory(ctx, input).await,
+        "SessionStart" => brief(ctx, caller, input).await,
+        "UserPromptSubmit" => memory(ctx, caller, input).await,
         "Stop" => hand_over(ctx, input).await,
         _ => None,
     }
+}
+
+/// A hook's input as its caller may send it, and the Claude Code process it runs under.
+///
+/// A person's or a module's input is taken as it is. A session's `session_id`, `cwd` and `pid`
+/// are claims: an owned session's hook is its own thread, in its thread's folder; one vyred did
+/// not start keeps its `session_id` only when that session may be its own ([`may_bind`], asked
+/// only when `binds`: a hook that binds or hands over), and its folder is its Claude Code
+/// process's. Either way the process is the one vyred found from the socket's peer.
+async fn for_caller(
+    ctx: &Ctx,
+    scope: &Scope,
+    mut input: Value,
+    pid: Option<u32>,
+    binds: bool,
+) -> (Value, Option<u32>) {
+    if scope.is_everything() {
+        return (input, pid);
+    }
+    let claude = scope.claude().and_then(|p| u32::try_from(p).ok());
+    let session = match scope.thread() {
+        Some(own) => Some(own.to_string()),
+        None => match (input["session_id"].as_str(), claude) {
+            (Some(claimed), Some(claude))
+                if binds && may_bind(ctx, claimed, claude, scope.folder()).await =>
+            {
+                Some(claimed.to_string())
+            }
+            _ => None,
+        },
+    };
+    if let Some(object) = input.as_object_mut() {
+        object.insert("session_id".into(), json!(session));
+        object.insert(
+            "cwd".into(),
+            json!(scope.folder().map(|f| f.display().to_string())),
+        );
+    }
+    (input, claude)
+}
+
+/// Whether a session vyred did not start, under Claude Code process `claude` working in
+/// `folder`, may be session `claimed`. Its process must not name another session on its command
+/// line; a thread Vyre knows it must name there (`vyre resume` starts `claude --resume <id>`),
+/// and Vyre must not run it now; a session recall found must have run in this very folder
+/// (Claude Code resumes a session only in its own folder); and no other Claude Code that still
+/// runs may have it. A fresh session (no record, no transcript yet) passes.
+async fn may_bind(ctx: &Ctx, claimed: &str, claude: u32, folder: Option<&Path>) -> bool {
+    let named = session_on_command_line(claude);
+    if named.as_deref().is_some_and(|n| n != claimed) {
+        return false;
+    }
+    if let Ok(thread) = ctx.call("threads.get", json!({ "thread": claimed })).await
+        && (thread["live"] == true || named.as_deref() != Some(claimed))
+    {
+        return false;
+    }
+    let found = ctx
+        .call("recall.sessions", json!({}))
+        .await
+        .ok()
+        .and_then(|all| {
+            all.as_array()?
+                .iter()
+                .find(|s| s["thread"] == claimed)
+                .map(|s| {
+                    s["cwd"]
+                        .as_str()
+                        .map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| PathBuf::from(c)))
+                })
+        });
+    if let Some(ran_in) = found
+        && (ran_in.is_none() || ran_in.as_deref() != folder)
+    {
+        return false;
+    }
+    match ctx
+        .call("harness.binding", json!({ "session": claimed }))
+        .await
+    {
+        Ok(b) => !(b["alive"] == true && b["pid"] != claude),
+        Err(_) => false,
+    }
+}
+
+/// The session a Claude Code process was started for (`--resume`, `-r`, `--session-id`), if
+/// its command line says.
+fn session_on_command_line(pid: u32) -> Option<String> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let args: Vec<String> = raw
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    args.iter().enumerate().find_map(|(i, a)| {
+        for flag in ["--resume", "--session-id"] {
+            if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
+                return Some(v.to_string());
+            }
+        }
+        matches!(a.as_str(), "--resume" | "-r" | "--session-id")
+            .then(|| args.get(i + 1).cloned())
+            .flatten()
+    })
 }
 
 impl Module for HarnessModule {
@@ -245,7 +378,7 @@ impl Module for HarnessModule {
                 ToolDef::new(
                     "harness.binding",
                     "Which Claude Code process has a session, as its SessionStart hook said, and whether it still runs.",
-                ),
+                ).sessions_see_thread("session"),
                 move |input: BindingInput, _| {
                     let c = c.clone();
                     async move {
@@ -280,8 +413,8 @@ impl Module for HarnessModule {
                 ToolDef::new(
                     "harness.hook",
                     "Answer one of Claude Code's hooks (what `vyre hook <Event>` prints).",
-                ),
-                move |input: HookInput, _| {
+                ).sessions_fenced(),
+                move |input: HookInput, cx| {
                     let c = c.clone();
                     async move {
                     if !matches!(
@@ -293,11 +426,22 @@ impl Module for HarnessModule {
                             input.event
                         )));
                     }
-                    if input.event == "SessionStart" {
-                        bind(&c, &input.input, input.pid).await;
+                    // The floor needs nobody's identity: it answers at once, on every call.
+                    if input.event == "PreToolUse" {
+                        return Ok(HookOutput { output: floor(&input.input) });
+                    }
+                    let scope = cx.scope(Reach::Projects).await?;
+                    // Only a binding and a hand-over need to know which session it is.
+                    let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
+                    let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
+                    if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
+                        bind(&c, &cx.caller, &hook, pid).await;
+                    }
+                    if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
+                        return Ok(HookOutput { output: None });
                     }
                     Ok(HookOutput {
-                        output: answer(&c, &input.event, &input.input).await,
+                        output: answer(&c, &cx.caller, &input.event, &hook).await,
                     })
                     }
                 },

@@ -14,14 +14,20 @@ use super::{Health, Manifest, StartError};
 use crate::events::{Event, Filter, Follower, NewEvent};
 use crate::kernel::{Kernel, KernelStatus};
 use crate::store::{Migration, StoreError, WriteTx};
-use crate::tools::{CallCx, Caller, ToolError, ToolSpec};
+use crate::tools::{CallCx, Caller, ForSessions, Need, Target, ToolError, ToolSpec};
 
 /// A tool's name, description and flags, given at registration.
+///
+/// Sessions may call a tool only when it says so (issue 17): it names the input field that holds
+/// what it acts on (`sessions_own_thread("thread")`), or says its handler fences what it returns
+/// (`sessions_fenced()`), or that it carries nothing of anyone's (`sessions_open()`). A tool that
+/// says nothing is refused to every session with `403 not_for_sessions`.
 pub struct ToolDef {
     name: String,
     description: String,
     person_only: bool,
     finishes: bool,
+    for_sessions: ForSessions,
 }
 
 impl ToolDef {
@@ -31,6 +37,7 @@ impl ToolDef {
             description: description.into(),
             person_only: false,
             finishes: false,
+            for_sessions: ForSessions::No,
         }
     }
     /// Only a verified person may call it: never a session, an agent or another module.
@@ -43,6 +50,47 @@ impl ToolDef {
     /// the middle; every other call is cancelled with its caller (see [`crate::tools`]).
     pub fn finishes(mut self) -> Self {
         self.finishes = true;
+        self
+    }
+    /// Sessions may call it on a thread they own (their own, one they started, their agent's):
+    /// `field` is the input field that holds the thread.
+    pub fn sessions_own_thread(self, field: &'static str) -> Self {
+        self.sessions_check(field, Target::Thread, Need::Own)
+    }
+    /// Sessions may call it on a thread they may read (one they own, or one of their
+    /// projects').
+    pub fn sessions_see_thread(self, field: &'static str) -> Self {
+        self.sessions_check(field, Target::Thread, Need::See)
+    }
+    /// Sessions may call it on a queued message of a thread they own.
+    pub fn sessions_own_queued(self, field: &'static str) -> Self {
+        self.sessions_check(field, Target::Queued, Need::Own)
+    }
+    /// Sessions may call it for the agent they run as (or with the `threads` grant).
+    pub fn sessions_own_agent(self, field: &'static str) -> Self {
+        self.sessions_check(field, Target::Agent, Need::Own)
+    }
+    /// Sessions may call it on a project they may see.
+    pub fn sessions_see_project(self, field: &'static str) -> Self {
+        self.sessions_check(field, Target::Project, Need::See)
+    }
+    /// Sessions may call it; its handler fences what it does and returns by the caller's
+    /// scope (`CallCx::scope`): lists, searches, starts.
+    pub fn sessions_fenced(mut self) -> Self {
+        self.for_sessions = ForSessions::Fenced;
+        self
+    }
+    /// Any session may call it: it carries nothing of any thread, project or person.
+    pub fn sessions_open(mut self) -> Self {
+        self.for_sessions = ForSessions::Open;
+        self
+    }
+    fn sessions_check(mut self, field: &'static str, target: Target, need: Need) -> Self {
+        self.for_sessions = ForSessions::Check {
+            field,
+            target,
+            need,
+        };
         self
     }
 }
@@ -115,6 +163,16 @@ impl Ctx {
         Ok(())
     }
 
+    /// The threads module hands the registry its Fence here (what a session may act on and
+    /// see); no other module may.
+    pub fn provide_fence(&self, fence: Arc<dyn crate::tools::Fence>) -> Result<(), StartError> {
+        if &*self.name != "threads" {
+            return Err(format!("module {} may not provide the fence", self.name).into());
+        }
+        self.kernel.registry().set_fence(fence);
+        Ok(())
+    }
+
     /// Emit, follow and read events.
     pub fn events(&self) -> ModuleEvents {
         ModuleEvents { ctx: self.clone() }
@@ -160,12 +218,23 @@ impl Ctx {
             .into());
         }
         let (input_schema, output_schema, handler) = crate::tools::typed(f);
+        // A checked field that the input does not have would never be checked: refuse it here.
+        if let ForSessions::Check { field, .. } = &def.for_sessions
+            && input_schema["properties"].get(*field).is_none()
+        {
+            return Err(format!(
+                "tool {:?} checks sessions on input field {field:?}, which its input does not have",
+                def.name
+            )
+            .into());
+        }
         let spec = ToolSpec {
             cli: self.manifest.shows_on_cli(&def.name),
             module: self.name.to_string(),
             name: def.name,
             description: def.description,
             person_only: def.person_only,
+            for_sessions: def.for_sessions,
             input_schema,
             output_schema,
         };

@@ -300,7 +300,9 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
             ctx.call_as(
                 caller,
                 "agents.create",
-                json!({ "name": name, "kind": "assistant", "instructions": instructions }),
+                // The assistant's spec powers (section 10), granted explicitly: it sees every
+                // session and drives any thread. Another agent is fenced to its own threads.
+                json!({ "name": name, "kind": "assistant", "instructions": instructions, "grants": ["threads", "recall"] }),
             )
             .await?;
             name

@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
 use crate::store::Migration;
-use crate::tools::ToolError;
+use crate::tools::{Reach, ToolError};
 use file::ProjectFile;
 
 /// A terminal session whose transcript grew this recently is taken as live (ADR 0030 section
@@ -436,11 +436,15 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.list",
             "Every project: its folders, how many threads, last activity.",
-        ),
-        move |_: NoInput, _| {
+        )
+        .sessions_fenced(),
+        move |_: NoInput, cx| {
             let pr = pr.clone();
             async move {
-                let projects = pr.all().await?;
+                // A session sees the projects it may see, nobody else's.
+                let scope = cx.scope(Reach::Projects).await?;
+                let mut projects = pr.all().await?;
+                projects.retain(|f| scope.sees_project(f.name()));
                 let catalogue = pr.catalogue(&projects).await?;
                 Ok::<_, ToolError>(
                     projects
@@ -526,13 +530,20 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.catalog",
             "Every session on this machine (or one project's), newest first: name, first message, folder, last activity, live, source; searchable by what was said.",
-        ),
-        move |input: CatalogInput, _| {
+        ).sessions_fenced(),
+        move |input: CatalogInput, cx| {
             let pr = pr.clone();
             async move {
                 let limit = input.limit.unwrap_or(200) as usize;
                 if !(1..=5000).contains(&limit) {
                     return Err(ToolError::invalid("limit must be from 1 to 5000"));
+                }
+                // A session's catalogue is what it may see: its threads and its projects'.
+                let scope = cx.scope(Reach::Threads).await?;
+                if let Some(name) = &input.project
+                    && !scope.sees_project(name)
+                {
+                    return Err(crate::tools::fence::not_your_project(name));
                 }
                 let projects = pr.all().await?;
                 if let Some(name) = &input.project
@@ -564,6 +575,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                                 .is_none_or(|p| e.projects.contains(p))
                         })
                         .filter(|e| said.as_ref().is_none_or(|s| s.contains(&e.thread)))
+                        .filter(|e| scope.sees(&e.thread))
                         .take(limit)
                         .collect::<Vec<_>>(),
                 )
@@ -576,7 +588,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.get",
             "One project as its file declares it (no session counts): cheap, for launches.",
-        ),
+        )
+        .sessions_see_project("project"),
         move |input: ProjectInput, _| {
             let pr = pr.clone();
             async move {
@@ -591,7 +604,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.at",
             "The project a folder belongs to, if any: cheap, for hooks.",
-        ),
+        )
+        .sessions_fenced(),
         move |input: AtInput, cx| {
             let pr = pr.clone();
             async move {
@@ -623,6 +637,9 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                     })
                     .max_by_key(|(depth, _)| *depth)
                     .map(|(_, f)| f);
+                // A session learns only of projects it may see.
+                let scope = cx.scope(Reach::Projects).await?;
+                let best = best.filter(|f| scope.sees_project(f.name()));
                 Ok::<_, ToolError>(At {
                     project: best.as_ref().map(|f| f.name().to_string()),
                     home: best.map(|f| f.home.display().to_string()),
@@ -636,7 +653,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.threads",
             "The threads that belong to a project: picked or run in its folders.",
-        ),
+        )
+        .sessions_see_project("project"),
         move |input: ProjectInput, _| {
             let pr = pr.clone();
             async move {
@@ -661,7 +679,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.context",
             "What a session in this project may draw on: its folders and its own sessions, never another project's.",
-        ),
+        ).sessions_see_project("project"),
         move |input: ProjectInput, _| {
             let pr = p.clone();
             async move {

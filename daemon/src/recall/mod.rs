@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
-use crate::tools::{Caller, ToolError};
+use crate::tools::{Reach, ToolError};
 use index::{Job, Progress, ProgressView, Worker};
 
 pub struct RecallModule;
@@ -153,49 +153,6 @@ impl Module for RecallModule {
     }
 }
 
-/// What a session may draw on (spec section 10 and 7.4): an agent's session only its projects'
-/// threads, a session started in a project only that project's; a person, a module or a session
-/// Vyre does not know is not fenced. `None` means no fence.
-async fn fence(c: &Ctx, caller: &Caller) -> Result<Option<Vec<String>>, ToolError> {
-    let Caller::Session {
-        thread: Some(thread),
-        ..
-    } = caller
-    else {
-        return Ok(None);
-    };
-    let Ok(info) = c.call("threads.get", json!({ "thread": thread })).await else {
-        return Ok(None);
-    };
-    let projects: Vec<String> = match info["agent"].as_str() {
-        Some(agent) => {
-            let agents = c.call("agents.list", json!({})).await?;
-            let profile = agents
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|a| a["name"] == agent)
-                .cloned()
-                .unwrap_or_default();
-            if profile["projects"] == "*" {
-                return Ok(None);
-            }
-            serde_json::from_value(profile["projects"].clone()).unwrap_or_default()
-        }
-        None => match info["project"].as_str() {
-            Some(p) => vec![p.to_string()],
-            None => return Ok(None),
-        },
-    };
-    let mut allowed = vec![thread.clone()];
-    for p in projects {
-        if let Ok(ids) = c.call("projects.threads", json!({ "project": p })).await {
-            allowed.extend(serde_json::from_value::<Vec<String>>(ids).unwrap_or_default());
-        }
-    }
-    Ok(Some(allowed))
-}
-
 fn register(
     ctx: &Ctx,
     roots: Vec<PathBuf>,
@@ -206,11 +163,13 @@ fn register(
         ToolDef::new(
             "recall.search",
             "Search every turn of every session on this machine; best matches first, with a snippet.",
-        ),
+        ).sessions_fenced(),
         move |input: SearchInput, cx| {
             let c = c.clone();
             async move {
-                let fence = fence(&c, &cx.caller).await?;
+                // A session searches only what it may see (spec sections 7.4 and 10): its own
+                // threads and its projects' (an agent: its list's), from what vyred recorded.
+                let scope = cx.scope(Reach::Threads).await?;
                 let limit = input.limit.unwrap_or(20);
                 if !(1..=200).contains(&limit) {
                     return Err(ToolError::invalid("limit must be from 1 to 200"));
@@ -225,6 +184,9 @@ fn register(
                 };
                 let mut threads = input.threads;
                 if let Some(project) = &input.project {
+                    if !scope.sees_project(project) {
+                        return Err(crate::tools::fence::not_your_project(project));
+                    }
                     let mine: Vec<String> = serde_json::from_value(
                         c.call("projects.threads", json!({ "project": project })).await?,
                     )
@@ -234,10 +196,10 @@ fn register(
                         None => mine,
                     });
                 }
-                if let Some(allowed) = fence {
+                if let Some(allowed) = scope.visible() {
                     threads = Some(match threads {
                         Some(t) => t.into_iter().filter(|x| allowed.contains(x)).collect(),
-                        None => allowed,
+                        None => allowed.iter().cloned().collect(),
                     });
                 }
                 Ok(c.store()
@@ -254,7 +216,7 @@ fn register(
         ToolDef::new(
             "recall.thread",
             "A whole conversation: its history from the transcript and its live turns, each once.",
-        ),
+        ).sessions_see_thread("thread"),
         move |input: ThreadInput, _| {
             let c = c.clone();
             async move {
@@ -287,12 +249,12 @@ fn register(
         ToolDef::new(
             "recall.sessions",
             "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
-        ),
-        move |_: NoInput, _| {
+        ).sessions_fenced(),
+        move |_: NoInput, cx| {
             let c = c.clone();
             async move {
-                Ok::<_, ToolError>(
-                    c.store()
+                let scope = cx.scope(Reach::Threads).await?;
+                let mut all: Vec<SessionInfo> = c.store()
                         .read(|conn| {
                             let mut stmt = conn.prepare_cached(
                                 "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.written_at
@@ -315,8 +277,9 @@ fn register(
                             })?;
                             Ok(rows.collect::<Result<Vec<_>, _>>()?)
                         })
-                        .await?,
-                )
+                        .await?;
+                all.retain(|s| scope.sees(&s.thread));
+                Ok::<_, ToolError>(all)
             }
         },
     )?;
@@ -326,7 +289,7 @@ fn register(
         ToolDef::new(
             "recall.status",
             "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
-        ),
+        ).sessions_open(),
         move |_: NoInput, _| {
             let c = c.clone();
             let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();

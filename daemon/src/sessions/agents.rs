@@ -24,9 +24,10 @@ use crate::store::Migration;
 use crate::tools::ToolError;
 use crate::vault::auth::{API_KEY_ITEM, AuthMode, SETUP_TOKEN_ITEM};
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE agents_roster (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE agents_roster (
         name TEXT PRIMARY KEY,
         kind TEXT NOT NULL,
         instructions TEXT NOT NULL,
@@ -39,7 +40,28 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         updated_at INTEGER NOT NULL
     );
     CREATE UNIQUE INDEX agents_one_assistant ON agents_roster(kind) WHERE kind = 'assistant';",
-}];
+    },
+    Migration {
+        version: 2,
+        // What a person granted the agent beyond its own threads (issue 17); none for an older
+        // one, the assistant included: its powers come from a person's explicit grant.
+        sql: "ALTER TABLE agents_roster ADD COLUMN grants TEXT NOT NULL DEFAULT '[]';",
+    },
+];
+
+/// What a person granted an agent beyond its own threads (spec section 10: the assistant "can
+/// see every project and every session, and it can start, drive, monitor and stop any
+/// session"). Without a grant an agent's sessions are fenced like any session's.
+#[derive(
+    Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, PartialOrd, Ord,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// Start, drive, monitor and stop any thread, in any project or none (and read them all).
+    Threads,
+    /// Read every session's history and the catalogue, in any project or none.
+    Recall,
+}
 
 /// How an agent's sessions authenticate.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -155,6 +177,8 @@ pub struct AgentProfile {
     pub projects: Projects,
     /// The folder its sessions work in.
     pub cwd: String,
+    /// What a person granted it beyond its own threads.
+    pub grants: Vec<Grant>,
     /// Its current thread: where `agents.ask` goes.
     pub thread: Option<String>,
     pub created_at: i64,
@@ -174,11 +198,12 @@ fn profile_of(r: &Row) -> rusqlite::Result<AgentProfile> {
         thread: r.get(7)?,
         created_at: r.get(8)?,
         updated_at: r.get(9)?,
+        grants: serde_json::from_str(&json(10)?).unwrap_or_default(),
     })
 }
 
 const COLUMNS: &str =
-    "name, kind, instructions, model, auth, projects, cwd, thread, created_at, updated_at";
+    "name, kind, instructions, model, auth, projects, cwd, thread, created_at, updated_at, grants";
 
 fn unknown_agent(name: &str) -> ToolError {
     ToolError::not_found(
@@ -229,6 +254,7 @@ impl Book {
         let p = p.clone();
         let auth = serde_json::to_string(&p.auth).map_err(ToolError::internal)?;
         let projects = serde_json::to_string(&p.projects).map_err(ToolError::internal)?;
+        let grants = serde_json::to_string(&p.grants).map_err(ToolError::internal)?;
         let written = self
             .ctx
             .store()
@@ -254,8 +280,8 @@ impl Book {
                         }
                     }
                     tx.conn().execute(
-                        &format!("INSERT INTO agents_roster ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?8)"),
-                        params![p.name, p.kind, p.instructions, p.model, auth, projects, p.cwd, now],
+                        &format!("INSERT INTO agents_roster ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8, ?8, ?9)"),
+                        params![p.name, p.kind, p.instructions, p.model, auth, projects, p.cwd, now, grants],
                     )?;
                     tx.emit(crate::events::NewEvent::new(
                         "agent.created",
@@ -263,8 +289,8 @@ impl Book {
                     ))?;
                 } else {
                     tx.conn().execute(
-                        "UPDATE agents_roster SET instructions = ?2, model = ?3, auth = ?4, projects = ?5, cwd = ?6, updated_at = ?7 WHERE name = ?1",
-                        params![p.name, p.instructions, p.model, auth, projects, p.cwd, now],
+                        "UPDATE agents_roster SET instructions = ?2, model = ?3, auth = ?4, projects = ?5, cwd = ?6, updated_at = ?7, grants = ?8 WHERE name = ?1",
+                        params![p.name, p.instructions, p.model, auth, projects, p.cwd, now, grants],
                     )?;
                     tx.emit(crate::events::NewEvent::new(
                         "agent.updated",
@@ -391,6 +417,10 @@ pub struct CreateInput {
     /// left out.
     #[serde(default)]
     cwd: Option<PathBuf>,
+    /// Powers beyond its own threads: `threads` (start, drive, monitor and stop any session),
+    /// `recall` (read every session's history). None when left out, the assistant included.
+    #[serde(default)]
+    grants: Option<Vec<Grant>>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -408,6 +438,9 @@ pub struct UpdateInput {
     projects: Option<Projects>,
     #[serde(default)]
     cwd: Option<PathBuf>,
+    /// Replaces its grants (`[]` takes them all back).
+    #[serde(default)]
+    grants: Option<Vec<Grant>>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -463,6 +496,14 @@ fn check_name(name: &str) -> Result<(), ToolError> {
     }
 }
 
+/// Grants as stored: each once, in order.
+fn grants_of(grants: Option<Vec<Grant>>) -> Vec<Grant> {
+    let mut g = grants.unwrap_or_default();
+    g.sort();
+    g.dedup();
+    g
+}
+
 fn check_cwd(cwd: &std::path::Path) -> Result<String, ToolError> {
     if !cwd.is_absolute() || !cwd.is_dir() {
         return Err(ToolError::invalid(format!(
@@ -498,10 +539,17 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.list",
             "Every agent (the assistant first) and its current thread.",
-        ),
-        move |_: NoInput, _| {
+        )
+        .sessions_fenced(),
+        move |_: NoInput, cx| {
             let b = b.clone();
-            async move { b.list().await }
+            async move {
+                // A session sees the agents it acts for (its own; every one with the grant).
+                let scope = cx.scope(crate::tools::Reach::Own).await?;
+                let mut all = b.list().await?;
+                all.retain(|a| scope.acts_for(&a.name));
+                Ok::<_, ToolError>(all)
+            }
         },
     )?;
 
@@ -551,6 +599,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
                     auth,
                     projects,
                     cwd,
+                    grants: grants_of(input.grants),
                     thread: None,
                     created_at: 0,
                     updated_at: 0,
@@ -590,6 +639,9 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
                 if let Some(dir) = input.cwd {
                     p.cwd = check_cwd(&dir)?;
                 }
+                if let Some(g) = input.grants {
+                    p.grants = grants_of(Some(g));
+                }
                 b.save(&p, false).await?;
                 b.get(&p.name).await
             }
@@ -601,8 +653,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "agents.ask",
             "Say something to an agent: to its current thread, starting one if it has none.",
-        )
-        .finishes(),
+        ).finishes().sessions_own_agent("agent"),
         move |input: AskInput, _| {
             let b = b.clone();
             async move {
@@ -657,7 +708,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
 
     let b = book.clone();
     ctx.tool(
-        ToolDef::new("agents.threads", "An agent's threads, newest first."),
+        ToolDef::new("agents.threads", "An agent's threads, newest first.")
+            .sessions_own_agent("agent"),
         move |input: AgentInput, _| {
             let b = b.clone();
             async move {
@@ -673,7 +725,8 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
             "agents.stop",
             "Stop every live session of an agent; the next ask resumes its current thread.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_agent("agent"),
         move |input: AgentInput, _| {
             let b = b.clone();
             async move {
@@ -716,6 +769,18 @@ mod tests {
         assert!(some.allows("acme") && !some.allows("other"));
         let bad: Projects = serde_json::from_value(json!("acme")).unwrap();
         assert!(bad.check().is_err());
+    }
+
+    #[test]
+    fn grants_are_named_and_kept_once() {
+        let g: Vec<Grant> = serde_json::from_value(json!(["recall", "threads", "recall"])).unwrap();
+        assert_eq!(grants_of(Some(g)), vec![Grant::Threads, Grant::Recall]);
+        assert_eq!(grants_of(None), vec![]);
+        assert!(serde_json::from_value::<Vec<Grant>>(json!(["everything"])).is_err());
+        assert_eq!(
+            serde_json::to_value(vec![Grant::Threads, Grant::Recall]).unwrap(),
+            json!(["threads", "recall"])
+        );
     }
 
     #[test]

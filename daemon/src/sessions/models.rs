@@ -95,7 +95,8 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
         ToolDef::new(
             "sessions.models.get",
             "The model each purpose uses and where that comes from (set, config or default).",
-        ),
+        )
+        .sessions_open(),
         move |_: GetInput, _| {
             let c = c.clone();
             async move { choices(&c).await }

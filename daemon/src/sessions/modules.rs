@@ -13,9 +13,18 @@ use super::claude_provider::ClaudeProvider;
 use super::cli::{ClaudeCli, Probe, Source};
 use super::provider::ProcessIds;
 use super::router::Router;
-use super::switchboard::{AskInfo, StartRequest, Switchboard, ThreadInfo};
+use super::switchboard::{AskInfo, Owners, StartRequest, Switchboard, ThreadInfo};
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
-use crate::tools::ToolError;
+use crate::tools::fence::{not_your_project, not_your_thread};
+use crate::tools::{Caller, Reach, ToolError};
+
+/// The thread of a session caller, when vyred knows it.
+fn session_thread(caller: &Caller) -> Option<String> {
+    match caller {
+        Caller::Session { thread, .. } => thread.clone(),
+        _ => None,
+    }
+}
 
 pub struct SessionsModule {
     pub router: Arc<Router>,
@@ -84,7 +93,7 @@ impl Module for SessionsModule {
                 ToolDef::new(
                     "sessions.claude",
                     "Which Claude Code CLI sessions run, and its version, found without installing anything.",
-                ),
+                ).sessions_open(),
                 move |_: EmptyInput, _| {
                     let cli = cli.clone();
                     async move { Ok::<_, ToolError>(cli.detect().await) }
@@ -363,7 +372,9 @@ impl Module for ThreadsModule {
                     );
                 }
             }
-            let board = Switchboard::new(ctx.clone(), router);
+            let owners = ctx.store().read(|c| Ok(Owners::load(c)?)).await?;
+            let board = Switchboard::new(ctx.clone(), router, owners);
+            ctx.provide_fence(board.clone())?;
             register(&ctx, board.clone())?;
             // When vyred stops, every session stops with it.
             let stop = ctx.shutdown();
@@ -414,12 +425,26 @@ fn register_slots(
         ToolDef::new(
             "sessions.slots.take",
             "Take a teammate or subagent slot: held at once, or waiting in a fair line (slot.waiting and slot.taken say how it goes).",
-        )
-        .finishes(),
-        move |input: TakeInput, _| {
+        ).finishes().sessions_fenced(),
+        move |input: TakeInput, cx| {
             let s = s.clone();
             async move {
-                let taken = s.take(input.kind, input.thread, input.project).await;
+                let scope = cx.scope(Reach::Projects).await?;
+                // A session's slot is always one of its own threads' (so it goes back when that
+                // session ends), counted against a project it may see.
+                let thread = input.thread.or_else(|| scope.thread().map(String::from));
+                if !scope.is_everything() {
+                    if !thread.as_deref().is_some_and(|t| scope.owns(t)) {
+                        let named = thread.as_deref().unwrap_or("(none)");
+                        return Err(not_your_thread(&format!("thread {named:?}")));
+                    }
+                    if let Some(p) = &input.project
+                        && !scope.sees_project(p)
+                    {
+                        return Err(not_your_project(p));
+                    }
+                }
+                let taken = s.take(input.kind, thread, input.project).await;
                 Ok::<_, ToolError>(TakeOutput {
                     slot: taken.slot,
                     state: if taken.position.is_some() { "waiting" } else { "held" }.into(),
@@ -434,10 +459,24 @@ fn register_slots(
             "sessions.slots.release",
             "Give a slot back, or stop waiting for it.",
         )
-        .finishes(),
-        move |input: SlotInput, _| {
+        .finishes()
+        .sessions_fenced(),
+        move |input: SlotInput, cx| {
             let s = s.clone();
             async move {
+                let scope = cx.scope(Reach::Own).await?;
+                if !scope.is_everything() {
+                    let view = s.view();
+                    let thread = view
+                        .held
+                        .iter()
+                        .chain(view.waiting.iter().map(|w| &w.entry))
+                        .find(|e| e.slot == input.slot)
+                        .and_then(|e| e.thread.clone());
+                    if !thread.is_some_and(|t| scope.owns(&t)) {
+                        return Err(not_your_thread(&format!("slot {:?}", input.slot)));
+                    }
+                }
                 if s.release(&input.slot, "released").await {
                     Ok(Done { ok: true })
                 } else {
@@ -453,10 +492,23 @@ fn register_slots(
         ToolDef::new(
             "sessions.slots.list",
             "The slot limits, who holds a slot, and who waits, with positions.",
-        ),
-        move |_: NoInput, _| {
+        )
+        .sessions_fenced(),
+        move |_: NoInput, cx| {
             let s = slots.clone();
-            async move { Ok::<_, ToolError>(s.view()) }
+            async move {
+                let scope = cx.scope(Reach::Own).await?;
+                let mut view = s.view();
+                // A session sees the limits and its own threads' slots, nobody else's.
+                if !scope.is_everything() {
+                    let mine = |e: &super::slots::Entry| {
+                        e.thread.as_deref().is_some_and(|t| scope.owns(t))
+                    };
+                    view.held.retain(mine);
+                    view.waiting.retain(|w| mine(&w.entry));
+                }
+                Ok::<_, ToolError>(view)
+            }
         },
     )?;
     Ok(())
@@ -470,11 +522,37 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.start",
             "Start a Claude Code session in a folder, optionally with a first message.",
         )
-        .finishes(),
-        move |input: StartInput, _| {
+        .finishes()
+        .sessions_fenced(),
+        move |input: StartInput, cx| {
             let b = b.clone();
             let c = c.clone();
             async move {
+                // A session starts threads within what it may act on and see: for its own agent
+                // only, in its projects only (named, or by the folder), so what it starts never
+                // reaches further than it does. The new thread is its own.
+                let scope = cx.scope(Reach::Projects).await?;
+                if !scope.is_everything() {
+                    if let Some(agent) = &input.agent
+                        && !scope.acts_for(agent)
+                    {
+                        return Err(not_your_thread(&format!("agent {agent:?}")));
+                    }
+                    if let Some(p) = &input.project
+                        && !scope.sees_project(p)
+                    {
+                        return Err(not_your_project(p));
+                    }
+                    let at = c
+                        .call("projects.at", serde_json::json!({ "cwd": input.cwd }))
+                        .await?;
+                    if let Some(p) = at["project"].as_str()
+                        && !scope.sees_project(p)
+                    {
+                        return Err(not_your_project(p));
+                    }
+                }
+                let started_by = session_thread(&cx.caller);
                 let purpose = input.purpose.unwrap_or_else(|| {
                     if input.agent.is_some() {
                         "agent".into()
@@ -523,7 +601,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                     agent: input.agent,
                     mode: "default".into(),
                 };
-                let thread = b.start(request).await?;
+                let thread = b.start(request, started_by).await?;
                 if let Some(text) = input.text {
                     b.send(&thread, &text, None, false, vec![]).await?;
                 }
@@ -536,8 +614,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.send",
             "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
-        )
-        .finishes(),
+        ).finishes().sessions_own_thread("thread"),
         move |input: SendInput, _| {
             let b = b.clone();
             async move {
@@ -557,11 +634,14 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.fork",
             "A new thread that continues from this one's history (up to a message, when given).",
         )
-        .finishes(),
-        move |input: ForkInput, _| {
+        .finishes()
+        .sessions_own_thread("thread"),
+        move |input: ForkInput, cx| {
             let b = b.clone();
             async move {
-                let thread = b.fork(&input.thread, input.uuid).await?;
+                let thread = b
+                    .fork(&input.thread, input.uuid, session_thread(&cx.caller))
+                    .await?;
                 Ok::<_, ToolError>(Started { thread })
             }
         },
@@ -572,7 +652,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.rewind",
             "Continue a thread from an earlier message: what came after it is dropped.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_thread("thread"),
         move |input: RewindInput, _| {
             let b = b.clone();
             async move {
@@ -587,7 +668,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.unqueue",
             "Take a queued message back before it is handed over.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_queued("queued"),
         move |input: QueuedInput, _| {
             let b = b.clone();
             async move {
@@ -598,7 +680,9 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.edit", "Change the words of a queued message.").finishes(),
+        ToolDef::new("threads.edit", "Change the words of a queued message.")
+            .finishes()
+            .sessions_own_queued("queued"),
         move |input: EditInput, _| {
             let b = b.clone();
             async move {
@@ -612,8 +696,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.take_held",
             "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
-        )
-        .finishes(),
+        ).finishes().sessions_own_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move { b.take_held(&input.thread).await }
@@ -621,8 +704,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.")
-        .finishes(),
+        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.").finishes().sessions_own_queued("queued"),
         move |input: QueuedInput, _| {
             let b = b.clone();
             async move { b.send_now(input.queued).await }
@@ -656,7 +738,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.interrupt",
             "Stop the running turn at once; the session stays.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move {
@@ -671,7 +754,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.stop",
             "End a thread's session and everything it started.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move {
@@ -685,7 +769,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.commands",
             "The thread's slash commands (name, description, argument hint), as its session said at its start: a surface's slash menu.",
-        ),
+        ).sessions_see_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move { b.commands(&input.thread).await }
@@ -696,7 +780,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.files",
             "Files in the thread's folder whose path holds the query (best first): a surface's @file picker.",
-        ),
+        ).sessions_see_thread("thread"),
         move |input: FilesInput, _| {
             let b = b.clone();
             async move {
@@ -711,10 +795,15 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
     )?;
     let b = board.clone();
     ctx.tool(
-        ToolDef::new("threads.list", "Every thread, newest first."),
-        move |_: NoInput, _| {
+        ToolDef::new("threads.list", "Every thread, newest first.").sessions_fenced(),
+        move |_: NoInput, cx| {
             let b = b.clone();
-            async move { b.list().await }
+            async move {
+                let scope = cx.scope(Reach::Threads).await?;
+                let mut all = b.list().await?;
+                all.retain(|t| scope.sees(&t.thread));
+                Ok::<_, ToolError>(all)
+            }
         },
     )?;
     let b = board.clone();
@@ -722,7 +811,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         ToolDef::new(
             "threads.get",
             "One thread: its state, turns, cost and questions.",
-        ),
+        )
+        .sessions_see_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
             async move {
@@ -749,7 +839,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         move |input: ModeInput, cx| {
             let b = b.clone();
             async move {
-                if let crate::tools::Caller::Session {
+                if let Caller::Session {
                     thread: Some(t), ..
                 } = &cx.caller
                     && *t == input.thread
@@ -770,7 +860,8 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
             "threads.model",
             "Change a live session's model; leave it out for the session's default.",
         )
-        .finishes(),
+        .finishes()
+        .sessions_own_thread("thread"),
         move |input: ModelInput, _| {
             let b = b.clone();
             async move {

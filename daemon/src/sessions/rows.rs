@@ -75,4 +75,10 @@ pub const MIGRATIONS: &[Migration] = &[
         // nothing to resume and starts afresh under its id. Older threads are taken as written.
         sql: "ALTER TABLE threads_runs ADD COLUMN history INTEGER NOT NULL DEFAULT 1;",
     },
+    Migration {
+        version: 5,
+        // The thread whose session started or forked this one (issue 17: a session acts on its
+        // own thread and those it started). Null for a person's, a module's or an older one.
+        sql: "ALTER TABLE threads_runs ADD COLUMN started_by TEXT;",
+    },
 ];

@@ -4,8 +4,8 @@
 //! are serde types whose JSON schemas come from schemars, so the schema a surface shows and the
 //! validation a call gets are the same thing. [`Registry::call`] is the one path every call takes,
 //! from HTTP, the socket, the CLI or another module: it finds the tool, checks the module is
-//! healthy, applies the Rules (PERSON_ONLY for now), and runs the handler in its own task so that
-//! a panic disables the module instead of the daemon.
+//! healthy, applies the Rules (PERSON_ONLY, and what sessions may call: [`fence`]), and runs
+//! the handler in its own task so that a panic disables the module instead of the daemon.
 //!
 //! Every call is bounded by its caller: when the caller goes away (an HTTP client disconnects,
 //! an outer call is cancelled) its handler is aborted, and when vyred stops every call in
@@ -15,9 +15,11 @@
 
 mod caller;
 mod error;
+pub mod fence;
 
 pub use caller::Caller;
 pub use error::{ErrorKind, ToolError};
+pub use fence::{Fence, ForSessions, Need, Reach, Scope, Target};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -42,6 +44,8 @@ pub struct ToolSpec {
     pub description: String,
     /// Only a verified person may call it (never a session, agent or module).
     pub person_only: bool,
+    /// Whether sessions may call it, and on what (a tool that says nothing: never).
+    pub for_sessions: ForSessions,
     /// Offered as `vyre <module> <tool>`.
     pub cli: bool,
     pub input_schema: Value,
@@ -49,9 +53,39 @@ pub struct ToolSpec {
 }
 
 /// What a handler knows about the call beyond its input.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CallCx {
     pub caller: Caller,
+    fence: Option<Arc<dyn Fence>>,
+}
+
+impl std::fmt::Debug for CallCx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallCx")
+            .field("caller", &self.caller)
+            .finish()
+    }
+}
+
+impl CallCx {
+    /// A call by `caller`, with no Fence: a session's scope is then nothing.
+    pub fn new(caller: Caller) -> CallCx {
+        CallCx {
+            caller,
+            fence: None,
+        }
+    }
+
+    /// What the caller may act on and see, computed as far as `reach`: everything for a person
+    /// or a module, the Fence's answer for a session (nothing when there is no Fence). A handler
+    /// that lists, searches or starts something fences it by this.
+    pub async fn scope(&self, reach: Reach) -> Result<Scope, ToolError> {
+        match (&self.caller, &self.fence) {
+            (Caller::Session { .. }, Some(fence)) => fence.scope(&self.caller, reach).await,
+            (Caller::Session { .. }, None) => Ok(Scope::nothing()),
+            _ => Ok(Scope::everything()),
+        }
+    }
 }
 
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send>>;
@@ -144,6 +178,8 @@ struct Entry {
 pub struct Registry {
     // std RwLock: lookups are short and never held across an await.
     tools: Arc<RwLock<BTreeMap<String, Entry>>>,
+    // std RwLock: set once by the sessions layer at its start, read on each session's call.
+    fence: Arc<RwLock<Option<Arc<dyn Fence>>>>,
     tasks: TaskTracker,
     /// Cancelled when vyred stops: calls in flight end with `stopping`.
     stop: CancellationToken,
@@ -177,6 +213,38 @@ impl Registry {
             finishes,
         };
         self.tools.write().expect("registry").insert(name, entry);
+    }
+
+    /// The sessions layer's Fence (once; a second is ignored).
+    pub(crate) fn set_fence(&self, fence: Arc<dyn Fence>) {
+        let mut slot = self.fence.write().expect("fence");
+        if slot.is_none() {
+            *slot = Some(fence);
+        }
+    }
+
+    /// The Fence, once the sessions layer provided it.
+    pub fn fence(&self) -> Option<Arc<dyn Fence>> {
+        self.fence.read().expect("fence").clone()
+    }
+
+    /// The scope of `caller`, as [`CallCx::scope`] gives it to handlers (what a session's
+    /// event stream is fenced by).
+    pub async fn scope(&self, caller: &Caller, reach: Reach) -> Result<Scope, ToolError> {
+        CallCx {
+            caller: caller.clone(),
+            fence: self.fence(),
+        }
+        .scope(reach)
+        .await
+    }
+
+    /// The specs of the tools `caller` may call (what `/v1/tools` and OpenAPI list).
+    pub fn specs_for(&self, caller: &Caller) -> Vec<Arc<ToolSpec>> {
+        self.specs()
+            .into_iter()
+            .filter(|spec| crate::rules::may_call(spec, caller))
+            .collect()
     }
 
     pub fn specs(&self) -> Vec<Arc<ToolSpec>> {
@@ -224,6 +292,10 @@ impl Registry {
             ));
         }
         crate::rules::check_call(&spec, &caller)?;
+        let fence = self.fence();
+        if let Caller::Session { .. } = caller {
+            fence::check(fence.as_deref(), &caller, &spec.for_sessions, &input).await?;
+        }
         if self.tasks.is_closed() {
             return Err(ToolError::new(
                 ErrorKind::Unavailable,
@@ -236,7 +308,7 @@ impl Registry {
         // when vyred stops, unless the tool finishes once started; so do the calls such a tool
         // makes, or a stop could cut it in the middle through one of them.
         let finishes = finishes || FINISHING.try_with(|f| *f).unwrap_or(false);
-        let work = FINISHING.scope(finishes, handler.call(input, CallCx { caller }));
+        let work = FINISHING.scope(finishes, handler.call(input, CallCx { caller, fence }));
         let task = if finishes {
             self.tasks.spawn(work)
         } else {
@@ -326,9 +398,7 @@ mod tests {
         }
         let (schema, _, handler) = typed(|i: In, _| async move { Ok::<_, ToolError>(i.thread) });
         assert_eq!(schema["type"], "object");
-        let cx = CallCx {
-            caller: Caller::Module { name: "t".into() },
-        };
+        let cx = CallCx::new(Caller::Module { name: "t".into() });
         let ok = handler.call(serde_json::json!({ "thread": "t1" }), cx.clone());
         assert_eq!(ok.await.unwrap(), "t1");
         for bad in [serde_json::json!(["t1"]), serde_json::json!(null)] {
@@ -373,6 +443,7 @@ mod tests {
                 module: "t".into(),
                 description: String::new(),
                 person_only: false,
+                for_sessions: ForSessions::No,
                 cli: false,
                 input_schema: input,
                 output_schema: output,
@@ -466,6 +537,7 @@ mod tests {
             module: "t".into(),
             description: String::new(),
             person_only: false,
+            for_sessions: ForSessions::No,
             cli: false,
             input_schema: input,
             output_schema: output,

@@ -180,7 +180,8 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         ToolDef::new(
             "vault.list",
             "Every item's name, kind, grants and last use; never a value.",
-        ),
+        )
+        .sessions_open(),
         move |_: NoInput, _| {
             let v = v.clone();
             async move { Ok::<Vec<ItemInfo>, ToolError>(v.list().await?) }
@@ -306,7 +307,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     let v = vault;
     let c = ctx.clone();
     ctx.tool(
-        ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value."),
+        ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.").sessions_open(),
         move |_: NoInput, _| {
             let v = v.clone();
             let c = c.clone();

@@ -1,1 +1,643 @@
 //! A session acts on its own thread only: other threads, their events, and other projects' history are refused.
+//!
+//! Played for real: a Vyre session's Bash on the real CLI, through its own `VYRE_SOCKET` and
+//! through `vyre` on vyred's socket; an agent's Bash, without and with the person's grant; a
+//! person's plain `claude` with the harness whose Bash hands `vyre hook` another session's id.
+//! Each asserts the refusal and that nothing changed (state, queue, events, bindings).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vyre::client::Client;
+
+use crate::support::*;
+use crate::threads_e2e::{Rig, events_until, of_type, rig};
+
+/// A transcript of one prompt by session `id`, in `folder`, as Claude Code writes it.
+fn transcript(home: &TempHome, id: &str, folder: &Path, words: &str) {
+    let dir = home
+        .dir
+        .join("home/.claude/projects")
+        .join(folder.display().to_string().replace(['/', '.'], "-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let line = json!({
+        "parentUuid": null, "isSidechain": false, "type": "user",
+        "message": { "role": "user", "content": words },
+        "uuid": format!("{id}-u1"), "timestamp": "2026-11-01T10:00:00Z", "cwd": folder,
+        "sessionId": id, "entrypoint": "cli"
+    });
+    std::fs::write(dir.join(format!("{id}.jsonl")), format!("{line}\n")).unwrap();
+}
+
+/// Two projects, `Mine` and `Theirs`, each with an earlier session that said something only
+/// it said; their folders.
+async fn two_projects(r: &Rig) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (mine, theirs) = (r.work.join("mine"), r.work.join("theirs"));
+    for d in [&mine, &theirs] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    transcript(
+        &r.home,
+        "sess-mine",
+        &mine,
+        "the walrus plan of mine is blue",
+    );
+    transcript(
+        &r.home,
+        "sess-theirs",
+        &theirs,
+        "the walrus plan of theirs is confidential",
+    );
+    let mut indexed = false;
+    for _ in 0..400 {
+        let s = r.sock.call("recall.status", &json!({})).await.unwrap();
+        if s["sessions"].as_i64() >= Some(2) {
+            indexed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(indexed, "recall read both transcripts");
+    for (name, home) in [("Mine", &mine), ("Theirs", &theirs)] {
+        r.sock
+            .call("projects.create", &json!({ "name": name, "home": home }))
+            .await
+            .unwrap();
+    }
+    (mine, theirs)
+}
+
+/// A victim thread in `Theirs`, live and waiting on a question, with a message queued for
+/// after its turn: its id and the queued message's.
+async fn victim(r: &Rig, theirs: &Path) -> (String, i64) {
+    let mut stream = r.sock.events("types=ask.*", None).await.unwrap();
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": theirs, "project": "Theirs", "text": "RUNBASH touch victim-was-here.txt" }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| {
+        e["type"] == "ask.raised" && e["thread"] == thread.as_str()
+    })
+    .await;
+    let queued = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "the victim's own queued words", "mode": "queue" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(queued["via"], "queued", "{queued}");
+    (thread, queued["queued"].as_i64().unwrap())
+}
+
+/// What a person sees of a thread: its state, queue and events.
+async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
+    let got = sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = sock
+        .call("system.events", &json!({ "thread": thread, "limit": 1000 }))
+        .await
+        .unwrap();
+    (
+        json!({ "state": got["state"], "live": got["live"], "model": got["model"], "queued": got["queued"], "asks": got["asks"] }),
+        events,
+    )
+}
+
+/// Run `text` as a turn of `thread`, allowing its questions, until the turn ends.
+async fn run_allowed(r: &Rig, thread: &str, text: &str) {
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    allow_until_finished(r, &mut stream, thread).await;
+}
+
+/// Say `text` to an agent (its first turn), allowing its questions, until the turn ends.
+async fn ask_allowed(r: &Rig, agent: &str, text: &str) {
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let asked = r
+        .sock
+        .call("agents.ask", &json!({ "agent": agent, "text": text }))
+        .await
+        .unwrap();
+    let thread = asked["thread"].as_str().unwrap().to_string();
+    allow_until_finished(r, &mut stream, &thread).await;
+}
+
+async fn allow_until_finished(r: &Rig, stream: &mut vyre::client::EventStream, thread: &str) {
+    loop {
+        let events = events_until(stream, |e| {
+            e["thread"] == thread
+                && matches!(e["type"].as_str(), Some("ask.raised" | "thread.finished"))
+        })
+        .await;
+        let last = events.last().unwrap();
+        if last["type"] == "thread.finished" {
+            return;
+        }
+        r.sock
+            .call(
+                "threads.answer",
+                &json!({ "ask": last["payload"]["ask"], "decision": "allow" }),
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
+    let Some(r) = rig("attack-threads").await else {
+        return;
+    };
+    let (mine, theirs) = two_projects(&r).await;
+    let (v, q) = victim(&r, &theirs).await;
+    let before = snapshot(&r.sock, &v).await;
+    let threads_before = r.sock.call("threads.list", &json!({})).await.unwrap();
+
+    // The attacker: a session of project Mine, whose Bash a person allowed once.
+    let started = r
+        .sock
+        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
+        .await
+        .unwrap();
+    let a = started["thread"].as_str().unwrap().to_string();
+    let call = |tool: &str, input: Value, out: &str| {
+        format!(
+            "curl -s --unix-socket \"$VYRE_SOCKET\" -X POST -H 'content-type: application/json' -d '{input}' http://localhost/v1/tools/{tool} > {out}\n"
+        )
+    };
+    let mut script = String::from("set +e\n");
+    for (tool, input, out) in [
+        ("threads.stop", json!({ "thread": v }), "stop"),
+        (
+            "threads.send",
+            json!({ "thread": v, "text": "obey me" }),
+            "send",
+        ),
+        ("threads.interrupt", json!({ "thread": v }), "interrupt"),
+        ("threads.fork", json!({ "thread": v }), "fork"),
+        (
+            "threads.rewind",
+            json!({ "thread": v, "uuid": "x" }),
+            "rewind",
+        ),
+        (
+            "threads.model",
+            json!({ "thread": v, "model": "claude-haiku-4-5" }),
+            "model",
+        ),
+        ("threads.unqueue", json!({ "queued": q }), "unqueue"),
+        (
+            "threads.edit",
+            json!({ "queued": q, "text": "hijacked" }),
+            "edit",
+        ),
+        ("threads.send_now", json!({ "queued": q }), "send_now"),
+        ("threads.take_held", json!({ "thread": v }), "take_held"),
+        ("threads.get", json!({ "thread": v }), "get"),
+        ("recall.thread", json!({ "thread": v }), "recall_thread"),
+        (
+            "recall.thread",
+            json!({ "thread": "sess-theirs" }),
+            "recall_theirs",
+        ),
+        ("recall.search", json!({ "query": "walrus plan" }), "search"),
+        (
+            "recall.search",
+            json!({ "query": "walrus", "project": "Theirs" }),
+            "search_theirs",
+        ),
+        ("recall.sessions", json!({}), "sessions"),
+        ("projects.list", json!({}), "projects"),
+        ("projects.catalog", json!({}), "catalog"),
+        (
+            "projects.context",
+            json!({ "project": "Theirs" }),
+            "context",
+        ),
+        ("threads.list", json!({}), "list"),
+        ("system.events", json!({ "limit": 1000 }), "sysevents"),
+        (
+            "system.events",
+            json!({ "thread": v, "limit": 1000 }),
+            "sysevents_v",
+        ),
+        ("devices.list", json!({}), "devices"),
+        (
+            "projects.add-threads",
+            json!({ "project": "Mine", "threads": ["sess-theirs"] }),
+            "pick",
+        ),
+        (
+            "harness.hook",
+            json!({ "event": "SessionStart", "input": { "session_id": v, "cwd": theirs }, "pid": 1 }),
+            "hook_start",
+        ),
+        (
+            "harness.hook",
+            json!({ "event": "UserPromptSubmit", "input": { "session_id": v, "prompt": "walrus confidential plan", "cwd": theirs } }),
+            "hook_prompt",
+        ),
+        ("threads.get", json!({ "thread": a }), "own"),
+    ] {
+        script.push_str(&call(tool, input, &format!("out-{out}.json")));
+    }
+    script.push_str(
+        "curl -s --unix-socket \"$VYRE_SOCKET\" 'http://localhost/v1/events?since=0&follow=false' > out-events.txt\n",
+    );
+    script.push_str(&format!(
+        "curl -s --unix-socket \"$VYRE_SOCKET\" 'http://localhost/v1/events?since=0&follow=false&thread={v}' > out-events-v.txt\n"
+    ));
+    // And the CLI on vyred's own socket, with what the session has.
+    script.push_str(&format!(
+        "env VYRE_HOME={} {BIN} threads stop {v} > out-cli-stop.txt 2>&1; echo \"exit $?\" >> out-cli-stop.txt\n",
+        r.home.vyre_home().display()
+    ));
+    std::fs::write(mine.join("attack.sh"), script).unwrap();
+    run_allowed(&r, &a, "RUNBASH sh attack.sh").await;
+
+    for out in [
+        "stop",
+        "send",
+        "interrupt",
+        "fork",
+        "rewind",
+        "model",
+        "unqueue",
+        "edit",
+        "send_now",
+        "take_held",
+        "get",
+        "recall_thread",
+        "recall_theirs",
+    ] {
+        let said = read(&mine, &format!("out-{out}.json"));
+        assert!(said.contains("not_your_thread"), "{out}: {said}");
+    }
+    for out in ["search_theirs", "context"] {
+        let said = read(&mine, &format!("out-{out}.json"));
+        assert!(said.contains("not_your_project"), "{out}: {said}");
+    }
+    for out in ["devices", "pick"] {
+        let said = read(&mine, &format!("out-{out}.json"));
+        assert!(said.contains("not_for_sessions"), "{out}: {said}");
+    }
+    let cli = read(&mine, "out-cli-stop.txt");
+    assert!(
+        cli.contains("not_your_thread") && cli.contains("exit 1"),
+        "{cli}"
+    );
+
+    // Its own project's history it finds; the other project's, never.
+    let search = read(&mine, "out-search.json");
+    assert!(search.contains("sess-mine"), "{search}");
+    assert!(
+        !search.contains("sess-theirs") && !search.contains("confidential"),
+        "{search}"
+    );
+    for out in ["sessions", "catalog", "list", "hook_prompt"] {
+        let said = read(&mine, &format!("out-{out}.json"));
+        assert!(
+            !said.contains("sess-theirs") && !said.contains(&v) && !said.contains("confidential"),
+            "{out}: {said}"
+        );
+    }
+    let projects = read(&mine, "out-projects.json");
+    assert!(
+        projects.contains("Mine") && !projects.contains("Theirs"),
+        "{projects}"
+    );
+    // Its events are its own thread's, replay and live alike; nothing global, nothing of v.
+    let events = read(&mine, "out-events.txt");
+    assert!(events.contains(&a), "its own events: {events}");
+    assert!(!events.contains(&v), "{events}");
+    assert!(!events.contains("\"thread\":null"), "{events}");
+    assert!(!read(&mine, "out-events-v.txt").contains(&v));
+    let sysevents: Value = serde_json::from_str(&read(&mine, "out-sysevents.json")).unwrap();
+    let listed = sysevents["data"].as_array().unwrap();
+    assert!(!listed.is_empty());
+    assert!(
+        listed.iter().all(|e| e["thread"] == a.as_str()),
+        "{sysevents}"
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&read(&mine, "out-sysevents_v.json")).unwrap()["data"],
+        json!([])
+    );
+    // Its own thread it reads.
+    let own: Value = serde_json::from_str(&read(&mine, "out-own.json")).unwrap();
+    assert_eq!(own["data"]["thread"], a.as_str(), "{own}");
+
+    // Nothing changed: the victim's state, queue and events, the threads, the picks, the
+    // bindings.
+    assert_eq!(snapshot(&r.sock, &v).await, before);
+    let threads_after = r.sock.call("threads.list", &json!({})).await.unwrap();
+    assert_eq!(
+        threads_after.as_array().unwrap().len(),
+        threads_before.as_array().unwrap().len() + 1,
+        "only the attacker's own thread is new: {threads_after}"
+    );
+    let mine_project = r
+        .sock
+        .call("projects.get", &json!({ "project": "Mine" }))
+        .await
+        .unwrap();
+    assert_eq!(mine_project["picks"], json!([]));
+    let binding = r
+        .sock
+        .call("harness.binding", &json!({ "session": v }))
+        .await
+        .unwrap();
+    assert_eq!(binding["pid"], Value::Null, "{binding}");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_stops_another_projects_thread_only_with_the_persons_grant() {
+    let Some(r) = rig("attack-agents").await else {
+        return;
+    };
+    let (_mine, theirs) = two_projects(&r).await;
+    let (v, _) = victim(&r, &theirs).await;
+    let before = snapshot(&r.sock, &v).await;
+    let stop = |out: &str| {
+        format!(
+            "RUNBASH env VYRE_HOME={} {BIN} threads stop {v} > {} 2>&1",
+            r.home.vyre_home().display(),
+            r.work.join(out).display()
+        )
+    };
+    // An agent of project Mine, without a grant.
+    r.sock
+        .call(
+            "agents.create",
+            &json!({ "name": "scout", "projects": ["Mine"] }),
+        )
+        .await
+        .unwrap();
+    ask_allowed(&r, "scout", &stop("scout.txt")).await;
+    let said = read(&r.work, "scout.txt");
+    assert!(said.contains("not_your_thread"), "{said}");
+    assert_eq!(
+        snapshot(&r.sock, &v).await,
+        before,
+        "the victim is untouched"
+    );
+
+    // The assistant, with the grants the person gives it (as the onboarding does).
+    r.sock
+        .call(
+            "agents.create",
+            &json!({ "name": "juno", "kind": "assistant", "grants": ["threads", "recall"] }),
+        )
+        .await
+        .unwrap();
+    ask_allowed(&r, "juno", &stop("juno.txt")).await;
+    let said = read(&r.work, "juno.txt");
+    assert!(said.contains("\"ok\": true"), "{said}");
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": v }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (got["live"].clone(), got["stopped_reason"].clone()),
+        (json!(false), json!("stopped")),
+        "{got}"
+    );
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_session_cannot_take_or_bind_another_sessions_hook() {
+    let Some(cli) = crate::claude_e2e::claude_bin() else {
+        return;
+    };
+    let api = crate::fake_api::FakeApi::start().await;
+    let home = TempHome::new("attack-hook");
+    let (victim_dir, attacker_dir) = (home.dir.join("victim"), home.dir.join("attacker"));
+    for d in [&victim_dir, &attacker_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // An earlier session of the victim's folder, closed: its id is on disk for anyone to read.
+    let closed = "7a1c2b3d-0000-4000-8000-00000000c105";
+    transcript(
+        &home,
+        closed,
+        &victim_dir,
+        "an earlier session of the victim",
+    );
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let mut stream = sock.events("types=thread.*,harness.*", None).await.unwrap();
+    let mut indexed = false;
+    for _ in 0..400 {
+        let s = sock.call("recall.status", &json!({})).await.unwrap();
+        if s["sessions"] == 1 {
+            indexed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(indexed, "recall read the closed session");
+    // A person's terminal has session `s` for a while (its Bash sleeps), with the harness.
+    let s = "7a1c2b3d-0000-4000-8000-00000000f00d";
+    let victim = crate::harness::terminal_claude(
+        &home,
+        &api,
+        &cli,
+        &victim_dir,
+        &[
+            "-p",
+            "RUNBASH sleep 12",
+            "--session-id",
+            s,
+            "--allowedTools",
+            "Bash",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    events_until(&mut stream, |e| {
+        e["type"] == "harness.bound" && e["payload"]["session"] == s
+    })
+    .await;
+    let sent = sock
+        .call(
+            "threads.send",
+            &json!({ "thread": s, "text": "PERSONAL-WORDS for the victim" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued", "the terminal has it: {sent}");
+    let bound = sock
+        .call("harness.binding", &json!({ "session": s }))
+        .await
+        .unwrap();
+    assert_eq!(bound["pid"], victim.id(), "{bound}");
+
+    // Another terminal session's Bash hands `vyre hook` the victim's session id.
+    let steal = format!(
+        "printf '%s' '{{\"session_id\":\"{s}\",\"hook_event_name\":\"Stop\"}}' | vyre hook Stop > stop.txt\n\
+         printf '%s' '{{\"session_id\":\"{s}\",\"hook_event_name\":\"SessionStart\",\"cwd\":\"{}\"}}' | vyre hook SessionStart > start.txt\n\
+         printf '%s' '{{\"session_id\":\"{closed}\",\"hook_event_name\":\"SessionStart\",\"cwd\":\"{}\"}}' | vyre hook SessionStart > closed.txt\n",
+        victim_dir.display(),
+        victim_dir.display()
+    );
+    std::fs::write(attacker_dir.join("steal.sh"), steal).unwrap();
+    let out = tokio::task::block_in_place(|| {
+        crate::harness::terminal_claude(
+            &home,
+            &api,
+            &cli,
+            &attacker_dir,
+            &["-p", "RUNBASH sh steal.sh", "--allowedTools", "Bash"],
+        )
+        .output()
+        .unwrap()
+    });
+    assert!(
+        attacker_dir.join("stop.txt").exists(),
+        "the attack ran: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stolen = read(&attacker_dir, "stop.txt");
+    assert!(!stolen.contains("PERSONAL-WORDS"), "{stolen}");
+    // The victim's binding is the victim's still.
+    let bound = sock
+        .call("harness.binding", &json!({ "session": s }))
+        .await
+        .unwrap();
+    assert_eq!(bound["pid"], victim.id(), "{bound}");
+    // Nor can it take the victim's closed session for its own, to have its words held for it.
+    let bound = sock
+        .call("harness.binding", &json!({ "session": closed }))
+        .await
+        .unwrap();
+    assert_eq!(bound["pid"], Value::Null, "{bound}");
+
+    // And the words reach the session they were for, at its turn's end.
+    let out = tokio::task::block_in_place(|| victim.wait_with_output()).unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("PERSONAL-WORDS for the victim"), "{said}");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.unqueued").await;
+    let unqueued = of_type(&events, "thread.unqueued");
+    assert_eq!(unqueued.last().unwrap()["payload"]["reason"], "delivered");
+    vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
+    let home = TempHome::new("attack-listing");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let socket = vyred
+        .kernel
+        .session_sockets()
+        .open(&vyred.kernel, "t-listing")
+        .unwrap()
+        .expect("a short enough path");
+    let session = Client::socket(&socket);
+    let listed: Vec<String> = session
+        .get("/v1/tools")
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    // Every tool a session is offered, each one declared so where it is defined. A new tool is
+    // not for sessions until it says so; one that does is added here on purpose.
+    let expected = [
+        "agents.ask",
+        "agents.list",
+        "agents.stop",
+        "agents.threads",
+        "harness.binding",
+        "harness.hook",
+        "projects.at",
+        "projects.catalog",
+        "projects.context",
+        "projects.get",
+        "projects.list",
+        "projects.threads",
+        "recall.search",
+        "recall.sessions",
+        "recall.status",
+        "recall.thread",
+        "sessions.claude",
+        "sessions.models.get",
+        "sessions.slots.list",
+        "sessions.slots.release",
+        "sessions.slots.take",
+        "system.events",
+        "system.modules",
+        "system.status",
+        "threads.commands",
+        "threads.edit",
+        "threads.files",
+        "threads.fork",
+        "threads.get",
+        "threads.interrupt",
+        "threads.list",
+        "threads.model",
+        "threads.rewind",
+        "threads.send",
+        "threads.send_now",
+        "threads.start",
+        "threads.stop",
+        "threads.take_held",
+        "threads.unqueue",
+        "vault.list",
+        "vault.status",
+    ];
+    assert_eq!(listed, expected);
+    let (status, openapi) = session
+        .json(hyper::Method::GET, "/v1/openapi.json", None, &[])
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let paths: Vec<&str> = openapi["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter_map(|p| p.strip_prefix("/v1/tools/"))
+        .collect();
+    assert_eq!(paths, expected);
+    // What is not offered is refused, and does nothing.
+    for (tool, input) in [
+        ("devices.list", json!({})),
+        ("pairing.list", json!({})),
+        ("threads.pids", json!({})),
+        ("onboarding.state", json!({})),
+        (
+            "projects.add-threads",
+            json!({ "project": "x", "threads": ["t"] }),
+        ),
+    ] {
+        let err = session.call(tool, &input).await.unwrap_err();
+        assert_eq!(err.code(), Some("not_for_sessions"), "{tool}: {err}");
+    }
+    // A person is offered every tool.
+    let all = vyred.socket_client().get("/v1/tools").await.unwrap();
+    assert!(all.as_array().unwrap().len() > expected.len() + 20);
+    vyred.kernel.session_sockets().close("t-listing");
+    vyred.stop().await;
+}

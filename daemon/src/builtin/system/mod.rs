@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::events::Filter;
+use crate::events::{Fenced, Filter};
 use crate::kernel::KernelStatus;
 use crate::modules::{Ctx, Module, ModuleStatus, StartFuture, ToolDef};
 use crate::tools::ToolError;
@@ -64,7 +64,7 @@ impl Module for System {
                 ToolDef::new(
                     "system.status",
                     "What vyred runs: version, role, uptime, each module (started, or disabled and why), the store and the listeners.",
-                ),
+                ).sessions_open(),
                 move |_: NoInput, _| {
                     let c = c.clone();
                     async move { c.kernel_status().await.map_err(ToolError::from) }
@@ -75,7 +75,8 @@ impl Module for System {
                 ToolDef::new(
                     "system.modules",
                     "Every module, with its state and why it is not running.",
-                ),
+                )
+                .sessions_open(),
                 move |_: NoInput, _| {
                     let c = c.clone();
                     async move {
@@ -89,10 +90,20 @@ impl Module for System {
                 ToolDef::new(
                     "system.events",
                     "The most recent events, newest last, optionally filtered by type and thread.",
-                ),
-                move |input: EventsInput, _| {
+                )
+                .sessions_fenced(),
+                move |input: EventsInput, cx| {
                     let c = c.clone();
-                    async move { recent_events(&c, input).await }
+                    async move {
+                        // A session reads only the events of threads it owns.
+                        let fence = match &cx.caller {
+                            crate::tools::Caller::Session { .. } => Some(Fenced(
+                                cx.scope(crate::tools::Reach::Own).await?.owner_test(),
+                            )),
+                            _ => None,
+                        };
+                        recent_events(&c, input, fence).await
+                    }
                 },
             )?;
             let c = ctx.clone();
@@ -117,7 +128,11 @@ impl Module for System {
     }
 }
 
-async fn recent_events(ctx: &Ctx, input: EventsInput) -> Result<Vec<EventOut>, ToolError> {
+async fn recent_events(
+    ctx: &Ctx,
+    input: EventsInput,
+    fence: Option<Fenced>,
+) -> Result<Vec<EventOut>, ToolError> {
     let limit = input.limit.unwrap_or(20);
     if !(1..=1000).contains(&limit) {
         return Err(ToolError::invalid("limit must be from 1 to 1000"));
@@ -125,6 +140,7 @@ async fn recent_events(ctx: &Ctx, input: EventsInput) -> Result<Vec<EventOut>, T
     let filter = Filter {
         types: input.types,
         thread: input.thread,
+        fence,
     };
     let limit = limit as usize;
     let events = ctx

@@ -62,7 +62,7 @@ impl Switchboard {
             agent: None,
             mode: "default".into(),
         };
-        self.insert_run(thread, &req).await?;
+        self.insert_run(thread, &req, None).await?;
         let (t, turns) = (thread.to_string(), found["turns"].as_i64().unwrap_or(0));
         self.ctx
             .store()

@@ -37,8 +37,12 @@ impl Switchboard {
         self.router.agent(name).await
     }
 
-    /// Start a new session.
-    pub async fn start(self: &Arc<Self>, req: StartRequest) -> Result<String, ToolError> {
+    /// Start a new session; `started_by` is the thread of the session that asked, if one did.
+    pub async fn start(
+        self: &Arc<Self>,
+        req: StartRequest,
+        started_by: Option<String>,
+    ) -> Result<String, ToolError> {
         if let Some(name) = &req.agent {
             let agent = self.agent(name).await?;
             if let Some(project) = &req.project
@@ -65,7 +69,7 @@ impl Switchboard {
         }
         let thread = crate::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
-        self.insert_run(&thread, &req).await?;
+        self.insert_run(&thread, &req, started_by).await?;
         self.launch(&thread, &req, How::New, 0).await?;
         Ok(thread)
     }
@@ -175,26 +179,29 @@ impl Switchboard {
         }
     }
 
-    /// A new `threads_runs` row, `starting`, with the options a resume will reuse.
+    /// A new `threads_runs` row, `starting`, with the options a resume will reuse and who
+    /// started it.
     pub(super) async fn insert_run(
         &self,
         thread: &str,
         req: &StartRequest,
+        started_by: Option<String>,
     ) -> Result<(), ToolError> {
         let driver = self.router.get(&req.provider)?.driver().to_string();
-        let (t, r) = (thread.to_string(), req.clone());
+        let (t, r, by) = (thread.to_string(), req.clone(), started_by.clone());
         self.ctx
             .store()
             .write(move |tx| {
                 let now = crate::now_ms();
                 tx.conn().execute(
-                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10, 0)",
-                    params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now],
+                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history, started_by)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10, 0, ?11)",
+                    params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now, by],
                 )?;
                 Ok(())
             })
             .await?;
+        self.owners.insert(thread, started_by, req.agent.clone());
         Ok(())
     }
 
@@ -231,11 +238,13 @@ impl Switchboard {
             .await?)
     }
 
-    /// A new thread that continues from this one's history (up to `at`, when given).
+    /// A new thread that continues from this one's history (up to `at`, when given);
+    /// `started_by` is the thread of the session that asked, if one did.
     pub async fn fork(
         self: &Arc<Self>,
         thread: &str,
         at: Option<String>,
+        started_by: Option<String>,
     ) -> Result<String, ToolError> {
         let req = match self.launch_options(thread).await? {
             Some((req, _)) => req,
@@ -243,7 +252,7 @@ impl Switchboard {
         };
         let new = crate::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
-        self.insert_run(&new, &req).await?;
+        self.insert_run(&new, &req, started_by).await?;
         self.launch(
             &new,
             &req,

@@ -22,11 +22,13 @@ use crate::tools::{Caller, ErrorKind, ToolError};
 mod actor;
 mod adopt;
 mod fallback;
+mod fence;
 mod launch;
 mod queue;
 mod slots;
 
 use actor::Actor;
+pub use fence::Owners;
 
 /// How long a stopping session gets to exit before its group is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -123,6 +125,8 @@ pub struct Switchboard {
     max_live: usize,
     /// Each thread's slash commands, as its session last said at start.
     commands: Mutex<HashMap<String, Vec<Value>>>,
+    /// Who started each thread and for which agent: what the Fence decides ownership from.
+    owners: Arc<Owners>,
 }
 
 /// A thread as `threads.get` and `threads.list` show it.
@@ -220,7 +224,7 @@ fn not_found(thread: &str) -> ToolError {
 }
 
 impl Switchboard {
-    pub fn new(ctx: Ctx, router: Arc<Router>) -> Arc<Switchboard> {
+    pub fn new(ctx: Ctx, router: Arc<Router>, owners: Owners) -> Arc<Switchboard> {
         let settings = &ctx.kernel().config().config.sessions;
         let (idle_after, max_live) = (settings.idle_after(), settings.max_live());
         Arc::new(Switchboard {
@@ -231,6 +235,7 @@ impl Switchboard {
             idle_after,
             max_live,
             commands: Mutex::new(HashMap::new()),
+            owners: Arc::new(owners),
         })
     }
 

@@ -153,20 +153,7 @@ async fn stop_takes_every_process_the_session_started_even_detached_ones() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| {
-        e["type"] == "ask.raised" || e["type"] == "thread.finished"
-    })
-    .await;
-    if let Some(ask) = of_type(&events, "ask.raised").first() {
-        r.sock
-            .call(
-                "threads.answer",
-                &json!({ "ask": ask["payload"]["ask"], "decision": "allow" }),
-            )
-            .await
-            .unwrap();
-        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    }
+    allow_until_finished(&r, &mut stream, &thread).await;
     let sleeping = |arg: &str| -> Vec<i32> {
         std::fs::read_dir("/proc")
             .unwrap()

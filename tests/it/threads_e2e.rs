@@ -118,6 +118,28 @@ pub(crate) async fn events_until(
     }
 }
 
+/// Allow every question `thread` asks until its turn ends.
+pub(crate) async fn allow_until_finished(r: &Rig, stream: &mut EventStream, thread: &str) {
+    loop {
+        let events = events_until(stream, |e| {
+            e["thread"] == thread
+                && matches!(e["type"].as_str(), Some("ask.raised" | "thread.finished"))
+        })
+        .await;
+        let last = events.last().unwrap();
+        if last["type"] == "thread.finished" {
+            return;
+        }
+        r.sock
+            .call(
+                "threads.answer",
+                &json!({ "ask": last["payload"]["ask"], "decision": "allow" }),
+            )
+            .await
+            .unwrap();
+    }
+}
+
 pub(crate) fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }

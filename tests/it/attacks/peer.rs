@@ -50,7 +50,7 @@ fn python() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Run `command` as the session's Bash (allowing its one ask) and wait for the turn to end.
+/// Run `command` as the session's Bash (allowing its asks) and wait for the turn to end.
 async fn run_bash(r: &Rig, thread: &str, command: &str) {
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let text = format!("RUNBASH {command}");
@@ -58,20 +58,7 @@ async fn run_bash(r: &Rig, thread: &str, command: &str) {
         .call("threads.send", &json!({ "thread": thread, "text": text }))
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| {
-        e["type"] == "ask.raised" || e["type"] == "thread.finished"
-    })
-    .await;
-    if let Some(ask) = of_type(&events, "ask.raised").first() {
-        r.sock
-            .call(
-                "threads.answer",
-                &json!({ "ask": ask["payload"]["ask"], "decision": "allow" }),
-            )
-            .await
-            .unwrap();
-        events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    }
+    allow_until_finished(r, &mut stream, thread).await;
 }
 
 /// The answer an attack wrote, once it is there.

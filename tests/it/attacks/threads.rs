@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use vyre::client::Client;
 
 use crate::support::*;
-use crate::threads_e2e::{Rig, events_until, of_type, rig};
+use crate::threads_e2e::{Rig, allow_until_finished, events_until, of_type, rig};
 
 /// A transcript of one prompt by session `id`, in `folder`, as Claude Code writes it.
 fn transcript(home: &TempHome, id: &str, folder: &Path, words: &str) {
@@ -133,27 +133,6 @@ async fn ask_allowed(r: &Rig, agent: &str, text: &str) {
         .unwrap();
     let thread = asked["thread"].as_str().unwrap().to_string();
     allow_until_finished(r, &mut stream, &thread).await;
-}
-
-async fn allow_until_finished(r: &Rig, stream: &mut vyre::client::EventStream, thread: &str) {
-    loop {
-        let events = events_until(stream, |e| {
-            e["thread"] == thread
-                && matches!(e["type"].as_str(), Some("ask.raised" | "thread.finished"))
-        })
-        .await;
-        let last = events.last().unwrap();
-        if last["type"] == "thread.finished" {
-            return;
-        }
-        r.sock
-            .call(
-                "threads.answer",
-                &json!({ "ask": last["payload"]["ask"], "decision": "allow" }),
-            )
-            .await
-            .unwrap();
-    }
 }
 
 fn read(dir: &Path, name: &str) -> String {

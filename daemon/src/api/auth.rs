@@ -5,11 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
-use axum::extract::connect_info::Connected;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
-use axum::serve::IncomingStream;
-use tokio::net::{TcpListener, UnixListener};
 
 use super::error::ApiError;
 use crate::devices::{CredentialError, DeviceRef};
@@ -38,18 +35,6 @@ impl Peer {
         Peer::Socket {
             facts: Arc::new(PeerFacts::of(stream)),
         }
-    }
-}
-
-impl Connected<IncomingStream<'_, UnixListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        Peer::of_socket(stream.io())
-    }
-}
-
-impl Connected<IncomingStream<'_, TcpListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
-        Peer::Tcp(*stream.remote_addr())
     }
 }
 

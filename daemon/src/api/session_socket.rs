@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
+use axum::serve::Listener;
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
@@ -46,24 +45,14 @@ impl Listener for SessionListener {
     }
 }
 
-impl Connected<IncomingStream<'_, SessionListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, SessionListener>) -> Self {
-        session_peer(stream.io(), stream.remote_addr())
-    }
-}
-
-impl super::serve::Serves for SessionListener {
-    fn peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
-        session_peer(io, thread)
-    }
-}
-
 /// Whoever connects to a session's socket is judged as that session's (ADR 0014): read and
 /// pinned now, checked per request against the thread the socket belongs to.
-fn session_peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
-    Peer::Session {
-        thread: thread.to_string(),
-        facts: Arc::new(crate::peer::PeerFacts::of(io)),
+impl super::serve::Serves for SessionListener {
+    fn peer(io: &UnixStream, thread: &Arc<str>) -> Peer {
+        Peer::Session {
+            thread: thread.to_string(),
+            facts: Arc::new(crate::peer::PeerFacts::of(io)),
+        }
     }
 }
 

@@ -245,7 +245,7 @@ fuzz_target!(|data: &[u8]| {
         );
         return;
     };
-    let result = RUNTIME.block_on(handler.call(input.clone(), CallCx { caller }));
+    let result = RUNTIME.block_on(handler.call(input.clone(), CallCx::new(caller)));
     match result {
         Ok(answer) => {
             assert_eq!(answer, json!(true));

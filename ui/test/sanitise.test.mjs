@@ -1,9 +1,9 @@
-// XSS payloads through the real Markdown component (rendered by svelte/server from the
+// XSS payloads through the real Markdown and Diff components (rendered by svelte/server from the
 // SSR build of test/render/entry.ts): no element, attribute or address outside the allowed few
 // may come out, whatever the source says.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { markdown as render } from '../.test-build/ssr/entry.js';
+import { markdown as render, diff } from '../.test-build/ssr/entry.js';
 
 /** The component's HTML without Svelte's hydration markers (comments). */
 const markdown = (source, streaming = false) => render(source, streaming).replace(/<!--[\s\S]*?-->/g, '');
@@ -133,4 +133,12 @@ test('an image is never loaded: its alt text links to it', () => {
 test('a lone <br> in a table cell breaks the line; a <br> with attributes is text', () => {
   assert.match(markdown('| a |\n|---|\n| one<br>two |'), /one<br\/?>two/);
   assert.match(markdown('x <br onmouseover=alert(1)> y'), /&lt;br onmouseover=alert\(1\)>/);
+});
+
+test('diffs escape the file\'s text too', () => {
+  const html = diff({ path: 'x.html', old: '<p>hi</p>', new: '<script>alert(1)</script>\n<img src=x onerror=alert(1)>' });
+  assertSafe(html, 'diff');
+  assert.match(html, /&lt;script>alert\(1\)&lt;\/script>/);
+  assertSafe(diff({ path: '"><img src=x onerror=alert(1)>.js', new: 'x' }), 'diff path');
+  assertSafe(diff({ path: 'a.md', edits: [{ old_string: '<b>', new_string: '<svg onload=alert(1)>' }] }), 'multiedit');
 });

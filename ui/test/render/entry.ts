@@ -3,7 +3,12 @@
 // templates really produce, not a copy of them.
 import { render } from 'svelte/server';
 import Markdown from '../../src/components/Markdown.svelte';
+import Diff from '../../src/components/Diff.svelte';
 
 export function markdown(source: string, streaming = false): string {
   return render(Markdown, { props: { source, streaming } }).body;
+}
+
+export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {
+  return render(Diff, { props }).body;
 }

@@ -118,7 +118,8 @@ test('a reference defined late resolves when the message is complete', () => {
 
 test('the same text parsed again hands back the same blocks; a different text does not', () => {
   const a = blocks(null, 'one\n\ntwo', false);
-  const b = blocks(a, 'one\n\ntwo', false);
+  assert.equal(blocks(a, 'one\n\ntwo', false), a, 'nothing new: the same parse');
+  const b = blocks({ ...a, source: 'one\n\ntwo', streaming: true }, 'one\n\ntwo', false);
   assert.equal(b.blocks[0], a.blocks[0]);
   assert.equal(b.blocks[1], a.blocks[1]);
   const c = blocks(b, 'one\n\nthree', false);

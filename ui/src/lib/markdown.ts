@@ -41,6 +41,7 @@ export interface Refs {
 /** A parsed message: its blocks, and what its reference links and footnotes point at. */
 export interface Doc {
   source: string;
+  streaming: boolean;
   blocks: Block[];
   refs: Refs;
   /** A fingerprint of `links` and `notes`: a block is reused only if it was resolved against it. */
@@ -65,6 +66,7 @@ export function parse(source: string): Root {
  * that come out the same are still the same objects.
  */
 export function blocks(prev: Doc | null, source: string, streaming: boolean): Doc {
+  if (prev && prev.source === source && prev.streaming === streaming) return prev;
   let kept: Block[] = [];
   let from = 0;
   if (streaming && prev && prev.blocks.length && source.startsWith(prev.source)) {
@@ -94,7 +96,7 @@ export function blocks(prev: Doc | null, source: string, streaming: boolean): Do
       fresh.push({ key: String(start), node, start, end, open, defs, refs });
     }
   });
-  return { source, blocks: [...kept, ...fresh], refs, defs };
+  return { source, streaming, blocks: [...kept, ...fresh], refs, defs };
 }
 
 function lineStart(s: string, at: number): number {

@@ -107,7 +107,7 @@ async fn teammates_take_and_release_slots_in_a_fair_line() {
         (Some("waiting"), Some(1))
     );
     assert_eq!(b1["position"], 1, "b's turn comes before a's second");
-    let events = events_until(&mut stream, |e| {
+    events_until(&mut stream, |e| {
         e["type"] == "slot.waiting"
             && e["payload"]["slot"] == a2["slot"]
             && e["payload"]["position"] == 2

@@ -20,7 +20,8 @@ pub struct Entry {
     pub uuid: Option<String>,
     pub parent: Option<String>,
     pub at: Option<i64>,
-    /// Written by a terminal (`entrypoint: cli`), not by a host such as Vyre.
+    /// Written by a person's own Claude Code (a terminal, `claude -p`, another host), not by
+    /// Vyre's sessions (whose entrypoint is `sdk-ts`, see `sessions/claude.rs`).
     pub terminal: bool,
     pub what: What,
 }
@@ -177,7 +178,7 @@ fn entry(raw: Raw, cap: usize, blocks_seen: &mut HashMap<String, u64>) -> Option
         // A compaction starts a new chain that still leads back to what came before.
         parent: raw.parent.clone().or(raw.logical_parent.clone()),
         at: raw.timestamp.and_then(super::line::parse_time),
-        terminal: raw.entrypoint == Some("cli"),
+        terminal: raw.entrypoint != Some("sdk-ts"),
         what: What::Nothing,
     };
     e.what = match kind {
@@ -494,7 +495,7 @@ mod tests {
             said.contains(&"msg_old_2:1 It can slow its heart, too.".to_string()),
             "{said:?}"
         );
-        assert!(entries.iter().any(|e| e.terminal), "typed in a terminal");
+        assert!(entries.iter().all(|e| e.terminal), "typed in a terminal");
     }
 
     #[test]

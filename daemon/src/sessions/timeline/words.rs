@@ -16,7 +16,9 @@ pub struct Said {
 fn api_error(error: &str) -> Option<(u16, String)> {
     let rest = error.trim().strip_prefix("API Error: ")?;
     let (status, rest) = rest.split_once(' ').unwrap_or((rest, ""));
-    let status: u16 = status.parse().ok()?;
+    let Ok(status) = status.parse::<u16>() else {
+        return said_status(error.trim().strip_prefix("API Error: ")?);
+    };
     let detail = match serde_json::from_str::<Value>(rest.trim()) {
         Ok(v) => {
             let e = &v["error"];
@@ -28,6 +30,20 @@ fn api_error(error: &str) -> Option<(u16, String)> {
             }
         }
         Err(_) => rest.trim().to_string(),
+    };
+    Some((status, detail))
+}
+
+/// The CLI's other shape: `Request rejected (429) · what the API said`.
+fn said_status(rest: &str) -> Option<(u16, String)> {
+    let open = rest.find('(')?;
+    let status = rest.get(open + 1..open + 4)?.parse::<u16>().ok()?;
+    if rest.get(open + 4..open + 5) != Some(")") || !(100..600).contains(&status) {
+        return None;
+    }
+    let detail = match rest.split_once(" · ") {
+        Some((_, d)) => d.trim().to_string(),
+        None => rest.trim().to_string(),
     };
     Some((status, detail))
 }
@@ -175,6 +191,20 @@ mod tests {
         );
         assert!(s.retryable);
         assert_eq!(failed_turn("API Error: 429 slow down").code, "rate_limited");
+        // Claude Code 2.1.328's words for a 429 it gave up on.
+        let limited = failed_turn(
+            "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit",
+        );
+        assert_eq!(limited.code, "rate_limited");
+        assert!(
+            limited.text.contains("(429 Number of request tokens"),
+            "{}",
+            limited.text
+        );
+        assert_eq!(
+            failed_turn("API Error: Odd (abc) words").code,
+            "turn_failed"
+        );
         assert_eq!(failed_turn("API Error: 529 {}").code, "overloaded");
         assert_eq!(failed_turn("API Error: 401 bad key").code, "auth");
         let budget = failed_turn("Reached maximum budget ($0.01)");

@@ -153,6 +153,11 @@ it('Vyre\'s greeting prompt is not shown: the assistant speaks first', { ...T, s
   assert.equal(await page.locator('[data-via=internal]').count(), 0, 'the page hides it');
   assert.equal(await page.getByTestId('user-text').count(), 0, 'no words of the person yet');
   await shots(page, 'greeting');
+  // Shown on asking, marked as Vyre's.
+  await page.getByTestId('show-internal').click();
+  assert.match(await page.locator('[data-via=internal]').innerText(), /Greet them[\s\S]*from Vyre/);
+  await page.getByTestId('show-internal').click();
+  assert.equal(await page.locator('[data-via=internal]').count(), 0);
 });
 
 it('a session\'s whole turn list is the same live, after a reload and in another browser', { ...T, skip: noClaude }, async () => {

@@ -247,6 +247,18 @@ it('a tool row shows the command, its output and exit; a long output is fetched 
   await shots(page, 'tools');
   await seq.getByTestId('tool-show-all').click();
   await waitFor('the whole output', async () => /\n3000$/.test(await seq.getByTestId('tool-output').innerText()), 20_000);
+  // A question answered here comes back answered after a reload, with what was chosen.
+  await send(page, 'ASKQUESTION please');
+  const ask = page.getByTestId('ask').filter({ hasText: 'Which color do you prefer?' });
+  await ask.getByTestId('ask-option').filter({ hasText: 'Red' }).click();
+  await ask.getByTestId('answer').click();
+  await idle(page);
+  await page.reload();
+  const answered = page.locator('[data-key]', { has: page.getByTestId('ask').filter({ hasText: 'Which color do you prefer?' }) });
+  await answered.getByTestId('ask-answers').waitFor();
+  assert.match(await answered.getByTestId('ask-answers').innerText(), /Which color do you prefer\? → Red/);
+  const deniedAsk = page.locator('[data-key]', { has: page.getByTestId('ask').filter({ hasText: 'touch denied.txt' }) });
+  assert.match(await deniedAsk.innerText(), /Denied/);
 });
 
 it('a failing API shows its retries, then the error in words with a Retry that works', { ...T, skip: noClaude }, async () => {

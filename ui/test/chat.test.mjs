@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  newChat, apply, applyDetail, addSending, markFailed, openAsks, chip, loadQueued, askView, loadPage, loadOlder, visible, lastMessage, firstWords, questionsOf, toolView,
+  newChat, apply, applyDetail, addSending, answersOf, markFailed, openAsks, chip, loadQueued, askView, loadPage, loadOlder, visible, lastMessage, firstWords, questionsOf, toolView,
 } from '../.test-build/chat.js';
 
 let n = 0;
@@ -99,6 +99,8 @@ test('asks come as items, open and then answered with their decision', () => {
   apply(s, item({ ...ask, status: 'answered', decision: 'deny', message: 'not that' }));
   assert.equal(openAsks(s).length, 0);
   assert.equal(s.items[0].decision, 'deny');
+  assert.deepEqual(answersOf({ answers: { 'Which?': 'Red', 'Both?': ['A', 'B'], odd: 3 } }), [['Which?', 'Red'], ['Both?', 'A, B']]);
+  assert.deepEqual(answersOf({}), []);
   const q = { input: { questions: [{ question: 'Which?', options: [{ label: 'Blue' }, 'Red'] }] } };
   assert.deepEqual(questionsOf(q)[0].options.map((o) => o.label), ['Blue', 'Red']);
   assert.equal(chip(s), 'Claude · default model · setup-token');

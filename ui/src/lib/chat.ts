@@ -249,6 +249,15 @@ export function askView(tool: string, input: Record<string, any> | null, summary
   return { name, server, code, note };
 }
 
+/** An answered ask's choices, question by question, as the timeline keeps them. */
+export function answersOf(a: Pick<AskItem, 'answers'>): [string, string][] {
+  const x = a.answers;
+  if (!x || typeof x !== 'object' || Array.isArray(x)) return [];
+  return Object.entries(x)
+    .map(([q, v]): [string, string] => [q, Array.isArray(v) ? v.map(String).join(', ') : typeof v === 'string' ? v : ''])
+    .filter(([, v]) => v !== '');
+}
+
 export function openAsks(s: ChatState): AskItem[] {
   return s.items.filter((i): i is AskItem => i.kind === 'ask' && i.status === 'open');
 }

@@ -121,6 +121,8 @@ test('a tool row shows the command, not its description, with counts, duration a
   assert.deepEqual([read.what, read.count], ['/w/a.md', '3 lines']);
   const mcp = toolView(tool('c4', { name: 'mcp__github__search', input: { q: 'x' }, summary: 'search' }));
   assert.equal(mcp.name, 'search');
+  assert.equal(toolView(tool('c5', { name: 'AskUserQuestion', input: { questions: [{ question: 'Which?', options: [] }] }, summary: '' })).what, 'Which?');
+  assert.equal(toolView(tool('c6', { name: 'Task', input: { description: 'Find the bug', prompt: 'long words' }, summary: 'Task' })).what, 'Find the bug');
 });
 
 test('queued messages: listed, edited, taken back', () => {

@@ -388,6 +388,7 @@ export function toolView(t: ToolItem): ToolView {
     str(input.url) ??
     str(input.query) ??
     str(input.description) ??
+    (Array.isArray(input.questions) ? str(input.questions[0]?.question) : null) ??
     t.summary;
   const lines = t.output ? t.output.split('\n').filter((l) => l.trim()).length : 0;
   let count: string | null = null;

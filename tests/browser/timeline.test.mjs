@@ -95,6 +95,9 @@ async function shots(p, name) {
   for (const [size, v] of [['wide', WIDE], ['phone', PHONE]]) {
     await p.setViewportSize(v);
     await p.waitForTimeout(200);
+    // The newest at the bottom, as a reader who follows the thread sees it.
+    await p.locator('[data-testid=messages]').evaluate((e) => (e.scrollTop = e.scrollHeight)).catch(() => {});
+    await p.waitForTimeout(100);
     await p.screenshot({ path: join(SHOTS, `timeline-${name}-${size}.png`) });
   }
   await p.setViewportSize(WIDE);
@@ -257,6 +260,7 @@ it('a tool row shows the command, its output and exit; a long output is fetched 
   const answered = page.locator('[data-key]', { has: page.getByTestId('ask').filter({ hasText: 'Which color do you prefer?' }) });
   await answered.getByTestId('ask-answers').waitFor();
   assert.match(await answered.getByTestId('ask-answers').innerText(), /Which color do you prefer\? → Red/);
+  await shots(page, 'answered');
   const deniedAsk = page.locator('[data-key]', { has: page.getByTestId('ask').filter({ hasText: 'touch denied.txt' }) });
   assert.match(await deniedAsk.innerText(), /Denied/);
 });

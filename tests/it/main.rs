@@ -30,5 +30,6 @@ mod threads_cli;
 mod threads_crash;
 mod threads_e2e;
 mod threads_flow;
+mod timeline;
 mod vault;
 mod web;

@@ -1,5 +1,6 @@
 //! The Switchboard's rows (ADR 0030): `threads_runs` (a session and the options a resume
-//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages).
+//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages), and each
+//! thread's timeline (`threads_items`, `threads_timeline`: sessions/timeline/store.rs).
 
 use crate::store::Migration;
 
@@ -80,5 +81,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // The thread whose session started or forked this one (issue 17: a session acts on its
         // own thread and those it started). Null for a person's, a module's or an older one.
         sql: "ALTER TABLE threads_runs ADD COLUMN started_by TEXT;",
+    },
+    Migration {
+        version: 6,
+        // Each thread's one timeline (issue 18): its items in order, folded from its events as
+        // they are written (sessions/timeline/).
+        sql: crate::sessions::timeline::store::MIGRATION,
     },
 ];

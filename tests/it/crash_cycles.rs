@@ -538,10 +538,9 @@ fn check_whole_log(log: &[(i64, String, Option<String>, Value)], seen: &Seen) {
 }
 
 #[test]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 fn kill_9_under_load_ten_times_loses_nothing_repeats_nothing_and_orphans_nothing() {
-    let Some(bin) = claude_bin() else {
-        return;
-    };
+    let bin = claude_bin();
     let mut rng = Rng::new(seed());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

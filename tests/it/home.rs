@@ -202,10 +202,9 @@ fn the_home_lists_projects_preselects_the_one_here_and_resumes_a_session_in_the_
 }
 
 #[test]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
-    let Some(cli) = crate::claude_e2e::claude_bin() else {
-        return;
-    };
+    let cli = crate::claude_e2e::claude_bin();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -155,10 +155,9 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn an_owned_session_loads_the_harness_and_calls_vyre_over_its_own_socket() {
-    let Some(r) = rig_with_harness("mcp-owned").await else {
-        return;
-    };
+    let r = rig_with_harness("mcp-owned").await;
     let mut stream = r
         .sock
         .events("types=thread.*,ask.*,harness.*", None)

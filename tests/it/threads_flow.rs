@@ -9,10 +9,9 @@ use crate::support::*;
 use crate::threads_e2e::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
-    let Some(r) = rig("threads-interrupt").await else {
-        return;
-    };
+    let r = rig("threads-interrupt").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     r.sock
@@ -78,10 +77,9 @@ async fn interrupt_ends_the_turn_canceled_and_the_next_turn_works() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
-    let Some(r) = rig("threads-steer").await else {
-        return;
-    };
+    let r = rig("threads-steer").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     // A read-only command runs without asking; steer while it runs.
@@ -131,10 +129,9 @@ async fn a_message_sent_while_a_tool_runs_steers_that_turn() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn steered_words_the_turn_never_reached_are_the_next_turn_before_the_queue() {
-    let Some(r) = rig("threads-late-steer").await else {
-        return;
-    };
+    let r = rig("threads-late-steer").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     let send = |text: &'static str, mode: &'static str| send_as(&r, &thread, text, mode);
@@ -185,10 +182,9 @@ async fn steered_words_the_turn_never_reached_are_the_next_turn_before_the_queue
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now() {
-    let Some(r) = rig("threads-queue").await else {
-        return;
-    };
+    let r = rig("threads-queue").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     let send = |text: &'static str, mode: &'static str| send_as(&r, &thread, text, mode);
@@ -294,10 +290,9 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() {
-    let Some(r) = rig("threads-fork").await else {
-        return;
-    };
+    let r = rig("threads-fork").await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     let mut uuids = Vec::new();
@@ -384,10 +379,9 @@ async fn fork_makes_a_new_thread_and_rewind_continues_from_an_earlier_message() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
-    let Some(r) = rig("threads-resume").await else {
-        return;
-    };
+    let r = rig("threads-resume").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = r
         .sock
@@ -491,10 +485,9 @@ async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn images_go_with_the_words() {
-    let Some(r) = rig("threads-images").await else {
-        return;
-    };
+    let r = rig("threads-images").await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let thread = start_thread(&r).await;
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
@@ -543,15 +536,13 @@ async fn images_go_with_the_words() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn on_the_real_cli_an_idle_session_closes_the_cap_holds_and_both_resume() {
-    let Some(r) = rig_with(
+    let r = rig_with(
         "threads-idle-cap",
         json!({ "idle_minutes": 0.03, "max_live": 1 }),
     )
-    .await
-    else {
-        return;
-    };
+    .await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let first = start_thread(&r).await;
     r.sock
@@ -607,10 +598,9 @@ async fn on_the_real_cli_an_idle_session_closes_the_cap_holds_and_both_resume() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn on_the_real_cli_a_vyred_restart_stops_the_session_and_the_next_send_resumes_it() {
-    let Some(r) = rig("threads-restart").await else {
-        return;
-    };
+    let r = rig("threads-restart").await;
     let Rig {
         home,
         api,

@@ -439,16 +439,12 @@ async fn the_keychain_store_serves_the_vault_on_keyrings_mock() {
     kernel.store().close().await;
 }
 
-/// The real Secret Service (gnome-keyring under dbus-run-session); `tests/run` runs this with
-/// `VYRE_TEST_SECRET_SERVICE=1` where they are installed.
+/// The real Secret Service (gnome-keyring under dbus-run-session); `tests/run` runs it with
+/// `--include-ignored` inside one, where they are installed. Ignored otherwise, so that a plain
+/// `cargo test` says it did not run instead of passing it.
 #[test]
+#[ignore = "needs a Secret Service: tests/run runs it under dbus-run-session with gnome-keyring"]
 fn the_keychain_store_on_the_real_secret_service() {
-    if std::env::var_os("VYRE_TEST_SECRET_SERVICE").is_none() {
-        eprintln!(
-            "skipped: set VYRE_TEST_SECRET_SERVICE=1 inside a dbus session with a secrets daemon"
-        );
-        return;
-    }
     let dir = temp("secret-service");
     let ring = keystore::KeyRing::new().unwrap();
     let store = KeychainKeyStore::new(&dir).unwrap();

@@ -31,10 +31,9 @@ fn holds_part_of(text: &str, tail: &str) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn an_ask_shows_the_whole_command_and_file_with_only_the_key_masked() {
-    let Some(r) = rig("atk-asks").await else {
-        return;
-    };
+    let r = rig("atk-asks").await;
     let (key, tail) = fake_key();
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let thread = start_thread(&r).await;

@@ -84,14 +84,13 @@ fn refused(answer: &str) -> bool {
 /// Sessions run in a sandbox: their Bash sees neither VYRE_HOME nor vyred, and its every trick
 /// on the socket it can reach (its own) stays a session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     if !python() {
         eprintln!("skipped: no python3 for the attack script");
         return;
     }
-    let Some(r) = rig_with_harness("atk-peer-sandbox").await else {
-        return;
-    };
+    let r = rig_with_harness("atk-peer-sandbox").await;
     std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
     std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
     let thread = start_thread(&r).await;
@@ -163,14 +162,13 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
 /// vyred's own socket, which it can reach: still never a person. (Without containment a
 /// process that escapes the session's tree before it connects is not recognised: ADR 0014.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn an_uncontained_sessions_fork_tricks_are_still_refused() {
     if !python() || vyre::sessions::spawn::find_tini().is_none() {
         eprintln!("skipped: needs python3 and tini");
         return;
     }
-    let Some(r) = rig_with("atk-peer-none", json!({ "containment": "none" })).await else {
-        return;
-    };
+    let r = rig_with("atk-peer-none", json!({ "containment": "none" })).await;
     std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
     let thread = start_thread(&r).await;
     let main = r.home.home().socket();
@@ -264,6 +262,7 @@ async fn namespaces_and_groups_decide_who_is_calling() {
 /// session's commands reach neither VYRE_HOME nor vyred's socket, and a repository's own
 /// settings cannot turn it off (it is set as managed settings).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn claude_codes_own_sandbox_keeps_commands_out_of_vyres_home() {
     let has = |tool: &str| {
         std::process::Command::new("sh")
@@ -275,9 +274,7 @@ async fn claude_codes_own_sandbox_keeps_commands_out_of_vyres_home() {
         eprintln!("skipped: Claude Code's sandbox on Linux needs socat and bubblewrap");
         return;
     }
-    let Some(r) = rig_with("atk-peer-claude", json!({ "containment": "claude" })).await else {
-        return;
-    };
+    let r = rig_with("atk-peer-claude", json!({ "containment": "claude" })).await;
     std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
     std::fs::create_dir_all(r.work.join(".claude")).unwrap();
     std::fs::write(

@@ -27,10 +27,9 @@ fn executable(path: &Path, script: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_repositorys_settings_cannot_send_a_session_elsewhere_or_replace_its_hooks() {
-    let Some(r) = rig_with_harness("settings-env").await else {
-        return;
-    };
+    let r = rig_with_harness("settings-env").await;
     let elsewhere = FakeApi::start().await;
     let evil = elsewhere.url();
     // The repository's own `vyre`, first on the PATH it asks for: it would make every hook,

@@ -288,3 +288,50 @@ async fn bound_to_every_interface_vyred_is_still_reached_and_linked_on_loopback(
     );
     vyred.stop().await;
 }
+
+/// `vyre tools | head` and the like: a reader that goes away ends the CLI quietly, the way a
+/// Unix tool ends (by SIGPIPE), with no panic on stderr and nothing changed in vyred.
+#[test]
+fn a_closed_stdout_ends_the_cli_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = TempHome::new("sigpipe");
+    let vyred = home.spawn_daemon();
+    for args in [
+        &["tools"][..],
+        &["events", "--since", "0"][..],
+        &["status"][..],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // The reader is gone before the CLI writes a byte.
+        drop(reader);
+        let mut child = home
+            .command()
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "vyre {args:?} did not end"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(!err.contains("panicked"), "vyre {args:?}: {err}");
+        assert!(
+            status.success() || status.signal() == Some(libc::SIGPIPE),
+            "vyre {args:?} ended {status:?}: {err}"
+        );
+    }
+    let out = home.vyre(&["status", "--json"]);
+    assert!(out.status.success(), "vyred still answers");
+    drop(vyred);
+}

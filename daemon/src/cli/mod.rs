@@ -131,6 +131,9 @@ pub fn main() -> i32 {
     match cli.command {
         Some(Command::Daemon { role, port }) => daemon_cmds::daemon(role, port),
         command => {
+            if !matches!(command, Some(Command::Mcp | Command::Hook { .. })) {
+                end_quietly_on_a_closed_stdout();
+            }
             let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -140,6 +143,17 @@ pub fn main() -> i32 {
             };
             runtime.block_on(run_client(command))
         }
+    }
+}
+
+/// A command whose reader goes away (`vyre tools | head`) ends the way a Unix tool does, by
+/// SIGPIPE, instead of panicking in `println!`. Rust ignores SIGPIPE from the start; the daemon
+/// keeps that (a closed connection is an error to handle, never a reason to die), and so do
+/// `vyre mcp` and `vyre hook`, which answer Claude Code on stdio and must fail closed in words.
+fn end_quietly_on_a_closed_stdout() {
+    // SAFETY: called before any thread is started; it only resets one signal's disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -229,6 +229,15 @@ async fn the_queue_waits_for_the_turn_and_can_be_edited_taken_back_or_sent_now()
         .await
         .unwrap_err();
     assert!(err.to_string().contains("not_queued"), "{err}");
+    // A message that never was is not found, where one no longer queued is a conflict.
+    for (tool, input) in [
+        ("threads.unqueue", json!({ "queued": 987654321 })),
+        ("threads.edit", json!({ "queued": 987654321, "text": "x" })),
+        ("threads.send_now", json!({ "queued": 987654321 })),
+    ] {
+        let err = r.sock.call(tool, &input).await.unwrap_err();
+        assert_eq!(err.code(), Some("unknown_queued"), "{tool}: {err}");
+    }
 
     let events = events_until(&mut stream, |e| e["type"] == "thread.turn").await;
     let queued = of_type(&events, "thread.queued");

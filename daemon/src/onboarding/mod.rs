@@ -71,8 +71,10 @@ pub struct Empty {}
 #[serde(deny_unknown_fields)]
 pub struct YouInput {
     /// What the assistant calls you.
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     name: String,
     /// Your assistant's name, e.g. Juno.
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     assistant_name: String,
 }
 
@@ -80,6 +82,7 @@ pub struct YouInput {
 #[serde(deny_unknown_fields)]
 pub struct RenameInput {
     /// What the assistant calls you.
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     name: String,
 }
 
@@ -89,6 +92,7 @@ pub struct ClaudeInput {
     /// `setup-token` (from `claude setup-token`, a subscription) or `api-key` (an Anthropic key).
     mode: ClaudeMode,
     /// The secret. It goes into the vault and nowhere else.
+    #[schemars(pattern(crate::tools::shape::NOT_BLANK))]
     value: String,
 }
 
@@ -103,6 +107,7 @@ pub enum ClaudeMode {
 #[serde(deny_unknown_fields)]
 pub struct SkipInput {
     /// you, claude, address, history or devices.
+    #[schemars(extend("enum" = ["you", "claude", "address", "history", "devices"]))]
     step: String,
 }
 

@@ -65,6 +65,7 @@ pub struct Code {
 #[serde(deny_unknown_fields)]
 pub struct AddInput {
     /// The box's address, `host:port` (e.g. `127.0.0.1:4477` through an `ssh -L` tunnel).
+    #[schemars(pattern(crate::tools::shape::SOCKET_ADDRESS))]
     address: String,
     /// The code `vyre pairing code` printed on the box.
     code: String,

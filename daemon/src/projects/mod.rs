@@ -87,9 +87,12 @@ impl ProjectInfo {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
+    /// 1 to 80 characters.
+    #[schemars(length(min = 1, max = 80), pattern(crate::tools::shape::LABEL))]
     name: String,
     /// The project's home folder (absolute, existing). Its `.vyre/project.json` is written, or
     /// read when it has one already.
+    #[schemars(pattern(r"^/"))]
     home: PathBuf,
     /// Other folders it owns, relative to the home or absolute.
     #[serde(default)]
@@ -103,6 +106,11 @@ pub struct CreateInput {
 #[serde(deny_unknown_fields)]
 pub struct ThreadsInput {
     project: String,
+    /// Thread (session) ids, at least one.
+    #[schemars(
+        length(min = 1),
+        inner(length(min = 1, max = 64), pattern(r"^[A-Za-z0-9_-]+$"))
+    )]
     threads: Vec<String>,
 }
 
@@ -133,8 +141,10 @@ pub struct NoInput {}
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AtInput {
-    /// A folder (absolute); the calling process's own folder when left out.
+    /// A folder (absolute); the calling process's own folder when left out (a program on
+    /// vyred's socket; over HTTP it is needed).
     #[serde(default)]
+    #[schemars(pattern(r"^/"))]
     cwd: Option<PathBuf>,
 }
 
@@ -364,8 +374,14 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             let pr = pr.clone();
             async move {
                 let name = input.name.trim().to_string();
-                if name.is_empty() || name.len() > 80 {
+                if name.is_empty() || name.chars().count() > 80 {
                     return Err(ToolError::invalid("a project's name is 1 to 80 characters"));
+                }
+                if input.home.is_absolute() && !input.home.exists() {
+                    return Err(ToolError::not_found(
+                        "no_such_folder",
+                        format!("there is no folder {:?}", input.home),
+                    ));
                 }
                 if !input.home.is_absolute() || !input.home.is_dir() {
                     return Err(ToolError::invalid(format!(

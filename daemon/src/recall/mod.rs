@@ -28,12 +28,14 @@ pub struct RecallModule;
 pub struct SearchInput {
     /// Words to find; every one must appear in the turn (`any`: at least one). Only the first
     /// 64 distinct words are used (`search::MAX_WORDS`); the rest are ignored.
+    #[schemars(pattern(crate::tools::shape::A_WORD))]
     query: String,
     /// Match turns holding any of the words (of six letters or more) instead of all of them.
     #[serde(default)]
     any: bool,
     /// At most this many (1 to 200, default 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// Only these sessions (threads).
     #[serde(default)]
@@ -169,13 +171,14 @@ fn register(
                 if !(1..=200).contains(&limit) {
                     return Err(ToolError::invalid("limit must be from 1 to 200"));
                 }
+                if search::fts_query(&input.query).is_none() {
+                    return Err(ToolError::invalid("query must have at least one word"));
+                }
+                // With `any`, its long words: a query whose words are all short matches nothing.
                 let query = if input.any {
                     search::fts_query_any(&input.query)
                 } else {
                     search::fts_query(&input.query)
-                };
-                let Some(query) = query else {
-                    return Err(ToolError::invalid("query must have at least one word"));
                 };
                 let mut threads = input.threads;
                 if let Some(project) = &input.project {
@@ -197,6 +200,9 @@ fn register(
                         None => allowed.iter().cloned().collect(),
                     });
                 }
+                let Some(query) = query else {
+                    return Ok(vec![]);
+                };
                 Ok(c.store()
                     .read(move |conn| {
                         search::search(conn, &query, threads.as_deref(), limit as usize)

@@ -49,6 +49,7 @@ pub struct GetInput {}
 #[serde(deny_unknown_fields)]
 pub struct SetInput {
     /// chat, agent, project, capsule, job, memory, planner or learn.
+    #[schemars(extend("enum" = ["chat", "agent", "project", "capsule", "job", "memory", "planner", "learn"]))]
     purpose: String,
     /// The model; leave it out to go back to config or the default.
     #[serde(default)]
@@ -131,4 +132,22 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
         },
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The published schema offers exactly the purposes the tool accepts.
+    #[test]
+    fn the_schema_names_every_purpose() {
+        let schema = serde_json::to_value(schemars::schema_for!(SetInput)).unwrap();
+        let listed: Vec<&str> = schema["properties"]["purpose"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(listed, PURPOSES);
+    }
 }

@@ -16,6 +16,7 @@
 mod caller;
 mod error;
 pub mod fence;
+pub mod shape;
 
 pub use caller::Caller;
 pub use error::{ErrorKind, ToolError};

@@ -158,6 +158,30 @@ impl Switchboard {
         self.state(a, "running", json!({})).await;
     }
 
+    /// Why `queued` cannot be changed: it was queued once and is no longer (sent, taken back),
+    /// or there never was such a message.
+    async fn not_queued(&self, queued: i64) -> ToolError {
+        let known = self
+            .ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT 1 FROM threads_inbox WHERE id = ?1",
+                    [queued],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some())
+            })
+            .await
+            .unwrap_or(true);
+        if known {
+            ToolError::conflict("not_queued", "that message is no longer queued")
+        } else {
+            ToolError::not_found("unknown_queued", "there is no such queued message")
+        }
+    }
+
     /// Take a queued message back before it is handed over.
     pub async fn unqueue(&self, queued: i64) -> Result<(), ToolError> {
         let row = self
@@ -176,8 +200,10 @@ impl Switchboard {
                 Ok(row)
             })
             .await?;
-        let (thread, uuid) = row
-            .ok_or_else(|| ToolError::conflict("not_queued", "that message is no longer queued"))?;
+        let (thread, uuid) = match row {
+            Some(row) => row,
+            None => return Err(self.not_queued(queued).await),
+        };
         self.emit(
             "thread.unqueued",
             &thread,
@@ -211,8 +237,10 @@ impl Switchboard {
                 )?))
             })
             .await?;
-        let (thread, uuid) = row
-            .ok_or_else(|| ToolError::conflict("not_queued", "that message is no longer queued"))?;
+        let (thread, uuid) = match row {
+            Some(row) => row,
+            None => return Err(self.not_queued(queued).await),
+        };
         self.emit(
             "thread.queued",
             &thread,

@@ -1,0 +1,93 @@
+//! Shapes of tool inputs shared by the schemas that describe them: what a tool refuses, its
+//! published schema says it refuses (a client validating against the OpenAPI document, and
+//! schemathesis generating from it, meet the same rules as the tool). Used in
+//! `#[schemars(pattern(...))]` beside `length` and `range`.
+
+/// A label a person reads (a device's, a project's, a person's name): no control character
+/// (`char::is_control`: C0, DEL, C1) and at least one character that is not white space.
+pub const LABEL: &str = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$";
+
+/// Text that is more than white space (a message, a credential).
+pub const NOT_BLANK: &str = r"\S";
+
+/// Holds a word: a letter, a digit or an underscore (recall splits words on anything else).
+pub const A_WORD: &str = r"\w";
+
+/// A vault item's name: no path separator or control character, no white space at either end
+/// (its other rules, 1 to 128 characters and not `.` or `..`, are `length` and the tool's own).
+pub const ITEM: &str = r"^[^\s/\\\u0000-\u001F\u007F-\u009F]([^/\\\u0000-\u001F\u007F-\u009F]*[^\s/\\\u0000-\u001F\u007F-\u009F])?$";
+
+/// Whom a vault item is granted to: a module (`sessions`, `module:sessions`) or an agent
+/// (`agent:<name>`).
+pub const GRANTEE: &str = r"^((module|agent):)?[a-z][a-z0-9_-]{0,31}$";
+
+/// An IP address and a port (`127.0.0.1:4477`, `[::1]:4477`, `http://127.0.0.1:4477/`): IPv4
+/// exactly, IPv6 by its characters (the parser has the last word).
+pub const SOCKET_ADDRESS: &str = r"^(http://)?((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|\[[0-9A-Fa-f:.]+\]):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/?$";
+
+/// A module's or an agent's name: lowercase letters, digits and dashes, not starting with a
+/// dash.
+pub const NAME: &str = r"^[a-z0-9][a-z0-9-]*$";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The patterns are valid for the regex engines that read them (ECMA-262 and Python's, by
+    /// way of Rust's `regex`, whose syntax covers what they use here) and say what the tools
+    /// check.
+    #[test]
+    fn the_patterns_accept_and_refuse_what_the_tools_do() {
+        let re = |p: &str| regex::Regex::new(p).unwrap();
+        let label = re(LABEL);
+        for ok in ["phone", " my laptop ", "café", "a"] {
+            assert!(label.is_match(ok), "{ok:?}");
+        }
+        for bad in ["", "   ", "a\u{7}b", "tab\there", "\u{85}"] {
+            assert!(!label.is_match(bad), "{bad:?}");
+        }
+        let name = re(NAME);
+        assert!(name.is_match("juno-2"));
+        for bad in ["", "-x", "Juno", "a_b"] {
+            assert!(!name.is_match(bad), "{bad:?}");
+        }
+        let item = re(ITEM);
+        for ok in ["github-token", "my key", "é"] {
+            assert!(item.is_match(ok), "{ok:?}");
+        }
+        for bad in ["", " lead", "trail ", "a/b", "a\\b", "a\u{1}b"] {
+            assert!(!item.is_match(bad), "{bad:?}");
+        }
+        let grantee = re(GRANTEE);
+        for ok in ["sessions", "module:sessions", "agent:juno"] {
+            assert!(grantee.is_match(ok), "{ok:?}");
+        }
+        for bad in ["", "person:me", "agent:", "Sessions"] {
+            assert!(!grantee.is_match(bad), "{bad:?}");
+        }
+        let addr = re(SOCKET_ADDRESS);
+        for ok in [
+            "127.0.0.1:4477",
+            "10.0.0.255:1",
+            "[::1]:65535",
+            "http://127.0.0.1:4477/",
+        ] {
+            assert!(addr.is_match(ok), "{ok:?}");
+        }
+        for bad in [
+            "",
+            "box:4477",
+            "256.0.0.1:1",
+            "1.2.3.4:0",
+            "1.2.3.4:65536",
+            "1.2.3.4",
+        ] {
+            assert!(!addr.is_match(bad), "{bad:?}");
+        }
+        let word = re(A_WORD);
+        assert!(word.is_match("  zebra "));
+        assert!(!word.is_match(" -- ' "));
+        assert!(re(NOT_BLANK).is_match(" x "));
+        assert!(!re(NOT_BLANK).is_match(" \n "));
+    }
+}

@@ -1,5 +1,6 @@
 //! The Switchboard's rows (ADR 0030): `threads_runs` (a session and the options a resume
-//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages).
+//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages), `threads_about`
+//! (titles and forks).
 
 use crate::store::Migration;
 
@@ -80,5 +81,20 @@ pub const MIGRATIONS: &[Migration] = &[
         // The thread whose session started or forked this one (issue 17: a session acts on its
         // own thread and those it started). Null for a person's, a module's or an older one.
         sql: "ALTER TABLE threads_runs ADD COLUMN started_by TEXT;",
+    },
+    Migration {
+        version: 6,
+        // What a surface shows about a thread (issue 18): its title (its first message's words,
+        // or its parent's when forked), the name a person or its session gave it, and the
+        // thread and message it was forked from (`sessions/about.rs`).
+        sql: "CREATE TABLE threads_about (
+        thread TEXT PRIMARY KEY,
+        title TEXT,
+        named TEXT,
+        named_by TEXT,
+        forked_from TEXT,
+        forked_at TEXT,
+        updated_at INTEGER NOT NULL
+    );",
     },
 ];

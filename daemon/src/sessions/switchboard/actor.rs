@@ -341,6 +341,8 @@ impl Switchboard {
             .get("updatedInput")
             .and_then(|u| u.get("answers"))
             .map(super::clean_value);
+        // What Claude was told with a deny (a person's reason, or the default words).
+        let message = response.get("message").and_then(Value::as_str).map(clean);
         session
             .answer(request, response)
             .map_err(|e| ToolError::conflict("ask_closed", e))?;
@@ -348,6 +350,9 @@ impl Switchboard {
         let mut payload = json!({ "ask": ask, "decision": decision, "turn": a.turn });
         if let Some(answers) = answers {
             payload["answers"] = answers;
+        }
+        if let Some(message) = message {
+            payload["message"] = json!(message);
         }
         let (id, d, b) = (ask.to_string(), decision.to_string(), by.to_string());
         self.emit_with("ask.answered", &a.thread, payload, move |c| {
@@ -551,7 +556,10 @@ impl Switchboard {
         let q2 = q.clone();
         let sum = summary.clone();
         let input = super::clean_value(&q.input);
-        let raised = NewEvent::new("ask.raised", json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input })).thread(a.thread.clone());
+        let mut raised = json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input });
+        // What a person needs before answering (issue 18): what "always" writes, and a warning.
+        super::super::always::annotate(&mut raised, &q.tool, &q.input, &q.suggestions);
+        let raised = NewEvent::new("ask.raised", raised).thread(a.thread.clone());
         let stored: Result<(), StoreError> = self
             .ctx
             .store()

@@ -2,7 +2,7 @@
 // fetch, so node --test covers it (ui/test/chat.test.mjs). The view keeps a ChatState in a
 // Svelte $state and calls apply() for each event of its thread; mutations here are what it draws.
 
-import type { AskInfo, Conversation, ThreadDetail, VyreEvent, Question } from './types';
+import type { Always, AskInfo, Conversation, ThreadDetail, VyreEvent, Question } from './types';
 
 export interface UserItem {
   kind: 'user';
@@ -40,6 +40,12 @@ export interface AskItem {
   questions: Question[];
   /** The tool's input (credential-looking strings masked by vyred). */
   input: Record<string, any> | null;
+  /** What "always" would write, and why the call deserves a second look (`ask.raised`). */
+  rule: Always | null;
+  destructive: string | null;
+  /** For a deny: what Claude was told; for a question: the answers (`ask.answered`). */
+  message: string | null;
+  answers: Record<string, string> | null;
 }
 export interface NoticeItem {
   kind: 'notice';
@@ -156,6 +162,10 @@ export function addAsk(s: ChatState, a: Partial<AskInfo> & { ask: string; call?:
     status: 'open',
     questions: questionsOf(a),
     input: inputOf(a.input),
+    rule: a.rule ?? null,
+    destructive: a.destructive ?? null,
+    message: null,
+    answers: null,
   });
 }
 
@@ -303,7 +313,11 @@ export function apply(s: ChatState, e: VyreEvent): void {
       break;
     case 'ask.answered': {
       const it = find(s, 'ask:' + p.ask);
-      if (it && it.kind === 'ask') it.status = p.decision ?? 'answered';
+      if (it && it.kind === 'ask') {
+        it.status = p.decision ?? 'answered';
+        if (typeof p.message === 'string') it.message = p.message;
+        if (p.answers && typeof p.answers === 'object') it.answers = p.answers;
+      }
       break;
     }
     case 'thread.queued': {

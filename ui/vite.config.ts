@@ -20,14 +20,18 @@ const devSession = {
   },
 };
 
-export default defineConfig({
-  base: '/app/',
+// `vite build --mode fixtures` (npm run build:fixtures) builds the fixture page instead: every
+// case of the chat's Markdown, Code and Diff, for the browser tests and screenshots; it goes to
+// dist-fixtures/, never into the app that vyred serves.
+export default defineConfig(({ mode }) => ({
+  base: mode === 'fixtures' ? '/' : '/app/',
   plugins: [svelte(), devSession],
   build: {
-    outDir: 'dist',
+    outDir: mode === 'fixtures' ? 'dist-fixtures' : 'dist',
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: false,
+    rollupOptions: mode === 'fixtures' ? { input: 'fixtures/index.html' } : undefined,
   },
   server: target
     ? {
@@ -45,4 +49,4 @@ export default defineConfig({
         },
       }
     : undefined,
-});
+}));

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keyAction, typing, editsOf, outcomeLabel, takeKeys, hasKeys } from '../.test-build/asks.js';
+import { keyAction, typing, changeOf, outcomeLabel, takeKeys, hasKeys } from '../.test-build/asks.js';
 
 const permission = { asking: false, always: true, options: 0, ready: true };
 const question = { asking: true, always: false, options: 3, ready: false };
@@ -37,15 +37,16 @@ test('keys typed in a field are the field\'s', () => {
   assert.equal(typing(null), false);
 });
 
-test('an edit shows as old and new text; a write as all new', () => {
-  assert.deepEqual(editsOf('Edit', { file_path: '/w/a.rs', old_string: 'a', new_string: 'b' }), [{ path: '/w/a.rs', old: 'a', new: 'b' }]);
-  assert.deepEqual(editsOf('Write', { file_path: '/w/n.md', content: 'hi\n' }), [{ path: '/w/n.md', old: '', new: 'hi\n' }]);
+test('an edit shows as old and new text; a write as all new; a multi-edit as its edits', () => {
+  assert.deepEqual(changeOf('Edit', { file_path: '/w/a.rs', old_string: 'a', new_string: 'b' }), { path: '/w/a.rs', old: 'a', new: 'b', edits: null });
+  assert.deepEqual(changeOf('Write', { file_path: '/w/n.md', content: 'hi\n' }), { path: '/w/n.md', old: '', new: 'hi\n', edits: null });
   assert.deepEqual(
-    editsOf('MultiEdit', { file_path: '/w/m', edits: [{ old_string: '1', new_string: '2' }, { old_string: '3', new_string: '4' }] }).map((e) => e.new),
-    ['2', '4'],
+    changeOf('MultiEdit', { file_path: '/w/m', edits: [{ old_string: '1', new_string: '2' }, { old_string: '3', new_string: '4' }] }),
+    { path: '/w/m', old: '', new: '', edits: [{ old_string: '1', new_string: '2' }, { old_string: '3', new_string: '4' }] },
   );
-  assert.deepEqual(editsOf('Bash', { command: 'ls' }), []);
-  assert.deepEqual(editsOf('Edit', null), []);
+  assert.equal(changeOf('MultiEdit', { file_path: '/w/m', edits: [] }), null);
+  assert.equal(changeOf('Bash', { command: 'ls' }), null);
+  assert.equal(changeOf('Edit', null), null);
 });
 
 test('an answered card says what was decided in a few words', () => {

@@ -42,30 +42,35 @@ export function typing(el: { tagName?: string; isContentEditable?: boolean } | n
   return el.isContentEditable === true || tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT';
 }
 
-/** One file change an ask would make: shown as a diff in its card. */
-export interface Edit {
+/** The file change an ask would make, as `<Diff>` takes it: an Edit's old and new text, a
+ *  MultiEdit's edits in order, or a Write's content as all new. */
+export interface Change {
   path: string;
   old: string;
   new: string;
+  /** A MultiEdit's edits (then old and new are empty). */
+  edits: { old_string: string; new_string: string }[] | null;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** The changes of an Edit, MultiEdit, Write or NotebookEdit call; none for other tools. */
-export function editsOf(tool: string, input: Record<string, any> | null): Edit[] {
-  if (!input) return [];
+/** The change of an Edit, MultiEdit, Write or NotebookEdit call; null for other tools. */
+export function changeOf(tool: string, input: Record<string, any> | null): Change | null {
+  if (!input) return null;
   const path = str(input.file_path) || str(input.notebook_path);
   switch (tool) {
     case 'Edit':
-      return [{ path, old: str(input.old_string), new: str(input.new_string) }];
-    case 'MultiEdit':
-      return (Array.isArray(input.edits) ? input.edits : []).map((e: any) => ({ path, old: str(e?.old_string), new: str(e?.new_string) }));
+      return { path, old: str(input.old_string), new: str(input.new_string), edits: null };
+    case 'MultiEdit': {
+      const edits = (Array.isArray(input.edits) ? input.edits : []).map((e: any) => ({ old_string: str(e?.old_string), new_string: str(e?.new_string) }));
+      return edits.length ? { path, old: '', new: '', edits } : null;
+    }
     case 'Write':
-      return [{ path, old: '', new: str(input.content) }];
+      return { path, old: '', new: str(input.content), edits: null };
     case 'NotebookEdit':
-      return [{ path, old: '', new: str(input.new_source) }];
+      return { path, old: '', new: str(input.new_source), edits: null };
     default:
-      return [];
+      return null;
   }
 }
 

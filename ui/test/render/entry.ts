@@ -1,0 +1,14 @@
+// The real components rendered to HTML on the server side (svelte/server), for the node tests:
+// built by `npm test` with Vite's SSR build into .test-build/ssr/, so the tests check what the
+// templates really produce, not a copy of them.
+import { render } from 'svelte/server';
+import Markdown from '../../src/components/Markdown.svelte';
+import Diff from '../../src/components/Diff.svelte';
+
+export function markdown(source: string, streaming = false): string {
+  return render(Markdown, { props: { source, streaming } }).body;
+}
+
+export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {
+  return render(Diff, { props }).body;
+}

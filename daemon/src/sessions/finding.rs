@@ -45,6 +45,7 @@ pub struct RenameInput {
 pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Result<(), StartError> {
     let c = ctx.clone();
     let h = home.clone();
+    let vyre_home = Arc::new(ctx.kernel().home().root().to_path_buf());
     ctx.tool(
         ToolDef::new(
             "threads.folders",
@@ -52,7 +53,7 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Resul
         )
         .sessions_fenced(),
         move |input: FoldersInput, cx| {
-            let (c, home) = (c.clone(), h.clone());
+            let (c, home, vyre_home) = (c.clone(), h.clone(), vyre_home.clone());
             async move {
                 let limit = input.limit.unwrap_or(20).clamp(1, 100) as usize;
                 // Read as this module (everything), then narrowed here to what the caller sees:
@@ -95,7 +96,9 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Resul
                 let query = input.query.unwrap_or_default();
                 tokio::task::spawn_blocking(move || Folders {
                     home: home.display().to_string(),
-                    folders: folders::suggest(sessions, &homes, &query, &home, limit, |p| p.is_dir()),
+                    folders: folders::suggest(sessions, &homes, &query, &home, limit, |p| {
+                        p.is_dir() && !folders::vyres_own(p, &vyre_home)
+                    }),
                 })
                 .await
                 .map_err(ToolError::internal)

@@ -77,6 +77,12 @@ pub fn shown(path: &Path, home: &Path) -> String {
     }
 }
 
+/// Whether `path` is Vyre's own rather than the person's: an agent's folder under
+/// `<VYRE_HOME>/agents/` (the assistant's `.../vyre/agents/juno`). Never suggested.
+pub fn vyres_own(path: &Path, vyre_home: &Path) -> bool {
+    path.starts_with(vyre_home.join("agents"))
+}
+
 /// A session the caller may see, as far as a suggestion needs it.
 #[derive(Debug, Clone)]
 pub struct Seen {
@@ -202,6 +208,18 @@ mod tests {
     use super::*;
 
     const HOME: &str = "/home/ada";
+
+    #[test]
+    fn an_agents_own_folder_is_vyres_not_the_persons() {
+        let vyre = Path::new("/home/ada/.vyre");
+        assert!(vyres_own(Path::new("/home/ada/.vyre/agents/juno"), vyre));
+        assert!(vyres_own(
+            Path::new("/home/ada/.vyre/agents/juno/notes"),
+            vyre
+        ));
+        assert!(!vyres_own(Path::new("/home/ada/.vyre/agents-old"), vyre));
+        assert!(!vyres_own(Path::new("/home/ada/src/agents/juno"), vyre));
+    }
 
     #[test]
     fn a_typed_folder_is_read_against_the_sessions_home() {

@@ -224,6 +224,8 @@ it('a fork names its parent, in its header and in the Deck', { ...T, skip: noCla
   await deck();
   const entry = page.locator(`[data-testid=deck-entry][data-thread="${child}"]`);
   await entry.getByTestId('deck-fork').filter({ hasText: 'Tilde 1.0' }).waitFor({ timeout: 10_000 });
+  assert.match(await entry.innerText(), /~\/src\/tilde-app/, 'the folder from ~');
+  assert.doesNotMatch(await page.locator('.deck').innerText(), /agents\/juno/, 'no agent folder');
   await shot('deck');
   // Back to the parent from the fork's header.
   await entry.locator('a.main').click();

@@ -134,6 +134,15 @@ test('a lone <br> in a table cell breaks the line; a <br> with attributes is tex
   assert.match(markdown('x <br onmouseover=alert(1)> y'), /&lt;br onmouseover=alert\(1\)>/);
 });
 
+test('no text (a timeline item without one) is an empty message, not an error', () => {
+  for (const source of [null, undefined, '']) {
+    for (const streaming of [false, true]) {
+      const html = markdown(source, streaming);
+      assert.match(html, /^<div class="md[^"]*" data-testid="markdown"><\/div>$/, `${source} ${streaming}: ${html}`);
+    }
+  }
+});
+
 test('diffs escape the file\'s text too', () => {
   const html = diff({ path: 'x.html', old: '<p>hi</p>', new: '<script>alert(1)</script>\n<img src=x onerror=alert(1)>' });
   assertSafe(html, 'diff');

@@ -22,8 +22,12 @@ import ini from 'highlight.js/lib/languages/ini';
 
 const lowlight = createLowlight({ bash, console: shell, javascript, typescript, rust, python, json, diff, xml, css, go, sql, yaml, ini });
 
-/** Longer code is shown plain: highlighting it would hold the page for too long. */
-export const MAX_HIGHLIGHT = 200_000;
+/**
+ * Longer code is shown plain: highlighting runs on the page's one thread, and 100 kB of
+ * TypeScript already takes 0.3-0.6 s on a desktop (twice that at 200 kB, more on a phone; a diff
+ * highlights both of its sides).
+ */
+export const MAX_HIGHLIGHT = 100_000;
 
 /** A run of code and the highlight classes around it (outermost first). */
 export interface Segment {

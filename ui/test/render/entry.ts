@@ -5,7 +5,7 @@ import { render } from 'svelte/server';
 import Markdown from '../../src/components/Markdown.svelte';
 import Diff from '../../src/components/Diff.svelte';
 
-export function markdown(source: string, streaming = false): string {
+export function markdown(source: string | null | undefined, streaming = false): string {
   return render(Markdown, { props: { source, streaming } }).body;
 }
 

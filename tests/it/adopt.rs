@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::threads_e2e::{KEY, Rig, events_until, of_type, rig};
 
 /// What a person does in a terminal: `claude -p <prompt> --session-id <id>` in a folder.
-fn terminal_session(r: &Rig, folder: &Path, id: &str, prompt: &str) {
+pub(crate) fn terminal_session(r: &Rig, folder: &Path, id: &str, prompt: &str) {
     std::fs::create_dir_all(folder).unwrap();
     let out = std::process::Command::new(crate::claude_e2e::claude_bin().unwrap())
         .args(["-p", prompt, "--session-id", id])
@@ -31,7 +31,7 @@ fn terminal_session(r: &Rig, folder: &Path, id: &str, prompt: &str) {
 }
 
 /// Make a transcript look quiet for a minute, as if its terminal turn ended long ago.
-fn quiet(r: &Rig, id: &str) {
+pub(crate) fn quiet(r: &Rig, id: &str) {
     let path = vyre::transcripts::find(&r.home.dir.join("home"), id).unwrap();
     std::fs::File::options()
         .write(true)
@@ -41,7 +41,7 @@ fn quiet(r: &Rig, id: &str) {
         .unwrap();
 }
 
-async fn wait_sessions(r: &Rig, n: usize) {
+pub(crate) async fn wait_sessions(r: &Rig, n: usize) {
     for _ in 0..400 {
         let s = r.sock.call("recall.status", &json!({})).await.unwrap();
         if s["sessions"] == n {

@@ -154,6 +154,8 @@ impl Session for FakeSession {
             name: "Bash".into(),
             summary: "run it".into(),
             block: 0,
+            input: serde_json::json!({ "command": command }),
+            parent: None,
         });
         let allowed = response["behavior"] == "allow";
         if allowed {
@@ -166,6 +168,8 @@ impl Session for FakeSession {
         let _ = self.tx.send(Happening::ToolEnded {
             call: "fake_call".into(),
             failed: !allowed,
+            output: String::new(),
+            interrupted: false,
         });
         self.say(if allowed { "done" } else { "not done" });
         self.finish(true, false);

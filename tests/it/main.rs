@@ -31,5 +31,6 @@ mod threads_crash;
 mod threads_e2e;
 mod threads_finding;
 mod threads_flow;
+mod timeline;
 mod vault;
 mod web;

@@ -57,7 +57,11 @@ async fn history_is_found_as_it_grows_and_a_conversation_shows_each_turn_once() 
             && e["payload"]["done"] == e["payload"]["total"]
     })
     .await;
-    assert!(!events.is_empty());
+    let last = &events.last().expect("events_until returns the match")["payload"];
+    assert_eq!(
+        last["total"], 1,
+        "the transcript dropped in counts in the progress, read or found: {last}"
+    );
     let old_thread = r
         .sock
         .call(
@@ -170,4 +174,107 @@ async fn history_is_found_as_it_grows_and_a_conversation_shows_each_turn_once() 
         .unwrap_err();
     assert_eq!(err.code(), Some("unknown_thread"));
     r.vyred.stop().await;
+}
+
+/// One line of a transcript for `session`, in the shape the CLI writes.
+fn line(session: &str, n: usize, text: &str) -> String {
+    format!(
+        "{}\n",
+        json!({
+            "type": "user", "sessionId": session, "uuid": format!("{session}-{n}"),
+            "cwd": "/work", "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": { "role": "user", "content": text }
+        })
+    )
+}
+
+/// Hundreds of project folders appear while vyred runs, some with their transcript written the
+/// instant the folder exists, some a moment later, some only appended after their first read,
+/// and the first ones before `~/.claude/projects` itself existed, then folders moved in whole:
+/// every one is found, and its last line too, with no timing on vyred's side to get lucky with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_folder_created_while_vyred_runs_is_watched_and_read() {
+    use std::io::Write;
+    let home = crate::support::TempHome::new("recall-folders");
+    std::fs::create_dir_all(home.dir.join("home")).unwrap();
+    let vyred = crate::support::InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let projects = home.dir.join("home/.claude/projects");
+    const FOLDERS: usize = 300;
+    const MOVED: usize = 20;
+    let writer = std::thread::spawn(move || {
+        let mut files = vec![];
+        for i in 0..FOLDERS {
+            let session = format!("0b7e4c1e-0000-4000-8000-{i:012}");
+            let folder = projects.join(format!("-work-stress-{i}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            // Every third folder waits a little before its file, every third a little longer:
+            // the moments in which a watch on a new folder may not yet be in place.
+            match i % 3 {
+                0 => {}
+                1 => std::thread::sleep(Duration::from_micros(200)),
+                _ => std::thread::sleep(Duration::from_millis(2)),
+            }
+            let path = folder.join(format!("{session}.jsonl"));
+            let mut f = std::fs::File::create(&path).unwrap();
+            f.write_all(line(&session, 0, &format!("first{i} words")).as_bytes())
+                .unwrap();
+            files.push((session, path));
+        }
+        files
+    });
+    let mut files = tokio::task::spawn_blocking(move || writer.join().unwrap())
+        .await
+        .unwrap();
+    // Folders written elsewhere and moved in whole: their files make no event of their own.
+    let outside = home.dir.join("elsewhere");
+    for i in FOLDERS..FOLDERS + MOVED {
+        let session = format!("0b7e4c1e-0000-4000-8000-{i:012}");
+        let folder = outside.join(format!("-work-moved-{i}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join(format!("{session}.jsonl"));
+        std::fs::write(&path, line(&session, 0, &format!("first{i} words"))).unwrap();
+        let to = home
+            .dir
+            .join(format!("home/.claude/projects/-work-moved-{i}"));
+        std::fs::rename(&folder, &to).unwrap();
+        files.push((session.clone(), to.join(format!("{session}.jsonl"))));
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = sock.call("recall.status", &json!({})).await.unwrap();
+        if s["sessions"] == FOLDERS + MOVED {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{FOLDERS} folders made and {MOVED} moved in while vyred ran: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A second line in every file, after vyred has read the first: each is an append the
+    // watch on its folder must see.
+    for (i, (session, path)) in files.iter().enumerate() {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(line(session, 1, &format!("lastword{i} here")).as_bytes())
+            .unwrap();
+    }
+    for i in [
+        0,
+        1,
+        2,
+        FOLDERS / 2,
+        FOLDERS - 1,
+        FOLDERS,
+        FOLDERS + MOVED - 1,
+    ] {
+        let hits = search_until(&sock, &format!("lastword{i}"), |h| {
+            h.as_array().is_some_and(|a| a.len() == 1)
+        })
+        .await;
+        assert_eq!(hits[0]["thread"], files[i].0.as_str(), "{hits}");
+    }
+    let status = sock.call("recall.status", &json!({})).await.unwrap();
+    assert_eq!(status["sessions"], FOLDERS + MOVED, "{status}");
+    vyred.stop().await;
 }

@@ -321,7 +321,11 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
         owner.name
     );
     let (thread, greeting_error) = match ctx
-        .call("agents.ask", json!({ "agent": agent, "text": greeting }))
+        .call(
+            "agents.ask",
+            // Vyre's instruction to its assistant, not the person's words: never shown as theirs.
+            json!({ "agent": agent, "text": greeting, "internal": true }),
+        )
         .await
     {
         Ok(v) => (v["thread"].as_str().map(str::to_string), None),

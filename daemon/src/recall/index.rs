@@ -4,15 +4,16 @@
 //! tool call or a hook.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::json;
 
 use super::rows::{self, Batch};
+use super::watch::Watch;
 use crate::events::NewEvent;
 use crate::modules::Ctx;
 use crate::transcripts::tail;
@@ -23,7 +24,7 @@ pub enum Job {
     Scan,
     /// Read what was appended to one file.
     File(PathBuf),
-    /// Read every transcript in a folder that just appeared.
+    /// Watch a folder that just appeared, then read every transcript in it.
     Folder(PathBuf),
     /// Try to watch roots that did not exist yet.
     Arm,
@@ -73,8 +74,9 @@ pub struct Worker {
     pub roots: Vec<PathBuf>,
     pub progress: Arc<Progress>,
     pub rt: tokio::runtime::Handle,
-    /// Re-arms the watcher when asked (roots that appeared).
-    pub arm: Box<dyn FnMut() + Send>,
+    /// The file watch, to add watches to when roots or folders appear (none when the OS would
+    /// not give one: transcripts are then read at start only).
+    pub watch: Option<Arc<Mutex<Watch>>>,
 }
 
 impl Worker {
@@ -91,24 +93,40 @@ impl Worker {
                         match next {
                             Job::File(p) if !paths.contains(&p) => paths.push(p),
                             Job::File(_) => {}
-                            Job::Folder(f) => paths.extend(jsonl_in(&f)),
+                            Job::Folder(f) => {
+                                self.watch_folder(&f);
+                                paths.extend(jsonl_in(&f));
+                            }
                             Job::Scan => self.scan(),
-                            Job::Arm => (self.arm)(),
+                            Job::Arm => self.arm(),
                             Job::Stop => return,
                         }
                     }
-                    for p in paths {
-                        self.file(&p);
-                    }
+                    let found = paths.iter().filter(|p| self.file(p)).count();
+                    self.found(found);
                 }
                 Job::Folder(f) => {
-                    for p in jsonl_in(&f) {
-                        self.file(&p);
-                    }
+                    self.watch_folder(&f);
+                    let found = jsonl_in(&f).iter().filter(|p| self.file(p)).count();
+                    self.found(found);
                 }
-                Job::Arm => (self.arm)(),
+                Job::Arm => self.arm(),
                 Job::Stop => return,
             }
+        }
+    }
+
+    /// Watch the roots that exist now (and the way to those that do not).
+    fn arm(&self) {
+        if let Some(w) = &self.watch {
+            w.lock().expect("watch").arm();
+        }
+    }
+
+    /// Watch a folder that appeared, before it is read.
+    fn watch_folder(&self, folder: &Path) {
+        if let Some(w) = &self.watch {
+            w.lock().expect("watch").folder(folder);
         }
     }
 
@@ -159,10 +177,26 @@ impl Worker {
     }
 
     /// Read what is new in one transcript and write it at once (a change the watcher saw).
-    fn file(&self, path: &Path) {
-        if let Some(b) = self.read(path) {
-            self.write(vec![b]);
+    /// True when recall had never read this file: a transcript found after the scan.
+    fn file(&self, path: &Path) -> bool {
+        match self.read_kept(path) {
+            Some((b, first)) => {
+                self.write(vec![b]);
+                first
+            }
+            None => false,
         }
+    }
+
+    /// Transcripts the watcher found after the scan count in the progress as the scan's own do,
+    /// so `history.indexed` ends at done = total whenever the files appeared.
+    fn found(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.progress.total.fetch_add(n as u64, Ordering::Relaxed);
+        self.progress.done.fetch_add(n as u64, Ordering::Relaxed);
+        self.announce();
     }
 
     /// Write batches in one transaction.
@@ -183,6 +217,11 @@ impl Worker {
     /// Read what is new in one transcript. Trouble with one file is counted and logged, never
     /// raised: history is best effort.
     fn read(&self, path: &Path) -> Option<Batch> {
+        self.read_kept(path).map(|(b, _)| b)
+    }
+
+    /// [`Self::read`], and whether recall had kept nothing of this file before.
+    fn read_kept(&self, path: &Path) -> Option<(Batch, bool)> {
         let session = session_of(path, &self.roots)?;
         let key = path.display().to_string();
         let store = self.ctx.store();
@@ -191,8 +230,9 @@ impl Worker {
             .rt
             .block_on(store.read(move |c| rows::kept(c, &k)))
             .ok()
-            .flatten()
-            .unwrap_or_default();
+            .flatten();
+        let first = kept.is_none();
+        let kept = kept.unwrap_or_default();
         // Never through a link: a transcript or folder a session planted as one is unreadable.
         let chunk = match crate::transcripts::open(path).and_then(|f| tail::read(f, kept.offset)) {
             Ok(c) => c,
@@ -206,7 +246,7 @@ impl Worker {
             return None;
         }
         self.progress.files_read.fetch_add(1, Ordering::Relaxed);
-        Some(Batch {
+        let batch = Batch {
             path: key,
             session,
             lines: chunk.lines,
@@ -215,7 +255,8 @@ impl Worker {
             broken: chunk.broken,
             restarted: chunk.restarted,
             written_at: chunk.modified_ms,
-        })
+        };
+        Some((batch, first))
     }
 }
 

@@ -110,17 +110,12 @@ impl Module for RecallModule {
                     None
                 }
             };
-            let arm_watch = watch.clone();
             let worker = Worker {
                 ctx: ctx.clone(),
                 roots: roots.clone(),
                 progress: progress.clone(),
                 rt: tokio::runtime::Handle::current(),
-                arm: Box::new(move || {
-                    if let Some(w) = &arm_watch {
-                        w.lock().expect("watch").arm();
-                    }
-                }),
+                watch: watch.clone(),
             };
             let _ = jobs.send(Job::Scan);
             // Its own thread, not the runtime's blocking pool: it lives as long as vyred, and a

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
+use notify::event::{ModifyKind, RenameMode};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::index::Job;
@@ -24,30 +25,47 @@ impl Watch {
         // (and not read: `transcripts::open`).
         let config = notify::Config::default().with_follow_symlinks(false);
         let handler = move |res: notify::Result<notify::Event>| {
-            let Ok(event) = res else { return };
+            let event = match res {
+                Ok(event) => event,
+                Err(e) => {
+                    // A watch that could not be added (the machine's inotify limit): what it
+                    // would have seen is read by a scan, and the person is told why recall lags.
+                    tracing::warn!(error = %e, "transcripts: a watch failed; reading everything again");
+                    let _ = jobs.send(Job::Scan);
+                    return;
+                }
+            };
+            if event.need_rescan() {
+                // The OS dropped events (its queue overflowed): only a scan knows what changed.
+                let _ = jobs.send(Job::Scan);
+                return;
+            }
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
             }
             tracing::debug!(kind = ?event.kind, paths = ?event.paths, "transcripts: file event");
-            let created = matches!(event.kind, EventKind::Create(_));
+            // A folder made here, or moved in from elsewhere (whose files have no events).
+            let appeared = matches!(
+                event.kind,
+                EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To))
+            );
             for path in event.paths {
                 if path.extension().is_some_and(|x| x == "jsonl") {
                     let _ = jobs.send(Job::File(path));
-                } else if created && wanted.iter().any(|r| r.starts_with(&path)) {
-                    // A root, or a folder on the way to one, appeared.
+                } else if appeared && wanted.iter().any(|r| r.starts_with(&path)) {
+                    // A root, or a folder on the way to one, appeared: watch what exists now,
+                    // then read it all (the worker does both, in that order).
                     let _ = jobs.send(Job::Arm);
                     let _ = jobs.send(Job::Scan);
-                    again(&jobs, Job::Scan);
-                } else if created
+                } else if appeared
                     && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
                     && wanted.iter().any(|r| path.starts_with(r))
                 {
-                    // A new folder under a root: what was written into it before its watch was
-                    // in place is read from it now, and once more a moment later (the watch on
-                    // a new folder is added as its event is handled, so a file written in
-                    // between has no event of its own).
-                    let _ = jobs.send(Job::Folder(path.clone()));
-                    again(&jobs, Job::Folder(path));
+                    // A new folder under a root. The backend adds its watch only after this
+                    // handler returns, so a file written in between has no event of its own:
+                    // the worker watches the folder itself first ([`Watch::folder`]) and then
+                    // reads what is in it. Nothing depends on how fast either thread runs.
+                    let _ = jobs.send(Job::Folder(path));
                 }
             }
         };
@@ -62,46 +80,53 @@ impl Watch {
     }
 
     /// Watch every root that exists (recursively) and, for the others, their nearest existing
-    /// parent (that folder only).
+    /// parent (that folder only). After each watch the way to the root is looked at again: a
+    /// folder made before the watch was in place is found then, one made after has an event.
     pub fn arm(&mut self) {
         for root in self.roots.clone() {
-            let target = if root.is_dir() {
-                (root.clone(), true)
-            } else {
-                match nearest_existing(&root) {
-                    Some(parent) => (parent, false),
-                    None => continue,
+            loop {
+                let target = if root.is_dir() {
+                    (root.clone(), true)
+                } else {
+                    match nearest_existing(&root) {
+                        Some(parent) => (parent, false),
+                        None => break,
+                    }
+                };
+                if self.watched.contains(&target) {
+                    break;
                 }
-            };
-            if self.watched.contains(&target) {
-                continue;
-            }
-            let mode = if target.1 {
-                RecursiveMode::Recursive
-            } else {
-                RecursiveMode::NonRecursive
-            };
-            match self.watcher.watch(&target.0, mode) {
-                Ok(()) => {
-                    tracing::debug!(path = %target.0.display(), recursive = target.1, "transcripts: watching");
-                    self.watched.insert(target);
-                }
-                Err(e) => {
-                    tracing::warn!(path = %target.0.display(), error = %e, "cannot follow transcripts here")
+                let mode = if target.1 {
+                    RecursiveMode::Recursive
+                } else {
+                    RecursiveMode::NonRecursive
+                };
+                match self.watcher.watch(&target.0, mode) {
+                    Ok(()) => {
+                        tracing::debug!(path = %target.0.display(), recursive = target.1, "transcripts: watching");
+                        let done = target.1;
+                        self.watched.insert(target);
+                        if done {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %target.0.display(), error = %e, "cannot follow transcripts here");
+                        break;
+                    }
                 }
             }
         }
     }
-}
 
-/// Send `job` once more after a moment, for what a new folder's first moments may hide. Only
-/// when a folder appears: never a polling loop.
-fn again(jobs: &mpsc::Sender<Job>, job: Job) {
-    let jobs = jobs.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let _ = jobs.send(job);
-    });
+    /// Watch a folder that appeared under a root, and return once the watch is in place: every
+    /// change after this call has an event, so reading the folder after it misses nothing.
+    pub fn folder(&mut self, folder: &Path) {
+        if let Err(e) = self.watcher.watch(folder, RecursiveMode::Recursive) {
+            // Gone again, or the machine's watch limit: a later scan still reads it.
+            tracing::debug!(path = %folder.display(), error = %e, "transcripts: folder not watched");
+        }
+    }
 }
 
 fn nearest_existing(path: &Path) -> Option<PathBuf> {

@@ -451,6 +451,10 @@ pub struct AskInput {
     /// Start a new thread instead of going on with the current one.
     #[serde(default)]
     new: bool,
+    /// Vyre's own instruction (the onboarding's greeting prompt), not the person's words: the
+    /// timeline marks it and surfaces hide it. Only Vyre's modules may say so.
+    #[serde(default)]
+    internal: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -654,9 +658,15 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
             "agents.ask",
             "Say something to an agent: to its current thread, starting one if it has none.",
         ).finishes().sessions_own_agent("agent"),
-        move |input: AskInput, _| {
+        move |input: AskInput, cx| {
             let b = b.clone();
             async move {
+                if input.internal && !matches!(cx.caller, crate::tools::Caller::Module { .. }) {
+                    return Err(ToolError::refused(
+                        "internal_for_modules",
+                        "only Vyre's own modules mark words as internal",
+                    ));
+                }
                 let agent = b.get(&input.agent).await?;
                 if input.text.trim().is_empty() {
                     return Err(ToolError::invalid("text must not be empty"));
@@ -664,7 +674,10 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
                 if let Some(thread) = agent.thread.as_deref().filter(|_| !input.new) {
                     let sent = b
                         .ctx
-                        .call("threads.send", json!({ "thread": thread, "text": input.text }))
+                        .call(
+                            "threads.send",
+                            json!({ "thread": thread, "text": input.text, "internal": input.internal }),
+                        )
                         .await;
                     match sent {
                         Ok(sent) => {
@@ -687,7 +700,7 @@ fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
                     .ctx
                     .call(
                         "threads.start",
-                        json!({ "cwd": agent.cwd, "agent": agent.name, "text": input.text }),
+                        json!({ "cwd": agent.cwd, "agent": agent.name, "text": input.text, "internal": input.internal }),
                     )
                     .await?;
                 let thread = started["thread"]

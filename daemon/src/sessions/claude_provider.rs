@@ -201,6 +201,8 @@ impl Translator {
                     name: b["name"].as_str().unwrap_or_default().to_string(),
                     summary: summary(b["name"].as_str().unwrap_or_default(), &b["input"]),
                     block: i as u64,
+                    input: b["input"].clone(),
+                    parent: m["parent_tool_use_id"].as_str().map(String::from),
                 })
                 .collect(),
             Some("user") => m["message"]["content"]
@@ -211,6 +213,8 @@ impl Translator {
                 .map(|b| Happening::ToolEnded {
                     call: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
                     failed: b["is_error"] == true,
+                    output: crate::transcripts::entry::result_text(&b["content"]),
+                    interrupted: m["tool_use_result"]["interrupted"] == true,
                 })
                 .collect(),
             Some("command_lifecycle") if m["state"] == "started" => m["command_uuid"]

@@ -26,4 +26,5 @@ pub mod sandbox;
 pub mod slots;
 pub mod spawn;
 pub mod switchboard;
+pub mod timeline;
 pub mod wire;

@@ -127,6 +127,10 @@ pub struct StartInput {
     /// A first message.
     #[serde(default)]
     text: Option<String>,
+    /// The first message is Vyre's own instruction, not the person's words: the timeline marks
+    /// it `internal` and surfaces hide it. Only Vyre's modules may say so.
+    #[serde(default)]
+    internal: bool,
     #[serde(default)]
     model: Option<String>,
     /// chat, agent, project, capsule, job, memory, planner or learn.
@@ -160,6 +164,10 @@ pub struct SendInput {
     /// Images to send with the words.
     #[serde(default)]
     images: Vec<Image>,
+    /// Vyre's own instruction, not the person's words (see threads.start). Only Vyre's modules
+    /// may say so.
+    #[serde(default)]
+    internal: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -342,8 +350,11 @@ impl Module for ThreadsModule {
                         rows.collect::<Result<_, _>>()?
                     };
                     tx.conn().execute("UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled' WHERE status = 'open'", [])?;
+                    // Recorded through the timeline, which closes what they leave open.
+                    use super::timeline::record;
                     for (ask, thread) in asks {
-                        tx.emit(
+                        record(
+                            tx,
                             crate::events::NewEvent::new("ask.answered", serde_json::json!({ "ask": ask, "decision": "cancelled", "reason": "restart" }))
                                 .thread(thread),
                         )?;
@@ -353,12 +364,13 @@ impl Module for ThreadsModule {
                         // A turn is running exactly when its row says so: the turn's start and
                         // its end each commit with the row's status.
                         if status == "running" || status == "waiting" {
-                            tx.emit(
+                            record(
+                                tx,
                                 crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart", "turn": format!("{thread}:{turns}") }))
                                     .thread(thread.clone()),
                             )?;
                         }
-                        tx.emit(crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
+                        record(tx, crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
                     }
                     Ok(left)
                 })
@@ -526,11 +538,25 @@ fn register_slots(
     Ok(())
 }
 
+/// Whether words may be marked as Vyre's own: only a module's call says so (a person's words
+/// are theirs, and a session must not hide what it sends from the person).
+fn internal_by(caller: &Caller, internal: bool) -> Result<bool, ToolError> {
+    match (internal, caller) {
+        (false, _) => Ok(false),
+        (true, Caller::Module { .. }) => Ok(true),
+        (true, _) => Err(ToolError::refused(
+            "internal_for_modules",
+            "only Vyre's own modules mark words as internal",
+        )),
+    }
+}
+
 fn register(
     ctx: &Ctx,
     board: Arc<Switchboard>,
     home: Arc<PathBuf>,
 ) -> Result<(), crate::modules::StartError> {
+    super::timeline::tools::register(ctx, board.clone())?;
     let b = board.clone();
     let c = ctx.clone();
     ctx.tool(
@@ -620,9 +646,11 @@ fn register(
                     agent: input.agent,
                     mode: "default".into(),
                 };
+                let internal = internal_by(&cx.caller, input.internal)?;
                 let thread = b.start(request, started_by).await?;
                 if let Some(text) = input.text {
-                    b.send(&thread, &text, None, false, vec![]).await?;
+                    b.send_as(&thread, &text, None, false, vec![], internal)
+                        .await?;
                 }
                 Ok::<_, ToolError>(Started { thread })
             }
@@ -634,16 +662,17 @@ fn register(
             "threads.send",
             "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
         ).finishes().sessions_own_thread("thread"),
-        move |input: SendInput, _| {
+        move |input: SendInput, cx| {
             let b = b.clone();
             async move {
+                let internal = internal_by(&cx.caller, input.internal)?;
                 let queue = match input.mode.as_deref() {
                     None | Some("steer") => false,
                     Some("queue") => true,
                     Some(other) => return Err(ToolError::invalid(format!("mode must be steer or queue, not {other:?}"))),
                 };
                 let images = input.images.iter().map(Image::block).collect::<Result<Vec<_>, _>>()?;
-                b.send(&input.thread, &input.text, input.uuid, queue, images).await
+                b.send_as(&input.thread, &input.text, input.uuid, queue, images, internal).await
             }
         },
     )?;

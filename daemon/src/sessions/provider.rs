@@ -96,10 +96,18 @@ pub enum Happening {
         name: String,
         summary: String,
         block: u64,
+        /// What the tool is given, whole (the Switchboard caps and masks it).
+        input: Value,
+        /// The Task/Agent call it runs inside, for a subagent's call.
+        parent: Option<String>,
     },
     ToolEnded {
         call: String,
         failed: bool,
+        /// What it gave back, as text (an image as `[image]`).
+        output: String,
+        /// The tool stopped because the turn was interrupted.
+        interrupted: bool,
     },
     Asked(Question),
     /// The provider withdrew a question.

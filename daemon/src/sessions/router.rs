@@ -155,9 +155,14 @@ impl Router {
 
     /// When session `id`'s transcript last changed, if it has one.
     pub fn transcript_written(&self, id: &str) -> Option<std::time::SystemTime> {
-        let home = self.home.read().expect("sessions home").clone()?;
-        let path = crate::transcripts::find(&home, id)?;
+        let path = self.transcript_path(id)?;
         std::fs::metadata(path).ok()?.modified().ok()
+    }
+
+    /// Session `id`'s transcript under the sessions' HOME, if it has one there.
+    pub fn transcript_path(&self, id: &str) -> Option<std::path::PathBuf> {
+        let home = self.home.read().expect("sessions home").clone()?;
+        crate::transcripts::find(&home, id)
     }
 
     /// The auth mode in force and the credential for it, from the vault.

@@ -4,12 +4,15 @@
 //!
 //! - [`line`]: one line, read tolerantly (current and older shapes; broken lines counted).
 //! - [`tail`]: a file read incrementally, from a kept offset to its last complete line.
+//! - [`entry`]: a file read whole for a thread's timeline: prompts, text, tool calls with their
+//!   inputs and results, interrupts, on the branch the session is on.
 //! - [`find`] and [`has_entry`]: what a resume and a rewind check before starting a process.
 //! - [`open`]: how every transcript is opened. The folders under a root are written by sessions
 //!   (the sessions' HOME is theirs), so a root is resolved once ([`roots`]) and each file is then
 //!   reached from `/` without following any link ([`crate::nofollow::Dir::walk`]): a link planted
 //!   as a project folder or a transcript (to `VYRE_HOME/vyre.db`, to `/etc`) is never read.
 
+pub mod entry;
 pub mod line;
 pub mod tail;
 

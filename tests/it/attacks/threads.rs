@@ -234,6 +234,19 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "hook_prompt",
         ),
         ("threads.get", json!({ "thread": a }), "own"),
+        // The timeline (issue 18): another's is refused like its history, its own it reads.
+        ("threads.timeline", json!({ "thread": v }), "timeline"),
+        (
+            "threads.timeline",
+            json!({ "thread": "sess-theirs" }),
+            "timeline_theirs",
+        ),
+        (
+            "threads.output",
+            json!({ "thread": v, "call": "toolu_x" }),
+            "output",
+        ),
+        ("threads.timeline", json!({ "thread": a }), "own_timeline"),
     ] {
         script.push_str(&call(tool, input, &format!("out-{out}.json")));
     }
@@ -265,6 +278,9 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         "get",
         "recall_thread",
         "recall_theirs",
+        "timeline",
+        "timeline_theirs",
+        "output",
     ] {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_your_thread"), "{out}: {said}");
@@ -322,6 +338,12 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
     // Its own thread it reads.
     let own: Value = serde_json::from_str(&read(&mine, "out-own.json")).unwrap();
     assert_eq!(own["data"]["thread"], a.as_str(), "{own}");
+    let own: Value = serde_json::from_str(&read(&mine, "out-own_timeline.json")).unwrap();
+    let items = own["data"]["items"].as_array().expect("its own timeline");
+    assert!(
+        items.iter().any(|i| i["text"] == "RUNBASH sh attack.sh"),
+        "{own}"
+    );
 
     // Nothing changed: the victim's state, queue and events, the threads, the picks, the
     // bindings.
@@ -578,6 +600,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "threads.interrupt",
         "threads.list",
         "threads.model",
+        "threads.output",
         "threads.rename",
         "threads.rewind",
         "threads.send",
@@ -585,6 +608,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "threads.start",
         "threads.stop",
         "threads.take_held",
+        "threads.timeline",
         "threads.unqueue",
         "vault.list",
         "vault.status",

@@ -2,58 +2,98 @@
 // fetch, so node --test covers it (ui/test/chat.test.mjs). The view keeps a ChatState in a
 // Svelte $state and calls apply() for each event of its thread; mutations here are what it draws.
 
-import type { Always, AskInfo, Conversation, ThreadDetail, VyreEvent, Question } from './types';
+import type { Always, ThreadDetail, VyreEvent, Question } from './types';
+
+// The items are the thread's timeline as vyred builds it (threads.timeline, docs/api.md "The
+// timeline"): the same in every browser and after a reload. Only `status` on a user item is this
+// surface's own (a message sent here, before vyred has it).
 
 export interface UserItem {
   kind: 'user';
   key: string;
+  at?: number;
   uuid: string | null;
   text: string;
-  /** sending: not confirmed by an event yet; steer: joined the running turn (taken: Claude took it in). */
-  status?: 'sending' | 'steer' | 'taken' | 'failed';
+  /** How it came: the person's, steered into a turn, queued, Vyre's own (hidden) or a terminal's. */
+  via?: 'person' | 'steer' | 'queued' | 'internal' | 'terminal';
+  /** sending: not confirmed by vyred yet; failed: not sent. */
+  status?: 'sending' | 'failed';
   images?: number;
 }
 export interface TextItem {
   kind: 'assistant' | 'reasoning';
   key: string;
+  at?: number;
   message: string;
   text: string;
   done: boolean;
+  truncated?: boolean;
 }
 export interface ToolItem {
   kind: 'tool';
   key: string;
+  at?: number;
   call: string;
+  parent_call?: string | null;
   name: string;
+  input?: Record<string, any> | null;
+  input_truncated?: boolean;
   summary: string;
+  /** running, completed, failed, denied or interrupted. */
   status: string;
+  output?: string | null;
+  output_bytes?: number | null;
+  output_truncated?: boolean | null;
+  exit?: number | null;
+  duration_ms?: number | null;
+  /** Ran without asking anyone. */
+  auto?: boolean;
 }
 export interface AskItem {
   kind: 'ask';
   key: string;
+  at?: number;
   ask: string;
-  askKind: string;
+  /** tool, question (AskUserQuestion) or plan (ExitPlanMode). */
+  ask_kind: string;
   tool: string;
   summary: string;
-  call: string | null;
-  status: 'open' | string;
-  questions: Question[];
+  call?: string | null;
+  /** open, answered or cancelled. */
+  status: string;
+  decision?: string | null;
+  answers?: Record<string, any> | null;
+  message?: string | null;
+  /** What answering "always" would write, said before it is (`ask.raised`'s `rule`). */
+  rule?: Always | null;
+  /** Why the call deserves a second look (it deletes or discards something), or null. */
+  destructive?: string | null;
+  /** AskUserQuestion's questions as the tool got them (see questionsOf). */
+  questions: unknown;
   /** The tool's input (credential-looking strings masked by vyred). */
   input: Record<string, any> | null;
-  /** What "always" would write, and why the call deserves a second look (`ask.raised`). */
-  rule: Always | null;
-  destructive: string | null;
-  /** For a deny: what Claude was told; for a question: the answers (`ask.answered`). */
-  message: string | null;
-  answers: Record<string, string> | null;
 }
 export interface NoticeItem {
   kind: 'notice';
   key: string;
+  at?: number;
   level: 'info' | 'warn' | 'error';
+  code?: string;
   text: string;
+  retry?: { attempt: number; max: number; delay_ms: number } | null;
+  /** The turn can be tried again: the surface offers Retry (the last message again). */
+  retryable?: boolean | null;
 }
 export type Item = UserItem | TextItem | ToolItem | AskItem | NoticeItem;
+
+/** A page of threads.timeline. */
+export interface TimelinePage {
+  items: Item[];
+  /** The cursor for the older page, or null at the thread's start. */
+  before: number | null;
+  /** The newest event id the page is complete up to: apply the events after it. */
+  last_event: number;
+}
 
 export interface Queued {
   queued: number;
@@ -66,8 +106,8 @@ export interface Queued {
 export interface ChatState {
   thread: string;
   items: Item[];
-  /** Keys the transcript's history holds (prompt uuids, reply message ids): events for them are old. */
-  known: Record<string, true>;
+  /** The cursor for the older page (null: the thread's start is loaded). */
+  before: number | null;
   queued: Queued[];
   state: string;
   running: boolean;
@@ -85,7 +125,7 @@ export function newChat(thread: string): ChatState {
   return {
     thread,
     items: [],
-    known: {},
+    before: null,
     queued: [],
     state: 'unknown',
     running: false,
@@ -105,21 +145,41 @@ function find(s: ChatState, key: string): Item | undefined {
   return undefined;
 }
 
-/** The transcript's turns, as recall.thread gives them. */
-export function loadHistory(s: ChatState, c: Conversation): void {
-  s.title = c.title;
-  if (c.cwd) s.cwd = c.cwd;
-  for (const t of c.turns) {
-    // Live turns are rebuilt from the thread's events, which also carry what streams next.
-    if (t.live || s.known[t.key]) continue;
-    s.known[t.key] = true;
-    if (t.uuid) s.known[t.uuid] = true;
-    if (t.role === 'user') {
-      s.items.push({ kind: 'user', key: t.key, uuid: t.uuid ?? t.key, text: t.text });
-    } else {
-      s.items.push({ kind: 'assistant', key: t.key, message: t.key, text: t.text, done: true });
-    }
+/** The newest page of the timeline: what the thread holds up to `last_event`. A message sent here
+ * and not in the page yet stays at the end. */
+export function loadPage(s: ChatState, page: TimelinePage): void {
+  const keys = new Set(page.items.map((i) => i.key));
+  const pending = s.items.filter((i) => i.kind === 'user' && i.status && !keys.has(i.key));
+  s.items = [...page.items, ...pending];
+  s.before = page.before;
+  s.lastId = Math.max(s.lastId, page.last_event);
+}
+
+/** An older page (threads.timeline with `before`), put above what is shown. */
+export function loadOlder(s: ChatState, page: TimelinePage): void {
+  const have = new Set(s.items.map((i) => i.key));
+  s.items = [...page.items.filter((i) => !have.has(i.key)), ...s.items];
+  s.before = page.before;
+}
+
+/** What the reader sees: everything but Vyre's own instructions (unless asked for). */
+export function visible(items: Item[], internal = false): Item[] {
+  return internal ? items : items.filter((i) => !(i.kind === 'user' && i.via === 'internal'));
+}
+
+/** The words a Retry sends again: the last message a person (or a terminal) sent. */
+export function lastMessage(items: Item[]): string | null {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const it = items[i];
+    if (it.kind === 'user' && it.via !== 'internal' && it.text.trim()) return it.text;
   }
+  return null;
+}
+
+/** A thread's title when it has none of its own: its first message, never Vyre's instruction. */
+export function firstWords(items: Item[]): string {
+  for (const it of items) if (it.kind === 'user' && it.via !== 'internal') return it.text.slice(0, 80);
+  return '';
 }
 
 /** What threads.get says: the chip, the mode and the state (its open asks go in with addAsk, after
@@ -146,31 +206,6 @@ export function questionsOf(p: { questions?: any; input?: any }): Question[] {
       multiSelect: !!q.multiSelect,
       options: q.options.map((o: any) => (typeof o === 'string' ? { label: o } : { label: String(o.label), description: o.description })),
     }));
-}
-
-export function addAsk(s: ChatState, a: Partial<AskInfo> & { ask: string; call?: string | null }): void {
-  const key = 'ask:' + a.ask;
-  if (find(s, key)) return;
-  s.items.push({
-    kind: 'ask',
-    key,
-    ask: a.ask,
-    askKind: a.kind ?? 'permission',
-    tool: a.tool ?? '',
-    summary: a.summary ?? '',
-    call: a.call ?? null,
-    status: 'open',
-    questions: questionsOf(a),
-    input: inputOf(a.input),
-    rule: a.rule ?? null,
-    destructive: a.destructive ?? null,
-    message: null,
-    answers: null,
-  });
-}
-
-function inputOf(v: unknown): Record<string, any> | null {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : null;
 }
 
 /** The queue as threads.get has it: what the events replayed said about it gives way. */
@@ -217,6 +252,15 @@ export function askView(tool: string, input: Record<string, any> | null, summary
   return { name, server, code, note };
 }
 
+/** An answered ask's choices, question by question, as the timeline keeps them. */
+export function answersOf(a: Pick<AskItem, 'answers'>): [string, string][] {
+  const x = a.answers;
+  if (!x || typeof x !== 'object' || Array.isArray(x)) return [];
+  return Object.entries(x)
+    .map(([q, v]): [string, string] => [q, Array.isArray(v) ? v.map(String).join(', ') : typeof v === 'string' ? v : ''])
+    .filter(([, v]) => v !== '');
+}
+
 export function openAsks(s: ChatState): AskItem[] {
   return s.items.filter((i): i is AskItem => i.kind === 'ask' && i.status === 'open');
 }
@@ -224,7 +268,7 @@ export function openAsks(s: ChatState): AskItem[] {
 /** A message this surface just sent, shown before its event comes back. */
 export function addSending(s: ChatState, uuid: string, text: string, images = 0): void {
   if (find(s, uuid)) return;
-  s.items.push({ kind: 'user', key: uuid, uuid, text, status: 'sending', images: images || undefined });
+  s.items.push({ kind: 'user', key: uuid, uuid, text, via: 'person', status: 'sending', images: images || undefined });
 }
 
 export function markFailed(s: ChatState, uuid: string): void {
@@ -232,27 +276,41 @@ export function markFailed(s: ChatState, uuid: string): void {
   if (it && it.kind === 'user') it.status = 'failed';
 }
 
-function notice(s: ChatState, e: VyreEvent, level: NoticeItem['level'], text: string): void {
-  s.items.push({ kind: 'notice', key: 'n:' + e.id, level, text });
-}
-
-function userSeen(s: ChatState, uuid: string, text: string, status?: UserItem['status']): void {
-  if (s.known[uuid]) return;
-  const it = find(s, uuid);
-  if (it && it.kind === 'user') {
-    it.status = status;
-    if (text) it.text = text;
-    return;
-  }
-  s.items.push({ kind: 'user', key: uuid, uuid, text, status });
-}
-
-/** Apply one event of this thread. Events at or below the last id seen are ignored. */
+/** Apply one event of this thread. Events at or below the last id seen are ignored. The timeline's
+ * items change by `thread.item` (the whole item, upserted by key) and `thread.text` (a delta
+ * appended to its message's item); the rest is the thread's state. */
 export function apply(s: ChatState, e: VyreEvent): void {
   if (e.id <= s.lastId) return;
   s.lastId = e.id;
   const p = e.payload ?? {};
   switch (e.type) {
+    case 'thread.item': {
+      const item = p.item as Item | undefined;
+      if (!item || typeof item.key !== 'string') break;
+      const at = s.items.findIndex((i) => i.key === item.key);
+      if (at < 0) {
+        s.items.push(item);
+        break;
+      }
+      const had = s.items[at];
+      // An event carries the start of a very long text: keep the whole one already here.
+      if ((item.kind === 'assistant' || item.kind === 'reasoning') && item.truncated && had.kind === item.kind && had.text.startsWith(item.text)) {
+        item.text = had.text;
+        item.truncated = false;
+      }
+      s.items[at] = item;
+      break;
+    }
+    case 'thread.text': {
+      const it = find(s, `m:${p.message ?? ''}:${p.block ?? 0}`);
+      if (it && (it.kind === 'assistant' || it.kind === 'reasoning') && typeof p.delta === 'string') it.text += p.delta;
+      break;
+    }
+    case 'thread.rewound': {
+      const at = s.items.findIndex((i) => i.key === p.uuid);
+      if (at >= 0) s.items.splice(at + 1);
+      break;
+    }
     case 'thread.started':
       if (p.provider) s.provider = p.provider;
       s.model = p.model ?? null;
@@ -262,64 +320,10 @@ export function apply(s: ChatState, e: VyreEvent): void {
     case 'thread.state':
       s.state = p.state;
       s.running = p.state === 'running' || p.state === 'waiting';
-      if (p.state === 'failed' && p.error) notice(s, e, 'error', String(p.error));
       break;
     case 'thread.turn':
       s.running = true;
-      if (p.uuid) userSeen(s, p.uuid, p.text ?? '');
       break;
-    case 'thread.sent':
-      if (!p.uuid) break;
-      userSeen(s, p.uuid, p.text ?? '', p.via === 'steer' ? 'steer' : undefined);
-      break;
-    case 'thread.steered': {
-      const it = p.uuid ? find(s, p.uuid) : undefined;
-      if (it && it.kind === 'user') it.status = 'taken';
-      break;
-    }
-    case 'thread.text': {
-      const message = String(p.message ?? '');
-      if (s.known[message]) break;
-      const kind = p.kind === 'reasoning' ? 'reasoning' : 'assistant';
-      const key = `${kind === 'reasoning' ? 'r' : 't'}:${message}:${p.block ?? 0}`;
-      let it = find(s, key) as TextItem | undefined;
-      if (!it) {
-        if (p.delta == null && p.done) break;
-        s.items.push({ kind, key, message, text: '', done: false });
-        it = s.items[s.items.length - 1] as TextItem;
-      }
-      if (typeof p.delta === 'string') it.text += p.delta;
-      if (p.done) it.done = true;
-      break;
-    }
-    case 'thread.tool': {
-      const call = String(p.call ?? p.id ?? '');
-      const key = 'tool:' + call;
-      const it = find(s, key) as ToolItem | undefined;
-      if (it) {
-        if (p.status) it.status = p.status;
-        if (p.summary) it.summary = p.summary;
-        if (p.name) it.name = p.name;
-      } else if (p.phase === 'started' || p.status === 'running') {
-        s.items.push({ kind: 'tool', key, call, name: p.name ?? 'tool', summary: p.summary ?? '', status: p.status ?? 'running' });
-      }
-      break;
-    }
-    case 'thread.denied':
-      notice(s, e, 'warn', `${p.tool ?? 'A tool'} was refused: ${p.reason ?? ''}`.trim());
-      break;
-    case 'ask.raised':
-      addAsk(s, p as any);
-      break;
-    case 'ask.answered': {
-      const it = find(s, 'ask:' + p.ask);
-      if (it && it.kind === 'ask') {
-        it.status = p.decision ?? 'answered';
-        if (typeof p.message === 'string') it.message = p.message;
-        if (p.answers && typeof p.answers === 'object') it.answers = p.answers;
-      }
-      break;
-    }
     case 'thread.queued': {
       const q = s.queued.find((x) => x.queued === p.queued);
       if (q) q.text = p.text ?? q.text;
@@ -341,29 +345,11 @@ export function apply(s: ChatState, e: VyreEvent): void {
       break;
     case 'thread.finished':
       s.running = false;
-      for (const it of s.items) {
-        if ((it.kind === 'assistant' || it.kind === 'reasoning') && !it.done) it.done = true;
-        if (it.kind === 'user' && it.status === 'sending') it.status = undefined;
-      }
-      if (p.canceled) notice(s, e, 'info', 'Interrupted.');
-      else if (p.error) notice(s, e, 'error', String(p.error));
       if (typeof p.total_cost_usd === 'number') s.cost = p.total_cost_usd;
       break;
     case 'thread.stopped':
       s.running = false;
       s.state = 'stopped';
-      if (p.reason && !['idle', 'stopped', 'restart', 'rewind', 'agent updated'].includes(p.reason)) {
-        notice(s, e, 'info', `The session stopped (${p.reason}).`);
-      }
-      break;
-    case 'thread.rewound': {
-      const at = s.items.findIndex((i) => i.kind === 'user' && i.uuid === p.uuid);
-      if (at >= 0) s.items.splice(at + 1);
-      notice(s, e, 'info', 'Rewound to here: what came after was dropped.');
-      break;
-    }
-    case 'thread.notice':
-      notice(s, e, p.level === 'error' ? 'error' : p.level === 'warn' || p.level === 'warning' ? 'warn' : 'info', String(p.text ?? ''));
       break;
     default:
       break;
@@ -377,3 +363,52 @@ export function chip(s: Pick<ChatState, 'provider' | 'model' | 'auth'>): string 
   if (s.auth) parts.push(s.auth);
   return parts.join(' · ');
 }
+
+/** What a tool row shows: the command (not Bash's description of it), a path, a pattern. */
+export interface ToolView {
+  name: string;
+  what: string;
+  /** Read's lines, Grep's and Glob's matches: counted from the output. */
+  count: string | null;
+  duration: string;
+  /** The session's own words for it (Bash's description), shown when the row opens. */
+  description: string | null;
+  /** The input as a person reads it: the whole command, or the JSON. */
+  input: string | null;
+  size: string;
+}
+
+export function toolView(t: ToolItem): ToolView {
+  const input = t.input && typeof t.input === 'object' ? t.input : {};
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() ? v : null);
+  const mcp = t.name.match(/^mcp__(.+?)__(.+)$/);
+  const name = mcp ? mcp[2] : t.name;
+  const what =
+    (t.name === 'Bash' ? str(input.command) : null) ??
+    str(input.file_path) ??
+    str(input.notebook_path) ??
+    (str(input.pattern) && str(input.path) ? `${input.pattern} in ${input.path}` : str(input.pattern)) ??
+    str(input.url) ??
+    str(input.query) ??
+    str(input.description) ??
+    (Array.isArray(input.questions) ? str(input.questions[0]?.question) : null) ??
+    t.summary;
+  const lines = t.output ? t.output.split('\n').filter((l) => l.trim()).length : 0;
+  let count: string | null = null;
+  if (t.status === 'completed' && t.output != null && !t.output_truncated) {
+    if (t.name === 'Read') count = `${lines} line${lines === 1 ? '' : 's'}`;
+    else if (t.name === 'Glob' || (t.name === 'Grep' && (input.output_mode ?? 'files_with_matches') === 'files_with_matches')) count = `${lines} file${lines === 1 ? '' : 's'}`;
+    else if (t.name === 'Grep') count = `${lines} line${lines === 1 ? '' : 's'}`;
+  }
+  const ms = t.duration_ms ?? 0;
+  const duration = ms < 1000 ? `${ms} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+  let shown: string | null;
+  if (t.name === 'Bash') shown = str(input.command);
+  else shown = Object.keys(input).length ? JSON.stringify(input, null, 2) : null;
+  if (shown === what && t.name !== 'Bash') shown = null;
+  const bytes = t.output_bytes ?? 0;
+  const size = bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const description = t.name === 'Bash' ? str(input.description) : null;
+  return { name, what, count, duration, description, input: t.name === 'Bash' && shown === what && shown.length < 120 ? null : shown, size };
+}
+

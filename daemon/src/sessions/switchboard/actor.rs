@@ -9,6 +9,15 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::sessions::timeline::import::exit_of;
+use crate::sessions::timeline::item::{INPUT_STRING_CAP, OUTPUT_CAP, cap_strings, cut};
+
+/// `extra`'s fields added to `payload`.
+fn merge(payload: &mut Value, extra: &Value) {
+    if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
+        p.extend(e.clone());
+    }
+}
 
 impl Switchboard {
     /// The actor: owns one provider session until it ends.
@@ -58,8 +67,8 @@ impl Switchboard {
                 command = rx.recv() => {
                     let Some(command) = command else { break };
                     match command {
-                        Command::Send { text, uuid, queue, images, reply } => {
-                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, queue, images).await);
+                        Command::Send { text, uuid, queue, images, internal, reply } => {
+                            let _ = reply.send(self.on_send(&mut a, session.as_ref(), &text, &uuid, (queue, internal), images).await);
                         }
                         Command::SendNow { queued, reply } => {
                             let _ = reply.send(self.on_send_now(&mut a, session.as_ref(), queued).await);
@@ -139,13 +148,15 @@ impl Switchboard {
         self.set_status(&a.thread, state).await;
     }
 
+    /// A send: `(queue, internal)` say how it waits while a turn runs, and whether it is
+    /// Vyre's own words.
     pub(super) async fn on_send(
         &self,
         a: &mut Actor,
         session: &dyn Session,
         text: &str,
         uuid: &str,
-        queue: bool,
+        (queue, internal): (bool, bool),
         images: Vec<Value>,
     ) -> Result<Sent, ToolError> {
         // The same send retried (a surface that lost the answer) is one turn: answer as before.
@@ -153,7 +164,7 @@ impl Switchboard {
             return Ok(earlier);
         }
         let sent = self
-            .on_send_new(a, session, text, uuid, queue, images)
+            .on_send_new(a, session, text, uuid, (queue, internal), images)
             .await?;
         self.record_sent(&a.thread, &sent).await;
         Ok(sent)
@@ -203,9 +214,17 @@ impl Switchboard {
         session: &dyn Session,
         text: &str,
         uuid: &str,
-        queue: bool,
+        (queue, internal): (bool, bool),
         images: Vec<Value>,
     ) -> Result<Sent, ToolError> {
+        // What the timeline needs to say of the message beyond its words.
+        let mut marks = json!({});
+        if internal {
+            marks["internal"] = json!(true);
+        }
+        if !images.is_empty() {
+            marks["images"] = json!(images.len());
+        }
         if a.running && queue {
             // "After this turn": Vyre's own queue, where it can be taken back or edited.
             let (t, u, x) = (a.thread.clone(), uuid.to_string(), text.to_string());
@@ -227,7 +246,10 @@ impl Switchboard {
                     )?;
                     let mut payload = payload;
                     payload["queued"] = json!(queued);
-                    tx.emit(NewEvent::new("thread.queued", payload).thread(t))?;
+                    crate::sessions::timeline::record(
+                        tx,
+                        NewEvent::new("thread.queued", payload).thread(t),
+                    )?;
                     Ok(queued)
                 })
                 .await?;
@@ -243,10 +265,13 @@ impl Switchboard {
         if a.running {
             // Recorded first, as for a turn below.
             let (t, u) = (a.thread.clone(), uuid.to_string());
+            let mut payload =
+                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn });
+            merge(&mut payload, &marks);
             self.try_emit_with(
                 "thread.sent",
                 &a.thread,
-                json!({ "text": clean(text), "uuid": uuid, "via": "steer", "turn": a.turn }),
+                payload,
                 move |c| {
                     c.execute(
                         "INSERT OR IGNORE INTO threads_sent (uuid, thread, via, queued, at) VALUES (?1, ?2, 'steer', NULL, ?3)",
@@ -269,7 +294,7 @@ impl Switchboard {
         // The turn is recorded before the session has the words: a store that cannot write (a
         // full disk) refuses the send clearly, and a crash in between ends a recorded turn.
         let before = (a.turns, a.turn.clone());
-        if let Err(e) = self.begin_turn_as(a, text, uuid, false).await {
+        if let Err(e) = self.begin_turn_as(a, text, uuid, marks).await {
             (a.turns, a.turn) = before;
             (a.running, a.own_uuid) = (false, None);
             return Err(e.into());
@@ -289,23 +314,22 @@ impl Switchboard {
 
     /// A turn begins for a message already handed to the session.
     pub(super) async fn begin_turn(&self, a: &mut Actor, text: &str, uuid: &str) {
-        if let Err(e) = self.begin_turn_as(a, text, uuid, false).await {
+        if let Err(e) = self.begin_turn_as(a, text, uuid, json!({})).await {
             tracing::warn!(thread = %a.thread, error = %e, "a turn began unrecorded");
         }
     }
 
-    /// A turn; `steered` when it is steered words the previous turn never reached.
+    /// A turn; `marks` go into its `thread.turn` (`steered` when it is steered words the
+    /// previous turn never reached, `internal` for Vyre's own words, `images`).
     pub(super) async fn begin_turn_as(
         &self,
         a: &mut Actor,
         text: &str,
         uuid: &str,
-        steered: bool,
+        marks: Value,
     ) -> Result<(), StoreError> {
         let mut payload = a.open_turn(text, uuid);
-        if steered {
-            payload["steered"] = json!(true);
-        }
+        merge(&mut payload, &marks);
         // One transaction: after a crash, a turn that began is running (so the restart ends
         // it) and its send is recorded (so the same send retried is this turn, not another).
         let (t, n, u) = (a.thread.clone(), a.turns, uuid.to_string());
@@ -341,8 +365,10 @@ impl Switchboard {
             .get("updatedInput")
             .and_then(|u| u.get("answers"))
             .map(super::clean_value);
-        // What Claude was told with a deny (a person's reason, or the default words).
-        let message = response.get("message").and_then(Value::as_str).map(clean);
+        // What a deny told Claude, when the person said why.
+        let message = (decision == "deny")
+            .then(|| response["message"].as_str().map(clean))
+            .flatten();
         session
             .answer(request, response)
             .map_err(|e| ToolError::conflict("ask_closed", e))?;
@@ -401,23 +427,44 @@ impl Switchboard {
                 name,
                 summary,
                 block,
+                input,
+                parent,
             } => {
                 a.tools.insert(call.clone(), name.clone());
-                self.emit(
-                    "thread.tool",
-                    &a.thread,
-                    json!({ "id": call, "call": call, "name": name, "phase": "started", "status": "running", "summary": clean(&summary), "block": block, "turn": a.turn }),
-                )
-                .await;
+                let (input, input_truncated) = cap_strings(&input, INPUT_STRING_CAP);
+                let mut p = json!({ "id": call, "call": call, "name": name, "phase": "started", "status": "running", "summary": clean(&summary), "block": block, "turn": a.turn, "input": super::clean_value(&input) });
+                if input_truncated {
+                    p["input_truncated"] = json!(true);
+                }
+                if let Some(parent) = parent {
+                    p["parent"] = json!(parent);
+                }
+                self.emit("thread.tool", &a.thread, p).await;
             }
-            Happening::ToolEnded { call, failed } => {
+            Happening::ToolEnded {
+                call,
+                failed,
+                output,
+                interrupted,
+            } => {
                 // A subagent that became a task keeps its slot until the task ends.
                 if !a.tasked.contains(&call) {
                     self.on_call_over(a, &call).await;
                 }
                 let name = a.tools.remove(&call).unwrap_or_default();
                 let status = if failed { "failed" } else { "completed" };
-                self.emit("thread.tool", &a.thread, json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn })).await;
+                let (kept, was_cut) = cut(&output, OUTPUT_CAP);
+                let mut p = json!({ "id": call, "call": call, "name": name, "phase": "done", "status": status, "turn": a.turn, "output": clean(&kept), "output_bytes": output.len() });
+                if was_cut {
+                    p["output_truncated"] = json!(true);
+                }
+                if interrupted {
+                    p["interrupted"] = json!(true);
+                }
+                if let Some(exit) = exit_of(&name, failed, &output) {
+                    p["exit"] = json!(exit);
+                }
+                self.emit("thread.tool", &a.thread, p).await;
             }
             Happening::Asked(q) => match crate::sessions::floor::check(&q.tool, &q.input) {
                 // The floor refuses without asking anyone.
@@ -529,7 +576,10 @@ impl Switchboard {
                         .map(|(_, t)| t.as_str())
                         .collect::<Vec<_>>()
                         .join("\n");
-                    if let Err(e) = self.begin_turn_as(a, &text, &late[0].0, true).await {
+                    if let Err(e) = self
+                        .begin_turn_as(a, &text, &late[0].0, json!({ "steered": true }))
+                        .await
+                    {
                         tracing::warn!(thread = %a.thread, error = %e, "a turn began unrecorded");
                     }
                     return;
@@ -569,7 +619,7 @@ impl Switchboard {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'open', ?10)",
                     params![id, t, turn, q2.request, q2.kind, q2.tool, sum, q2.input.to_string(), q2.suggestions.to_string(), crate::now_ms()],
                 )?;
-                tx.emit(raised)?;
+                crate::sessions::timeline::record(tx, raised)?;
                 Ok(())
             })
             .await;
@@ -661,6 +711,7 @@ impl Switchboard {
         self.ctx.kernel().session_sockets().close(&a.thread);
         self.release_slots(&a.thread, reason).await;
         *a.shown.lock().expect("state") = super::Shown::new("stopped");
+        self.account_transcript(&a.thread).await;
         let (t, r) = (a.thread.clone(), reason.to_string());
         self.emit_with(
             "thread.stopped",

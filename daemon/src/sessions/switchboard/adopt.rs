@@ -62,7 +62,7 @@ impl Switchboard {
             agent: None,
             mode: "default".into(),
         };
-        self.insert_run(thread, &req, None).await?;
+        self.insert_run(thread, &req, None, true).await?;
         let (t, turns) = (thread.to_string(), found["turns"].as_i64().unwrap_or(0));
         self.ctx
             .store()

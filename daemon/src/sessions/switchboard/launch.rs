@@ -69,7 +69,7 @@ impl Switchboard {
         }
         let thread = crate::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
-        self.insert_run(&thread, &req, started_by).await?;
+        self.insert_run(&thread, &req, started_by, false).await?;
         self.launch(&thread, &req, How::New, 0).await?;
         Ok(thread)
     }
@@ -95,6 +95,11 @@ impl Switchboard {
             }
         };
         let (req, turns) = row;
+        // What a terminal wrote since Vyre's last run (or before it adopted the session) goes
+        // into the timeline before this run adds to it.
+        if let Err(e) = self.import_transcript(thread, true).await {
+            tracing::warn!(thread, error = %e, "the transcript's history was not read in");
+        }
         // A thread whose CLI died before it wrote its transcript (killed in its first turn) has
         // nothing to resume: it starts afresh under the same id rather than being stuck.
         let how = match self.router.get(&req.provider)?.can_resume(thread, None) {
@@ -180,12 +185,14 @@ impl Switchboard {
     }
 
     /// A new `threads_runs` row, `starting`, with the options a resume will reuse and who
-    /// started it.
+    /// started it, and its timeline's bookkeeping (`import`: its transcript holds history Vyre
+    /// did not see, read in before its first run).
     pub(super) async fn insert_run(
         &self,
         thread: &str,
         req: &StartRequest,
         started_by: Option<String>,
+        import: bool,
     ) -> Result<(), ToolError> {
         let driver = self.router.get(&req.provider)?.driver().to_string();
         let (t, r, by) = (thread.to_string(), req.clone(), started_by.clone());
@@ -198,6 +205,7 @@ impl Switchboard {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10, 0, ?11)",
                     params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now, by],
                 )?;
+                crate::sessions::timeline::store::new_marker(tx.conn(), &t, import)?;
                 Ok(())
             })
             .await?;
@@ -251,8 +259,9 @@ impl Switchboard {
             None => self.adopt(thread).await?.ok_or_else(|| not_found(thread))?,
         };
         let new = crate::ids::uuid_v4();
+        self.copy_timeline(thread, &new, at.clone()).await;
         let _one_at_a_time = self.launching.lock().await;
-        self.insert_run(&new, &req, started_by).await?;
+        self.insert_run(&new, &req, started_by, false).await?;
         self.launch(
             &new,
             &req,

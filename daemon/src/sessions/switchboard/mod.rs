@@ -26,6 +26,7 @@ mod fence;
 mod launch;
 mod queue;
 mod slots;
+mod timeline;
 
 use actor::Actor;
 pub use fence::Owners;
@@ -52,6 +53,8 @@ enum Command {
         queue: bool,
         /// Image content blocks to send before the text.
         images: Vec<Value>,
+        /// Vyre's own words (a greeting), not the person's: marked so, hidden by default.
+        internal: bool,
         reply: oneshot::Sender<Result<Sent, ToolError>>,
     },
     SendNow {
@@ -203,7 +206,7 @@ fn clean(s: &str) -> String {
 }
 
 /// A JSON value for an event: every string in it passes [`clean`].
-fn clean_value(v: &Value) -> Value {
+pub(crate) fn clean_value(v: &Value) -> Value {
     match v {
         Value::String(s) => Value::String(clean(s)),
         Value::Array(items) => Value::Array(items.iter().map(clean_value).collect()),
@@ -267,9 +270,15 @@ impl Switchboard {
         }
     }
 
+    /// Record an event of the thread, folded into its timeline in the same transaction.
     async fn emit(&self, kind: &str, thread: &str, payload: Value) {
         let event = NewEvent::new(kind, payload).thread(thread);
-        if let Err(e) = self.ctx.events().emit(event).await {
+        let written = self
+            .ctx
+            .store()
+            .write(move |tx| crate::sessions::timeline::record(tx, event))
+            .await;
+        if let Err(e) = written {
             tracing::warn!(thread, kind, error = %e, "event not recorded");
         }
     }
@@ -302,7 +311,7 @@ impl Switchboard {
             .store()
             .write(move |tx| {
                 if rows(tx.conn())? {
-                    tx.emit(event)?;
+                    crate::sessions::timeline::record(tx, event)?;
                 }
                 Ok(())
             })
@@ -339,6 +348,20 @@ impl Switchboard {
         uuid: Option<String>,
         queue: bool,
         images: Vec<Value>,
+    ) -> Result<Sent, ToolError> {
+        self.send_as(thread, text, uuid, queue, images, false).await
+    }
+
+    /// [`Switchboard::send`]; `internal`: Vyre's own words (a greeting, an instruction), which
+    /// the timeline marks so and surfaces hide by default. Only modules send them.
+    pub async fn send_as(
+        self: &Arc<Self>,
+        thread: &str,
+        text: &str,
+        uuid: Option<String>,
+        queue: bool,
+        images: Vec<Value>,
+        internal: bool,
     ) -> Result<Sent, ToolError> {
         if text.trim().is_empty() {
             return Err(ToolError::invalid("text must not be empty"));
@@ -379,6 +402,7 @@ impl Switchboard {
                 uuid: uuid.clone(),
                 queue,
                 images,
+                internal,
                 reply,
             })
             .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;

@@ -137,7 +137,7 @@ impl Switchboard {
                 }
                 super::actor::turn_rows(tx.conn(), &t, turns, &u)?;
                 for event in events {
-                    tx.emit(event)?;
+                    crate::sessions::timeline::record(tx, event)?;
                 }
                 Ok(true)
             })

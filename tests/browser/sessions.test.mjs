@@ -258,8 +258,14 @@ it('a destructive command is flagged, "always" says what it would write, and r d
   // The CLI hands the reason to the model as the tool's result; the fake API quotes it back.
   await reply('move it to attic');
   await idle();
+  // After a reload (the thread's timeline) the card is the same: folded, and opened it still
+  // says why the command deserved a second look and what Claude was told.
+  await page.reload();
+  await folded.waitFor();
+  assert.match(await folded.getByTestId('ask-told').innerText(), /move it to attic/);
   await folded.getByTestId('ask-expand').click();
   await page.getByTestId('ask-collapse').waitFor();
+  assert.match(await page.getByTestId('ask-destructive').innerText(), /deletes/);
   await shot('ask-denied');
 });
 

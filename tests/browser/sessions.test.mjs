@@ -448,6 +448,9 @@ it('an agent\'s own folder is not shown in its header', { ...T, skip: noClaude }
   await page.getByTestId('chat-title').filter({ hasText: 'Juno' }).waitFor();
   const text = await page.getByTestId('chat-header').innerText();
   assert.doesNotMatch(text, /agents\/juno/);
+  // Vyre's greeting prompt (marked internal) titles nothing: only a person's words do.
+  const juno = (await rig.sock('agents.list')).find((a) => a.name === 'juno');
+  assert.equal((await rig.sock('threads.get', { thread: juno.thread })).title ?? null, null);
 });
 
 it('an API key that is not shaped like one is refused where it was typed', T, async () => {

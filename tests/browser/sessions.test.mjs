@@ -220,6 +220,8 @@ it('a fork names its parent, in its header and in the Deck', { ...T, skip: noCla
   await link.filter({ hasText: 'Tilde 1.0' }).waitFor();
   const info = await rig.sock('threads.get', { thread: child });
   assert.equal(info.forked_from, parent);
+  // It opens on the history it was forked with, not blank.
+  await page.getByTestId('user-text').filter({ hasText: 'Plan the tilde release' }).waitFor();
   await shot('fork');
   await deck();
   const entry = page.locator(`[data-testid=deck-entry][data-thread="${child}"]`);

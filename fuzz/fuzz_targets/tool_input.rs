@@ -38,7 +38,7 @@ fn tool<I: DeserializeOwned + JsonSchema + 'static>() -> Tool {
 
 /// The real input types, by the name of the tool that takes them.
 static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
-    use vyre::sessions::{agents, models, modules as threads};
+    use vyre::sessions::{agents, finding, models, modules as threads};
     use vyre::{harness, onboarding, pairing, projects, recall, vault};
     BTreeMap::from([
         ("vault.put", tool::<vault::tools::PutInput>()),
@@ -63,6 +63,8 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("threads.answer", tool::<threads::AnswerInput>()),
         ("threads.get", tool::<threads::ThreadInput>()),
         ("threads.files", tool::<threads::FilesInput>()),
+        ("threads.folders", tool::<finding::FoldersInput>()),
+        ("threads.rename", tool::<finding::RenameInput>()),
         ("threads.list", tool::<threads::NoInput>()),
         ("threads.mode", tool::<threads::ModeInput>()),
         ("threads.model", tool::<threads::ModelInput>()),

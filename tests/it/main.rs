@@ -29,6 +29,7 @@ mod threads_bad;
 mod threads_cli;
 mod threads_crash;
 mod threads_e2e;
+mod threads_finding;
 mod threads_flow;
 mod timeline;
 mod vault;

@@ -244,7 +244,7 @@ async fn bad_input_to_threads_gets_clear_errors() {
         (
             "threads.start",
             json!({ "cwd": "/definitely/not/here" }),
-            "invalid_input",
+            "no_such_folder",
         ),
         (
             "threads.start",

@@ -51,3 +51,9 @@ test('the main window of the Mac app is not Lumen', async () => {
   await later();
   assert.deepEqual(untagged.calls, ['hide_lumen']);
 });
+
+test('the app says whether Esc can hide Lumen: only in the Mac app', async () => {
+  const { inApp } = await import('../.test-build/tauri.js');
+  assert.equal(inApp({}), false, 'a browser');
+  assert.equal(inApp({ __TAURI_INTERNALS__: tauri('lumen') }), true);
+});

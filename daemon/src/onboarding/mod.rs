@@ -11,6 +11,7 @@
 //! is another module's tool, called with the person's own rights.
 
 mod end;
+mod key_shape;
 
 use std::collections::BTreeMap;
 
@@ -444,9 +445,7 @@ impl Module for OnboardingModule {
                     let c = c.clone();
                     async move {
                         let value = input.value.trim();
-                        if value.is_empty() {
-                            return Err(ToolError::invalid("the credential is empty"));
-                        }
+                        key_shape::check(value, matches!(input.mode, ClaudeMode::ApiKey))?;
                         let item = match input.mode {
                             ClaudeMode::SetupToken => crate::vault::auth::SETUP_TOKEN_ITEM,
                             ClaudeMode::ApiKey => crate::vault::auth::API_KEY_ITEM,

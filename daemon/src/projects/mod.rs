@@ -49,6 +49,8 @@ pub struct Entry {
     pub projects: Vec<String>,
     /// Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it.
     pub state: Option<String>,
+    /// The thread it was forked from, when Vyre forked it.
+    pub forked_from: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -90,9 +92,9 @@ pub struct CreateInput {
     /// 1 to 80 characters.
     #[schemars(length(min = 1, max = 80), pattern(crate::tools::shape::LABEL))]
     name: String,
-    /// The project's home folder (absolute, existing). Its `.vyre/project.json` is written, or
-    /// read when it has one already.
-    #[schemars(pattern(r"^/"))]
+    /// The project's home folder (existing; absolute, or from `~`, the sessions' HOME). Its
+    /// `.vyre/project.json` is written, or read when it has one already.
+    #[schemars(pattern(r"^[/~]"))]
     home: PathBuf,
     /// Other folders it owns, relative to the home or absolute.
     #[serde(default)]
@@ -261,6 +263,7 @@ impl Projects {
                     source: "terminal".into(),
                     projects: vec![],
                     state: None,
+                    forked_from: None,
                 },
             );
         }
@@ -279,8 +282,15 @@ impl Projects {
                 source: "vyre".into(),
                 projects: vec![],
                 state: None,
+                forked_from: None,
             });
             e.source = "vyre".into();
+            // Vyre's title (a person's name for it, or its first message's words) over the
+            // transcript's.
+            if let Some(title) = t["title"].as_str() {
+                e.title = Some(title.to_string());
+            }
+            e.forked_from = t["forked_from"].as_str().map(String::from);
             e.live = t["live"] == true;
             e.state = t["state"].as_str().map(String::from);
             e.last_activity = e.last_activity.max(t["updated_at"].as_i64());
@@ -377,18 +387,11 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                 if name.is_empty() || name.chars().count() > 80 {
                     return Err(ToolError::invalid("a project's name is 1 to 80 characters"));
                 }
-                if input.home.is_absolute() && !input.home.exists() {
-                    return Err(ToolError::not_found(
-                        "no_such_folder",
-                        format!("there is no folder {:?}", input.home),
-                    ));
-                }
-                if !input.home.is_absolute() || !input.home.is_dir() {
-                    return Err(ToolError::invalid(format!(
-                        "home {:?} must be an existing folder, given as an absolute path",
-                        input.home
-                    )));
-                }
+                // `~` is the sessions' HOME, as in threads.start; a missing folder says so.
+                let sessions_home = crate::sessions::modules::sessions_home(pr.ctx.kernel())
+                    .map_err(ToolError::invalid)?;
+                let home = crate::sessions::folders::check(&input.home, &sessions_home)?;
+                let input = CreateInput { home, ..input };
                 let f = match ProjectFile::read(&input.home) {
                     Ok(existing) if existing.name() != name => {
                         return Err(ToolError::conflict(

@@ -235,6 +235,12 @@ fn register(
                     live.as_array().map(Vec::as_slice).unwrap_or_default(),
                 );
                 if conversation.turns.is_empty() && conversation.cwd.is_none() {
+                    // A thread Vyre just started has no turn yet: it is there, and empty.
+                    if let Ok(known) = c.call("threads.get", json!({ "thread": input.thread })).await {
+                        conversation.cwd = known["cwd"].as_str().map(String::from);
+                        conversation.title = known["title"].as_str().map(String::from);
+                        return Ok(conversation);
+                    }
                     return Err(ToolError::not_found(
                         "unknown_thread",
                         format!("no history or live turns for {:?}", input.thread),

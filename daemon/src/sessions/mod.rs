@@ -4,13 +4,18 @@
 //! Built so far: [`wire`] (the JSON-lines peer with the control protocol), [`spawn`] (the one
 //! place session processes start), [`claude`] (the Claude driver).
 
+pub mod about;
 pub mod agents;
+pub mod always;
+pub mod caution;
 pub mod claude;
 pub mod claude_provider;
 pub mod cli;
 pub mod conformance;
 pub mod files;
+pub mod finding;
 pub mod floor;
+pub mod folders;
 pub mod models;
 pub mod modules;
 pub mod pinned;

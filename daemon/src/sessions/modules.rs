@@ -47,21 +47,7 @@ impl Module for SessionsModule {
                     "sessions.uid is set but sessions.socket_dir is not: the sessions' own sockets stay in VYRE_HOME, which their user cannot reach, so their Vyre tools will fail"
                 );
             }
-            let home = match (settings.home.map(PathBuf::from), run_as) {
-                (Some(home), _) => home,
-                (None, None) => ctx.kernel().user_home(),
-                // Sessions of another user live in that user's home.
-                (None, Some(r)) => nix::unistd::User::from_uid(r.uid.into())
-                    .ok()
-                    .flatten()
-                    .map(|u| u.dir)
-                    .ok_or_else(|| {
-                        format!(
-                            "sessions.uid {} has no home in the user database: set sessions.home",
-                            r.uid
-                        )
-                    })?,
-            };
+            let home = sessions_home(ctx.kernel())?;
             let base_url = settings.base_url.or_else(|| {
                 std::env::var("ANTHROPIC_BASE_URL")
                     .ok()
@@ -293,9 +279,31 @@ pub struct ModelInput {
 pub struct Detail {
     #[serde(flatten)]
     info: ThreadInfo,
-    asks: Vec<AskInfo>,
+    #[serde(flatten)]
+    about: super::about::About,
+    asks: Vec<Ask>,
     /// Messages waiting for the turn's end (`queued`) or for a terminal to let go (`held`).
     queued: Vec<super::switchboard::QueuedInfo>,
+}
+
+/// A thread in `threads.list`.
+#[derive(Serialize, JsonSchema)]
+pub struct Listed {
+    #[serde(flatten)]
+    info: ThreadInfo,
+    #[serde(flatten)]
+    about: super::about::About,
+}
+
+/// An ask in `threads.get`, with what a person reads before answering it.
+#[derive(Serialize, JsonSchema)]
+pub struct Ask {
+    #[serde(flatten)]
+    ask: AskInfo,
+    /// What answering `always` would write; null when it would write nothing.
+    rule: Option<super::always::Always>,
+    /// Why the call deserves a second look (it deletes or discards something), if it does.
+    destructive: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -391,7 +399,11 @@ impl Module for ThreadsModule {
             let owners = ctx.store().read(|c| Ok(Owners::load(c)?)).await?;
             let board = Switchboard::new(ctx.clone(), router, owners);
             ctx.provide_fence(board.clone())?;
-            register(&ctx, board.clone())?;
+            let home = Arc::new(sessions_home(ctx.kernel())?);
+            register(&ctx, board.clone(), home.clone())?;
+            super::finding::register(&ctx, board.clone(), home)?;
+            // Threads are titled by the first words a person sends them.
+            super::about::follow(&ctx);
             // When vyred stops, every session stops with it.
             let stop = ctx.shutdown();
             ctx.spawn(async move {
@@ -543,7 +555,11 @@ fn internal_by(caller: &Caller, internal: bool) -> Result<bool, ToolError> {
     }
 }
 
-fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::StartError> {
+fn register(
+    ctx: &Ctx,
+    board: Arc<Switchboard>,
+    home: Arc<PathBuf>,
+) -> Result<(), crate::modules::StartError> {
     super::timeline::tools::register(ctx, board.clone())?;
     let b = board.clone();
     let c = ctx.clone();
@@ -557,7 +573,10 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         move |input: StartInput, cx| {
             let b = b.clone();
             let c = c.clone();
+            let home = home.clone();
             async move {
+                // `~` is the sessions' HOME; a folder that is not there is said as typed.
+                let cwd = super::folders::check(&input.cwd, &home)?;
                 // A session starts threads within what it may act on and see: for its own agent
                 // only, in its projects only (named, or by the folder), so what it starts never
                 // reaches further than it does. The new thread is its own.
@@ -574,7 +593,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                         return Err(not_your_project(p));
                     }
                     let at = c
-                        .call("projects.at", serde_json::json!({ "cwd": input.cwd }))
+                        .call("projects.at", serde_json::json!({ "cwd": cwd }))
                         .await?;
                     if let Some(p) = at["project"].as_str()
                         && !scope.sees_project(p)
@@ -623,7 +642,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                         .unwrap_or_else(|| super::models::default_model(&purpose).to_string()),
                 };
                 let request = StartRequest {
-                    cwd: input.cwd,
+                    cwd,
                     model: Some(model),
                     purpose,
                     project: input.project,
@@ -662,6 +681,7 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         },
     )?;
     let b = board.clone();
+    let c = ctx.clone();
     ctx.tool(
         ToolDef::new(
             "threads.fork",
@@ -671,10 +691,19 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         .sessions_own_thread("thread"),
         move |input: ForkInput, cx| {
             let b = b.clone();
+            let c = c.clone();
             async move {
                 let thread = b
-                    .fork(&input.thread, input.uuid, session_thread(&cx.caller))
+                    .fork(
+                        &input.thread,
+                        input.uuid.clone(),
+                        session_thread(&cx.caller),
+                    )
                     .await?;
+                // Its parent, and its parent's title to start with, for every surface.
+                if let Err(e) = super::about::forked(&c, &thread, &input.thread, input.uuid).await {
+                    tracing::warn!(thread, error = %e, "the fork's parent was not recorded");
+                }
                 Ok::<_, ToolError>(Started { thread })
             }
         },
@@ -827,27 +856,43 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         },
     )?;
     let b = board.clone();
+    let c = ctx.clone();
     ctx.tool(
-        ToolDef::new("threads.list", "Every thread, newest first.").sessions_fenced(),
+        ToolDef::new(
+            "threads.list",
+            "Every thread, newest first, with its title and the thread it was forked from.",
+        )
+        .sessions_fenced(),
         move |_: NoInput, cx| {
             let b = b.clone();
+            let c = c.clone();
             async move {
                 let scope = cx.scope(Reach::Threads).await?;
                 let mut all = b.list().await?;
                 all.retain(|t| scope.sees(&t.thread));
-                Ok::<_, ToolError>(all)
+                let mut about = super::about::all(&c).await?;
+                Ok::<_, ToolError>(
+                    all.into_iter()
+                        .map(|info| Listed {
+                            about: about.remove(&info.thread).unwrap_or_default(),
+                            info,
+                        })
+                        .collect::<Vec<_>>(),
+                )
             }
         },
     )?;
     let b = board.clone();
+    let c = ctx.clone();
     ctx.tool(
         ToolDef::new(
             "threads.get",
-            "One thread: its state, turns, cost and questions.",
+            "One thread: its state, title, turns, cost and questions.",
         )
         .sessions_see_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
+            let c = c.clone();
             async move {
                 let info = b.info(&input.thread).await?.ok_or_else(|| {
                     ToolError::not_found(
@@ -855,9 +900,33 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
                         format!("there is no thread {:?}", input.thread),
                     )
                 })?;
-                let asks = b.asks(&input.thread, false).await?;
+                let t = input.thread.clone();
+                let mut suggestions = c
+                    .store()
+                    .read(move |conn| Ok(super::always::suggestions(conn, &t)?))
+                    .await?;
+                let asks = b
+                    .asks(&input.thread, false)
+                    .await?
+                    .into_iter()
+                    .map(|ask| {
+                        let suggested = suggestions.remove(&ask.ask).unwrap_or(Value::Null);
+                        Ask {
+                            rule: super::always::of(&suggested),
+                            destructive: super::caution::destructive(&ask.tool, &ask.input)
+                                .map(String::from),
+                            ask,
+                        }
+                    })
+                    .collect();
                 let queued = b.queued(&input.thread).await?;
-                Ok::<_, ToolError>(Detail { info, asks, queued })
+                let about = super::about::of(&c, &input.thread).await?;
+                Ok::<_, ToolError>(Detail {
+                    info,
+                    about,
+                    asks,
+                    queued,
+                })
             }
         },
     )?;
@@ -923,6 +992,27 @@ fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), crate::modules::St
         },
     )?;
     Ok(())
+}
+
+/// The HOME sessions run with (their `~/.claude`, and what a typed `~` means):
+/// `sessions.home`, else vyred's, else with `sessions.uid` that user's home.
+pub(crate) fn sessions_home(kernel: &crate::kernel::Kernel) -> Result<PathBuf, String> {
+    let settings = &kernel.config().config.sessions;
+    match (settings.home.clone().map(PathBuf::from), run_as(settings)?) {
+        (Some(home), _) => Ok(home),
+        (None, None) => Ok(kernel.user_home()),
+        // Sessions of another user live in that user's home.
+        (None, Some(r)) => nix::unistd::User::from_uid(r.uid.into())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+            .ok_or_else(|| {
+                format!(
+                    "sessions.uid {} has no home in the user database: set sessions.home",
+                    r.uid
+                )
+            }),
+    }
 }
 
 /// `sessions.uid` and `sessions.gid`, which go together (ADR 0013).

@@ -1,6 +1,7 @@
 //! The Switchboard's rows (ADR 0030): `threads_runs` (a session and the options a resume
-//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages), and each
-//! thread's timeline (`threads_items`, `threads_timeline`: sessions/timeline/store.rs).
+//! reuses), `threads_asks` (permission questions), `threads_inbox` (queued messages), each
+//! thread's timeline (`threads_items`, `threads_timeline`: sessions/timeline/store.rs) and
+//! `threads_about` (titles and forks).
 
 use crate::store::Migration;
 
@@ -87,5 +88,20 @@ pub const MIGRATIONS: &[Migration] = &[
         // Each thread's one timeline (issue 18): its items in order, folded from its events as
         // they are written (sessions/timeline/).
         sql: crate::sessions::timeline::store::MIGRATION,
+    },
+    Migration {
+        version: 7,
+        // What a surface shows about a thread (issue 18): its title (its first message's words,
+        // or its parent's when forked), the name a person or its session gave it, and the
+        // thread and message it was forked from (`sessions/about.rs`).
+        sql: "CREATE TABLE threads_about (
+        thread TEXT PRIMARY KEY,
+        title TEXT,
+        named TEXT,
+        named_by TEXT,
+        forked_from TEXT,
+        forked_at TEXT,
+        updated_at INTEGER NOT NULL
+    );",
     },
 ];

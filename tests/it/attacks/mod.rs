@@ -6,6 +6,7 @@
 mod asks;
 mod browser;
 mod files;
+mod finding;
 mod hook;
 mod limits;
 mod onboarding;

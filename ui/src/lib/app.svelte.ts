@@ -3,7 +3,7 @@
 import { call, type ApiError } from './api';
 import { hub, type StreamStatus } from './stream';
 import { questionsOf } from './chat';
-import type { Agent, AskInfo, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
+import type { Agent, Always, AskInfo, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
 
 export type Route =
   | { name: 'home' }
@@ -50,6 +50,8 @@ export interface Need {
   summary: string;
   questions: Question[];
   input: Record<string, any> | null;
+  rule: Always | null;
+  destructive: string | null;
   at: number;
 }
 
@@ -108,6 +110,8 @@ function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: numb
     summary: a.summary ?? '',
     questions: questionsOf(a),
     input: a.input && typeof a.input === 'object' ? a.input : null,
+    rule: a.rule ?? null,
+    destructive: a.destructive ?? null,
     at,
   };
 }

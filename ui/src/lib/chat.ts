@@ -2,7 +2,7 @@
 // fetch, so node --test covers it (ui/test/chat.test.mjs). The view keeps a ChatState in a
 // Svelte $state and calls apply() for each event of its thread; mutations here are what it draws.
 
-import type { ThreadDetail, VyreEvent, Question } from './types';
+import type { Always, ThreadDetail, VyreEvent, Question } from './types';
 
 // The items are the thread's timeline as vyred builds it (threads.timeline, docs/api.md "The
 // timeline"): the same in every browser and after a reload. Only `status` on a user item is this
@@ -64,7 +64,10 @@ export interface AskItem {
   decision?: string | null;
   answers?: Record<string, any> | null;
   message?: string | null;
-  rule?: unknown;
+  /** What answering "always" would write, said before it is (`ask.raised`'s `rule`). */
+  rule?: Always | null;
+  /** Why the call deserves a second look (it deletes or discards something), or null. */
+  destructive?: string | null;
   /** AskUserQuestion's questions as the tool got them (see questionsOf). */
   questions: unknown;
   /** The tool's input (credential-looking strings masked by vyred). */

@@ -11,6 +11,11 @@ function internals(w: unknown): TauriInternals | null {
   return t && typeof t.invoke === 'function' ? t : null;
 }
 
+/** Whether this page is shown by the Mac app (so Esc can hide Lumen), not by a browser. */
+export function inApp(w: unknown = globalThis): boolean {
+  return internals(w) !== null;
+}
+
 /** Hide Lumen when this page is Lumen's; whether it asked. Never throws. */
 export function hideLumen(w: unknown = globalThis): boolean {
   const t = internals(w);

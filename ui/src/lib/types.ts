@@ -65,6 +65,8 @@ export interface CatalogEntry {
   source: string;
   projects: string[];
   state: string | null;
+  /** The thread it was forked from, when Vyre forked it. */
+  forked_from?: string | null;
 }
 
 export interface Project {
@@ -91,6 +93,30 @@ export interface ThreadInfo {
   stopped_reason: string | null;
   created_at: number;
   updated_at: number;
+  /** A name given to it, else its first message's words (a fork: its parent's); null before one. */
+  title?: string | null;
+  renamed?: boolean;
+  forked_from?: string | null;
+  forked_at?: string | null;
+}
+
+/** What answering an ask "always" would write (`ask.raised`'s `rule`). */
+export interface Always {
+  rules: string[];
+  file: string | null;
+  directories: string[];
+  mode: string | null;
+  text: string;
+}
+
+/** A folder to start a session in (`threads.folders`). */
+export interface Folder {
+  path: string;
+  /** As a person reads it: `~/src/app`. */
+  shown: string;
+  project: string | null;
+  last_used: number | null;
+  sessions: number;
 }
 
 export interface AskInfo {
@@ -104,6 +130,10 @@ export interface AskInfo {
   decision: string | null;
   /** The tool's input: a command, a file, AskUserQuestion's `questions` (credentials masked). */
   input?: Record<string, any> | null;
+  /** What "always" would write; null when it would write nothing. */
+  rule?: Always | null;
+  /** Why the call deserves a second look (it deletes or discards something). */
+  destructive?: string | null;
 }
 
 export interface QueuedInfo {

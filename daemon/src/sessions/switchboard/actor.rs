@@ -606,7 +606,10 @@ impl Switchboard {
         let q2 = q.clone();
         let sum = summary.clone();
         let input = super::clean_value(&q.input);
-        let raised = NewEvent::new("ask.raised", json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input })).thread(a.thread.clone());
+        let mut raised = json!({ "ask": ask, "kind": q.kind, "tool": q.tool, "summary": summary, "call": q.tool_use_id, "turn": a.turn, "input": input });
+        // What a person needs before answering (issue 18): what "always" writes, and a warning.
+        super::super::always::annotate(&mut raised, &q.tool, &q.input, &q.suggestions);
+        let raised = NewEvent::new("ask.raised", raised).thread(a.thread.clone());
         let stored: Result<(), StoreError> = self
             .ctx
             .store()

@@ -325,6 +325,7 @@ fn ask_raised(ev: &Ev, items: &dyn Items) -> Vec<Change> {
         answers: None,
         message: None,
         rule: (!p["rule"].is_null()).then(|| p["rule"].clone()),
+        destructive: str_of(p, "destructive").map(String::from),
     })));
     out
 }
@@ -627,7 +628,7 @@ mod tests {
             json!({ "call": "c1", "phase": "done", "status": "completed", "output": "" }),
         );
         m.apply(5, "thread.tool", json!({ "call": "c2", "name": "Bash", "phase": "started", "input": { "command": "rm b" } }));
-        m.apply(6, "ask.raised", json!({ "ask": "k2", "kind": "tool", "tool": "Bash", "call": "c2", "input": { "command": "rm b" } }));
+        m.apply(6, "ask.raised", json!({ "ask": "k2", "kind": "tool", "tool": "Bash", "call": "c2", "input": { "command": "rm b" }, "destructive": "deletes files" }));
         m.apply(
             7,
             "ask.answered",
@@ -657,6 +658,7 @@ mod tests {
             (Item::Ask(denied), Item::Ask(question)) => {
                 assert_eq!(denied.decision.as_deref(), Some("deny"));
                 assert_eq!(denied.message.as_deref(), Some("not that one"));
+                assert_eq!(denied.destructive.as_deref(), Some("deletes files"));
                 assert_eq!(question.status, "answered");
                 assert_eq!(question.answers, Some(json!({ "Which?": "B" })));
                 assert_eq!(question.questions[0]["options"][1]["label"], "B");

@@ -120,6 +120,9 @@ pub struct Ask {
     /// What "always" would write (when the ask says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<Value>,
+    /// Why the call deserves a second look (it deletes or discards something), when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<String>,
 }
 
 /// A line for the reader: an interrupt, a retry, an error in words, a rewind, a fallback.

@@ -33,7 +33,7 @@ pub struct HarnessModule;
 #[serde(deny_unknown_fields)]
 pub struct HookInput {
     /// The hook event: SessionStart, UserPromptSubmit, PreToolUse or Stop.
-    #[schemars(extend("enum" = ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"]))]
+    #[schemars(pattern(r"^(SessionStart|UserPromptSubmit|PreToolUse|Stop)$"))]
     event: String,
     /// What Claude Code gave the hook on its stdin.
     input: Value,

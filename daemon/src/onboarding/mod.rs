@@ -72,10 +72,10 @@ pub struct Empty {}
 #[serde(deny_unknown_fields)]
 pub struct YouInput {
     /// What the assistant calls you.
-    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
+    #[schemars(pattern(crate::tools::shape::LABEL))]
     name: String,
     /// Your assistant's name, e.g. Juno.
-    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
+    #[schemars(pattern(crate::tools::shape::LABEL))]
     assistant_name: String,
 }
 
@@ -83,7 +83,7 @@ pub struct YouInput {
 #[serde(deny_unknown_fields)]
 pub struct RenameInput {
     /// What the assistant calls you.
-    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
+    #[schemars(pattern(crate::tools::shape::LABEL))]
     name: String,
 }
 
@@ -108,7 +108,7 @@ pub enum ClaudeMode {
 #[serde(deny_unknown_fields)]
 pub struct SkipInput {
     /// you, claude, address, history or devices.
-    #[schemars(extend("enum" = ["you", "claude", "address", "history", "devices"]))]
+    #[schemars(pattern(r"^(you|claude|address|history|devices)$"))]
     step: String,
 }
 

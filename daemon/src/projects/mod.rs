@@ -90,7 +90,7 @@ impl ProjectInfo {
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
     /// 1 to 80 characters.
-    #[schemars(length(min = 1, max = 80), pattern(crate::tools::shape::LABEL))]
+    #[schemars(pattern(crate::tools::shape::LABEL))]
     name: String,
     /// The project's home folder (existing; absolute, or from `~`, the sessions' HOME). Its
     /// `.vyre/project.json` is written, or read when it has one already.
@@ -109,10 +109,7 @@ pub struct CreateInput {
 pub struct ThreadsInput {
     project: String,
     /// Thread (session) ids, at least one.
-    #[schemars(
-        length(min = 1),
-        inner(length(min = 1, max = 64), pattern(r"^[A-Za-z0-9_-]+$"))
-    )]
+    #[schemars(inner(pattern(r"^[A-Za-z0-9_-]{1,64}$")))]
     threads: Vec<String>,
 }
 

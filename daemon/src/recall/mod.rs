@@ -35,7 +35,6 @@ pub struct SearchInput {
     any: bool,
     /// At most this many (1 to 200, default 20).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// Only these sessions (threads).
     #[serde(default)]

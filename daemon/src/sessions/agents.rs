@@ -397,11 +397,11 @@ pub struct AgentsModule {
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
     /// Lowercase letters, digits and dashes, up to 32.
-    #[schemars(length(min = 1, max = 32), pattern(crate::tools::shape::NAME))]
+    #[schemars(pattern(crate::tools::shape::NAME))]
     name: String,
     /// `agent` (the default) or `assistant` (one per machine, made at onboarding).
     #[serde(default)]
-    #[schemars(extend("enum" = ["agent", "assistant", null]))]
+    #[schemars(pattern(r"^(agent|assistant)$"))]
     kind: Option<String>,
     /// Appended to Claude Code's system prompt in every session of this agent.
     #[serde(default)]

@@ -221,14 +221,12 @@ pub struct RewindInput {
 #[serde(deny_unknown_fields)]
 pub struct QueuedInput {
     /// The queued message's id (from threads.send or thread.queued).
-    #[schemars(range(min = 1, max = 9_007_199_254_740_991_i64))]
     queued: i64,
 }
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
-    #[schemars(range(min = 1, max = 9_007_199_254_740_991_i64))]
     queued: i64,
     #[schemars(pattern(crate::tools::shape::NOT_BLANK))]
     text: String,
@@ -263,7 +261,7 @@ pub struct NoInput {}
 pub struct ModeInput {
     thread: String,
     /// default, acceptEdits or plan.
-    #[schemars(extend("enum" = ["default", "acceptEdits", "plan"]))]
+    #[schemars(pattern(r"^(default|acceptEdits|plan)$"))]
     mode: String,
 }
 

@@ -49,14 +49,8 @@ pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-/// What each kind needs, said in the schema as the tool checks it: a secret (the default) and a
-/// note need a `value`, a login its `password`.
-#[schemars(extend("anyOf" = [
-    { "properties": { "kind": { "enum": ["secret", "note", null] }, "value": { "type": "string", "minLength": 1 } }, "required": ["value"] },
-    { "properties": { "kind": { "const": "login" }, "password": { "type": "string", "minLength": 1 } }, "required": ["kind", "password"] }
-]))]
 pub struct PutInput {
-    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM))]
+    #[schemars(pattern(crate::tools::shape::ITEM))]
     name: String,
     /// secret (default), login or note.
     #[serde(default)]
@@ -86,14 +80,14 @@ pub struct PutOutput {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NameInput {
-    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM))]
+    #[schemars(pattern(crate::tools::shape::ITEM))]
     name: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrantInput {
-    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM))]
+    #[schemars(pattern(crate::tools::shape::ITEM))]
     item: String,
     /// A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`).
     #[schemars(pattern(crate::tools::shape::GRANTEE))]

@@ -26,7 +26,6 @@ pub struct TimelineInput {
     before: Option<f64>,
     /// Items in the page, 1 to 500 (100).
     #[serde(default)]
-    #[schemars(range(min = 1, max = 500))]
     limit: Option<u32>,
 }
 

@@ -119,20 +119,9 @@ struct Message<'a> {
     content: Option<&'a RawValue>,
 }
 
-/// Line types that never matter here; passed over unparsed (request blobs are most of a file).
-const PASSED: &[&[u8]] = &[
-    br#"{"type":"api-request"#,
-    br#"{"type":"queue-operation""#,
-    br#"{"type":"atis-latch""#,
-    br#"{"type":"last-prompt""#,
-    br#"{"type":"tools-used""#,
-    br#"{"type":"cost-state""#,
-    br#"{"type":"file-history-"#,
-    br#"{"type":"mode""#,
-    br#"{"type":"agent-name""#,
-    br#"{"type":"custom-title""#,
-    br#"{"type":"summary""#,
-];
+/// Line types that carry no words (`line::PASSED_PREFIXES`) or nothing else the timeline
+/// shows either; passed over unparsed (request blobs are most of a file).
+const ALSO_PASSED: &[&[u8]] = &[br#"{"type":"custom-title""#, br#"{"type":"summary""#];
 
 const INTERRUPTED: &str = "[Request interrupted by user";
 
@@ -145,7 +134,12 @@ pub fn read(reader: impl BufRead, cap: usize) -> Vec<Entry> {
     for line in reader.split(b'\n') {
         let Ok(line) = line else { break };
         let line = line.trim_ascii();
-        if line.is_empty() || PASSED.iter().any(|p| line.starts_with(p)) {
+        if line.is_empty()
+            || super::line::PASSED_PREFIXES
+                .iter()
+                .chain(ALSO_PASSED)
+                .any(|p| line.starts_with(p))
+        {
             continue;
         }
         let Ok(raw) = serde_json::from_slice::<Raw>(line) else {

@@ -63,7 +63,7 @@ pub enum Broken {
 
 /// Line types that never carry words; a line that starts with one is passed over unparsed
 /// (request blobs make up most of a transcript's bytes).
-const PASSED_PREFIXES: &[&[u8]] = &[
+pub(super) const PASSED_PREFIXES: &[&[u8]] = &[
     br#"{"type":"api-request"#,
     br#"{"type":"queue-operation""#,
     br#"{"type":"atis-latch""#,

@@ -113,6 +113,15 @@ function drawn(p) {
   );
 }
 
+/** Scroll up until the thread's beginning is drawn (the first page is its newest 16 items). */
+async function toTheStart(p) {
+  await waitFor('the thread from its start', async () => {
+    await p.locator('[data-testid=messages]').evaluate((e) => (e.scrollTop = 0));
+    await p.waitForTimeout(100);
+    return (await p.getByTestId('older').count()) === 0 && (await p.getByTestId('messages').getByText('Loading…').count()) === 0;
+  }, 30_000);
+}
+
 async function send(p, text, queue = false) {
   const box = p.getByTestId('composer');
   if (queue) await p.getByTestId('after-turn').check();
@@ -205,6 +214,8 @@ it('a session\'s whole turn list is the same live, after a reload and in another
 
   await page.reload();
   await page.getByTestId('messages').waitFor();
+  await page.getByTestId('assistant-text').last().waitFor();
+  await toTheStart(page);
   await waitFor('the reload to draw it all', async () => (await drawn(page)).length === live.length, 20_000);
   assert.deepEqual(await drawn(page), live, 'a reload draws the same timeline');
 
@@ -213,6 +224,8 @@ it('a session\'s whole turn list is the same live, after a reload and in another
     await other.page.goto(await rig.sock('devices.link', {}).then((l) => l.url));
     await other.page.waitForURL((u) => u.pathname === '/app/');
     await open(other.page, thread);
+    await other.page.getByTestId('assistant-text').last().waitFor();
+    await toTheStart(other.page);
     await waitFor('the other browser to draw it all', async () => (await drawn(other.page)).length === live.length, 20_000);
     assert.deepEqual(await drawn(other.page), live, 'another browser draws the same timeline');
   } finally {
@@ -250,6 +263,19 @@ it('a tool row shows the command, its output and exit; a long output is fetched 
   await shots(page, 'tools');
   await seq.getByTestId('tool-show-all').click();
   await waitFor('the whole output', async () => /\n3000$/.test(await seq.getByTestId('tool-output').innerText()), 20_000);
+  // A file written: its row, opened, shows what it wrote as a diff, as the ask did.
+  const notes = join(rig.work, 'notes.md');
+  await send(page, `CALLTOOL Write {"file_path":"${notes}","content":"# Notes\\n\\nfirst line\\nsecond line\\n"}`);
+  await allow(page, 'notes.md');
+  const write = page.getByTestId('tool-row').filter({ hasText: 'notes.md' });
+  await waitFor('the file to be written', async () => (await write.count()) === 1 && (await write.getAttribute('data-status')) === 'completed', 60_000);
+  await idle(page);
+  assert.equal(await write.getByTestId('tool-lines').innerText(), '+4 −0', 'the lines it wrote, on the row');
+  await write.getByTestId('tool-toggle').click();
+  const written = write.getByTestId('tool-diff');
+  await written.waitFor();
+  assert.match(await written.innerText(), /first line[\s\S]*second line/);
+  assert.equal(await write.getByTestId('tool-input').count(), 0, 'the diff, not the JSON');
   // A question answered here comes back answered after a reload, with what was chosen.
   await send(page, 'ASKQUESTION please');
   const ask = page.getByTestId('ask').filter({ hasText: 'Which color do you prefer?' });
@@ -261,8 +287,39 @@ it('a tool row shows the command, its output and exit; a long output is fetched 
   await answered.getByTestId('ask-answers').waitFor();
   assert.match(await answered.getByTestId('ask-answers').innerText(), /Which color do you prefer\? → Red/);
   await shots(page, 'answered');
+  await toTheStart(page);
   const deniedAsk = page.locator('[data-key]', { has: page.getByTestId('ask').filter({ hasText: 'touch denied.txt' }) });
   assert.match(await deniedAsk.innerText(), /Denied/);
+});
+
+it('an answer in markdown from the real CLI is drawn as markdown, and the same after a reload', { ...T, skip: noClaude }, async () => {
+  await open(page, thread);
+  await send(page, 'MARKDOWN please');
+  await reply(page, 'What changed');
+  await idle(page);
+  const check = async () => {
+    const md = page.getByTestId('assistant-text').filter({ hasText: 'What changed' }).last();
+    assert.equal(await md.locator('h2').innerText(), 'What changed');
+    assert.equal(await md.locator('strong').innerText(), 'keeps');
+    assert.equal(await md.locator('ol > li').count(), 2);
+    assert.equal(await md.locator('ol ul > li').count(), 2, 'the nested list');
+    assert.deepEqual(await md.locator('table th').allInnerTexts(), ['Part', 'Before', 'After']);
+    assert.equal(await md.locator('table tbody tr').count(), 2);
+    const code = md.getByTestId('code-block');
+    assert.equal(await code.getAttribute('data-language'), 'rust');
+    await code.locator('code[data-highlighted=rust]').waitFor();
+    assert.ok((await code.locator('code[data-highlighted] span').count()) > 3, 'the code is highlighted');
+    const link = md.locator('a', { hasText: 'link' });
+    assert.equal(await link.getAttribute('href'), 'https://example.com/docs');
+    assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
+    assert.equal(await md.locator('blockquote').count(), 1);
+    assert.doesNotMatch(await md.innerText(), /\|---|```|\*\*/, 'no markdown syntax shows');
+  };
+  await check();
+  await shots(page, 'markdown');
+  await page.reload();
+  await reply(page, 'What changed');
+  await check();
 });
 
 it('a failing API shows its retries, then the error in words with a Retry that works', { ...T, skip: noClaude }, async () => {
@@ -297,7 +354,8 @@ it('a long thread opens on its newest page and pages upward on scrolling', T, as
   await open(page, LONG);
   await reply(page, `answer number ${LONG_TURNS - 1}`);
   const first = await drawn(page);
-  assert.ok(first.length <= 100, `one page: ${first.length}`);
+  // The newest page, and the one before it while the screen is not full (the items are short).
+  assert.ok(first.length <= 16 + 100 && first.length < LONG_TURNS * 2, `a page or two: ${first.length}`);
   assert.equal(await page.getByTestId('assistant-text').filter({ hasText: 'answer number 0' }).count(), 0);
   await page.getByTestId('user-text').filter({ hasText: 'question number' }).first().waitFor();
   // Each scroll to the top brings the page before; what is read stays where it was.

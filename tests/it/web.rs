@@ -376,9 +376,22 @@ async fn the_web_app_is_served_with_headers_that_keep_other_sites_out() {
         let csp = headers["content-security-policy"].to_str().unwrap();
         assert!(csp.contains("frame-ancestors 'none'") && csp.contains("connect-src 'self'"));
         assert_eq!(headers["referrer-policy"], "no-referrer");
+        // The page is asked for again each time, so a new build shows at once.
+        assert_eq!(headers["cache-control"], "no-cache", "{path}");
     }
-    let (status, _, body) = get("/app/assets/app.js").await;
+    // A built file is named by its hash: kept for a year without asking again.
+    let (status, headers, body) = get("/app/assets/app.js").await;
     assert_eq!((status, body.as_str()), (200, "console.log(1)"));
+    assert_eq!(
+        headers["cache-control"],
+        "public, max-age=31536000, immutable"
+    );
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    // A file the build does not have is a 404 kept by nobody, never the page under its name.
+    let (status, headers, body) = get("/app/assets/gone-1234.js").await;
+    assert_eq!(status, 404);
+    assert!(!body.contains("<title>Vyre</title>"));
+    assert!(headers.get("cache-control").is_none());
     vyred.stop().await;
 
     // Without a built app, a clear answer instead of a blank page.

@@ -46,6 +46,19 @@ pub fn routes(router: Router<Kernel>, dir: Option<&Path>) -> Router<Kernel> {
     };
     let index = dir.join("index.html");
     let app = ServeDir::new(dir).fallback(ServeFile::new(&index));
+    // Vite names each built file by its content's hash: a name never changes what it holds, so a
+    // browser keeps it and loads the page without asking again. A missing one is a 404, never
+    // the page in its place (cached for a year under a script's name).
+    let assets = Router::new()
+        .nest_service("/app/assets/", ServeDir::new(dir.join("assets")))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            |res: &axum::response::Response| {
+                res.status()
+                    .is_success()
+                    .then(|| HeaderValue::from_static(IMMUTABLE))
+            },
+        ));
     let pages = Router::new()
         .nest_service("/app/", app)
         .route_service("/onboard", ServeFile::new(&index))
@@ -61,11 +74,24 @@ pub fn routes(router: Router<Kernel>, dir: Option<&Path>) -> Router<Kernel> {
         .layer(SetResponseHeaderLayer::overriding(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
+        ))
+        // The page itself is asked for again each time (a 304 while unchanged), so a new build
+        // is seen at once.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
         ));
     router
         .route("/app", get(|| async { Redirect::permanent("/app/") }))
+        .merge(assets.layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        )))
         .merge(pages)
 }
+
+/// How long a browser keeps a built file whose name is its hash: a year, without asking again.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 async fn not_built() -> impl IntoResponse {
     ApiError::new(

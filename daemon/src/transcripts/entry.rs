@@ -73,6 +73,8 @@ pub struct ToolResult {
     pub interrupted: bool,
     /// Someone was asked before it ran (the line's `permissionDecision` came from a person).
     pub asked: bool,
+    /// A person refused it when asked (the CLI's own words for that stand in for its output).
+    pub refused: bool,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +111,9 @@ struct Raw<'a> {
     tool_use_result: Option<&'a RawValue>,
     #[serde(default, borrow, rename = "permissionDecision")]
     permission: Option<&'a RawValue>,
+    /// Why a call did not run (2.1.x: `user-rejected` when the person said no).
+    #[serde(default, rename = "toolDenialKind")]
+    denial: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -124,6 +129,9 @@ struct Message<'a> {
 const ALSO_PASSED: &[&[u8]] = &[br#"{"type":"custom-title""#, br#"{"type":"summary""#];
 
 const INTERRUPTED: &str = "[Request interrupted by user";
+/// How Claude Code's tool result starts when the person said no to the call (2.1.x: "... proceed
+/// with this tool use", or "... take this action right now").
+const REFUSED: &str = "The user doesn't want to ";
 
 /// Read a transcript, keeping tool outputs up to `cap` bytes each. Lines that are not JSON are
 /// skipped, as a torn last line is.
@@ -209,7 +217,7 @@ fn user(raw: &Raw, cap: usize) -> What {
     let results: Vec<ToolResult> = blocks
         .iter()
         .filter(|b| b["type"] == "tool_result")
-        .map(|b| result(b, raw.tool_use_result, raw.permission, cap))
+        .map(|b| result(b, raw, cap))
         .collect();
     if !results.is_empty() {
         return What::Results(results);
@@ -252,21 +260,25 @@ pub fn result_text(content: &Value) -> String {
     }
 }
 
-fn result(
-    b: &Value,
-    structured: Option<&RawValue>,
-    permission: Option<&RawValue>,
-    cap: usize,
-) -> ToolResult {
-    let asked = permission
-        .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-        .and_then(|p| p["source"].as_str().map(|s| s.starts_with("user")))
-        .unwrap_or(false);
+fn result(b: &Value, raw: &Raw, cap: usize) -> ToolResult {
     let text = result_text(&b["content"]);
-    let interrupted = structured
-        .and_then(|s| serde_json::from_str::<Value>(s.get()).ok())
-        .is_some_and(|s| s["interrupted"] == true)
-        || text.starts_with(INTERRUPTED);
+    let failed = b["is_error"] == true;
+    let denial = raw.denial.as_deref();
+    // Said no to: the line says why (2.1.x), or, in older lines, only the CLI's words do.
+    let refused = denial.is_some() || (failed && text.starts_with(REFUSED));
+    let by_person = denial.map_or(refused, |d| d == "user-rejected");
+    let asked = by_person
+        || raw
+            .permission
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+            .and_then(|p| p["source"].as_str().map(|s| s.starts_with("user")))
+            .unwrap_or(false);
+    let interrupted = !refused
+        && (raw
+            .tool_use_result
+            .and_then(|s| serde_json::from_str::<Value>(s.get()).ok())
+            .is_some_and(|s| s["interrupted"] == true)
+            || text.starts_with(INTERRUPTED));
     let mut end = text.len().min(cap);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -275,7 +287,8 @@ fn result(
         call: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
         bytes: text.len() as u64,
         output: text[..end].to_string(),
-        failed: b["is_error"] == true,
+        failed,
+        refused,
         interrupted,
         asked,
     }

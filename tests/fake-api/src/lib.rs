@@ -7,6 +7,8 @@
 //! - `CALLTOOL <name> <json>` → a `tool_use` of that tool (an MCP tool is `mcp__<server>__<tool>`)
 //!   with that input; the tool's result is quoted as for `RUNBASH`.
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for steering and interrupts).
+//! - `MARKDOWN` → a reply in markdown: a heading, a list, a table, inline code and a code block
+//!   (for comparing how surfaces draw it).
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
 //! A model whose name contains `nosuch` is refused as the real API refuses an unknown model
@@ -198,15 +200,25 @@ fn prompt_of(body: &Value) -> (String, Option<String>) {
     let Some(last) = messages.iter().rev().find(|m| m["role"] == "user") else {
         return (String::new(), None);
     };
-    let texts = texts_of(last);
-    let result = texts.iter().find(|t| t.starts_with("TOOL_RESULT")).cloned();
-    let prompt = texts
-        .iter()
-        .rev()
-        .find(|t| !t.trim_start().starts_with('<'))
-        .cloned()
-        .unwrap_or_default();
-    (prompt, result)
+    newest(&texts_of(last))
+}
+
+/// In the newest user message: the person's words (not a system reminder or an interruption's
+/// marker) and a tool's result. Words typed after a result (a call the person refused with Esc,
+/// then a new prompt: the CLI sends both in one message) are the prompt, and the result is old.
+fn newest(texts: &[String]) -> (String, Option<String>) {
+    let result = texts.iter().position(|t| t.starts_with("TOOL_RESULT"));
+    let words = texts.iter().rposition(|t| {
+        let t = t.trim_start();
+        !t.starts_with('<')
+            && !t.starts_with("TOOL_RESULT")
+            && !t.starts_with("[Request interrupted")
+    });
+    match (words, result) {
+        (Some(w), Some(r)) if w < r => (texts[w].clone(), Some(texts[r].clone())),
+        (Some(w), _) => (texts[w].clone(), None),
+        (None, r) => (String::new(), r.map(|r| texts[r].clone())),
+    }
 }
 
 /// A scripted refusal for this request, if its prompt asks for one and its budget is not spent.
@@ -307,8 +319,8 @@ fn script(body: &Value) -> Reply {
             slowly: false,
         };
     };
-    let texts = texts_of(last);
-    if let Some(result) = texts.iter().find(|t| t.starts_with("TOOL_RESULT")) {
+    let (prompt, result) = newest(&texts_of(last));
+    if let Some(result) = result {
         return Reply::Text {
             text: format!(
                 "tool said: {}",
@@ -317,13 +329,6 @@ fn script(body: &Value) -> Reply {
             slowly: false,
         };
     }
-    // The prompt is the last text that is not a system reminder the CLI injected.
-    let prompt = texts
-        .iter()
-        .rev()
-        .find(|t| !t.trim_start().starts_with('<'))
-        .cloned()
-        .unwrap_or_default();
     let id = format!("toolu_fake_{}", messages.len());
     if let Some(command) = prompt.split("RUNBASH ").nth(1) {
         let input = json!({ "command": command.trim(), "description": "run it" });
@@ -377,11 +382,20 @@ fn script(body: &Value) -> Reply {
             input: json!({ "plan": "1. do the thing" }),
         };
     }
+    if prompt.contains("MARKDOWN") {
+        return Reply::Text {
+            text: MARKDOWN_REPLY.into(),
+            slowly: false,
+        };
+    }
     Reply::Text {
         slowly: prompt.contains("SLOWLY"),
         text: format!("reply to [{}]", prompt.trim()),
     }
 }
+
+/// The `MARKDOWN` reply: what a model's answers are made of.
+const MARKDOWN_REPLY: &str = "## What changed\n\nThe parser now **keeps** the order of `items` and:\n\n1. reads the transcript once\n2. merges the event log\n   - asks and their answers\n   - interruptions\n\n| Part | Before | After |\n|------|-------:|------:|\n| reload | lost order | same order |\n| paging | none | 100 items |\n\n```rust\nfn merge(a: &[Item], b: &[Item]) -> Vec<Item> {\n    let mut out = a.to_vec();\n    out.extend_from_slice(b);\n    out.sort_by_key(|i| i.at);\n    out\n}\n```\n\n> A quote, and a [link](https://example.com/docs).\n";
 
 fn whole(n: u64, model: &str, reply: &Reply) -> Value {
     let (content, stop) = match reply {
@@ -472,4 +486,56 @@ fn tokio_stream_from(
     mut rx: tokio::sync::mpsc::Receiver<Result<Bytes, Infallible>>,
 ) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> {
     futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(texts: &[&str]) -> Vec<String> {
+        texts.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn a_result_alone_is_quoted_and_reminders_are_not_words() {
+        let texts = strings(&["TOOL_RESULT hi", "<system-reminder>x</system-reminder>"]);
+        assert_eq!(
+            newest(&texts),
+            (String::new(), Some("TOOL_RESULT hi".into()))
+        );
+    }
+
+    #[test]
+    fn words_typed_after_a_refused_call_are_the_prompt() {
+        let texts = strings(&[
+            "TOOL_RESULT The user doesn't want to proceed",
+            "[Request interrupted by user for tool use]",
+            "FAIL500 always",
+        ]);
+        assert_eq!(newest(&texts), ("FAIL500 always".into(), None));
+        // Words before the result (a prompt, then the call it caused) leave the result newest.
+        let texts = strings(&["RUNBASH ls", "TOOL_RESULT a b"]);
+        assert_eq!(
+            newest(&texts),
+            ("RUNBASH ls".into(), Some("TOOL_RESULT a b".into()))
+        );
+    }
+
+    #[test]
+    fn the_markdown_reply_is_markdown() {
+        let body = json!({ "messages": [{ "role": "user", "content": "MARKDOWN please" }] });
+        let Reply::Text { text, .. } = script(&body) else {
+            panic!("a text reply");
+        };
+        for part in [
+            "## ",
+            "| Part |",
+            "```rust",
+            "- asks",
+            "[link](",
+            "**keeps**",
+        ] {
+            assert!(text.contains(part), "{part}");
+        }
+    }
 }

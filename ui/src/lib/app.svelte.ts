@@ -150,10 +150,13 @@ export async function loadTitles(): Promise<void> {
   }
 }
 
-export async function loadAssistant(): Promise<Agent | null> {
-  const agents = await call<Agent[]>('agents.list');
-  app.assistant = agents.find((a) => a.kind === 'assistant') ?? null;
-  return app.assistant;
+let assistantLoading: Promise<Agent | null> | null = null;
+/** The assistant from agents.list; callers at the same time share one call. */
+export function loadAssistant(): Promise<Agent | null> {
+  assistantLoading ??= call<Agent[]>('agents.list')
+    .then((agents) => (app.assistant = agents.find((a) => a.kind === 'assistant') ?? null))
+    .finally(() => (assistantLoading = null));
+  return assistantLoading;
 }
 
 /** An agent's name as a person reads it: `juno` → `Juno`. */

@@ -129,6 +129,11 @@ impl Switchboard {
         .await
         .map_err(ToolError::internal)?
         .unwrap_or_default();
+        // Its first words are its title when nothing gave it one (a terminal's session).
+        let first = items.iter().find_map(|i| match &i.item {
+            crate::sessions::timeline::Item::User(u) if u.via != "internal" => Some(u.text.clone()),
+            _ => None,
+        });
         let t = thread.to_string();
         let changed = self
             .ctx
@@ -146,6 +151,9 @@ impl Switchboard {
             .await?;
         if changed > 0 {
             tracing::info!(thread, changed, "read history in from the transcript");
+            if let Some(text) = first {
+                crate::sessions::about::first_message(&self.ctx, thread, &text).await?;
+            }
         }
         Ok(true)
     }

@@ -140,7 +140,9 @@ pub fn items(entries: &[Entry]) -> Vec<Imported> {
                     else {
                         continue;
                     };
-                    t.status = if r.interrupted {
+                    t.status = if r.refused {
+                        "denied"
+                    } else if r.interrupted {
                         "interrupted"
                     } else if r.failed {
                         "failed"
@@ -341,6 +343,42 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(exit_of("Bash", true, "Exit code 2\nno such file"), Some(2));
+    }
+
+    /// A session typed in Claude Code's terminal (bench/ui/compare.mjs): a command run without
+    /// asking, one allowed, a file written after asking, one refused with Esc, an API error.
+    #[test]
+    fn a_terminal_session_reads_with_who_said_yes_and_no() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/transcripts/cli-2.1.328-terminal.jsonl");
+        let file = std::fs::File::open(path).unwrap();
+        let items = items(&entry::current_branch(entry::read(
+            std::io::BufReader::new(file),
+            OUTPUT_CAP,
+        )));
+        let tools: Vec<(String, String, bool)> = items
+            .iter()
+            .filter_map(|i| match &i.item {
+                Item::Tool(t) => Some((t.summary.clone(), t.status.clone(), t.auto)),
+                _ => None,
+            })
+            .collect();
+        let row = |s: &str, status: &str, auto: bool| (s.to_string(), status.to_string(), auto);
+        assert_eq!(tools[0], row("echo compare-out", "completed", true));
+        assert_eq!(tools[1], row("touch allowed.txt", "completed", false));
+        assert_eq!(tools[2].1, "completed", "the file written: {:?}", tools[2]);
+        assert!(!tools[2].2, "it was asked about");
+        assert_eq!(
+            tools[3],
+            row("touch denied.txt", "denied", false),
+            "refused with Esc: denied by the person, not failed and run without asking"
+        );
+        assert!(
+            items
+                .iter()
+                .any(|i| matches!(&i.item, Item::Notice(n) if n.code == "api_error")),
+            "the API's error is a notice"
+        );
     }
 
     #[test]

@@ -78,15 +78,12 @@ async fn a_tool_call_becomes_an_ask_and_allow_and_deny_are_honoured() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
-    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
-    r.sock
-        .call(
-            "threads.answer",
-            &json!({ "ask": ask, "decision": "deny", "message": "not today" }),
-        )
-        .await
-        .unwrap();
+    answer_next_ask(
+        &r,
+        &mut stream,
+        json!({ "decision": "deny", "message": "not today" }),
+    )
+    .await;
     let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     assert!(
         !r.work.join("denied.txt").exists(),
@@ -365,5 +362,59 @@ async fn the_floor_refuses_a_file_tool_writing_the_permission_settings() {
         "{events:?}"
     );
     assert!(!target.exists(), "the settings file was not written");
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn always_for_a_file_switches_the_threads_mode_as_it_switches_the_clis() {
+    let r = rig("threads-always-mode").await;
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,mode.*", None)
+        .await
+        .unwrap();
+    let thread = start_thread(&r).await;
+    let first = r.work.join("first.md");
+    let text = format!(
+        "CALLTOOL Write {}",
+        json!({ "file_path": first, "content": "one\n" })
+    );
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let raised = answer_next_ask(&r, &mut stream, json!({ "decision": "always" })).await;
+    assert_eq!(raised["tool"], "Write");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(first.exists(), "the file was written");
+    let changed = of_type(&events, "mode.changed");
+    assert_eq!(
+        changed.first().map(|e| e["payload"]["mode"].clone()),
+        Some(json!("acceptEdits")),
+        "Claude Code's suggestion for a file is Accept edits: {events:?}"
+    );
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        got["mode"], "acceptEdits",
+        "the chip says what the CLI does"
+    );
+    // And the CLI does: the next file is written without asking.
+    let second = r.work.join("second.md");
+    let text = format!(
+        "CALLTOOL Write {}",
+        json!({ "file_path": second, "content": "two\n" })
+    );
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(of_type(&events, "ask.raised").is_empty(), "{events:?}");
+    assert!(second.exists());
     r.vyred.stop().await;
 }

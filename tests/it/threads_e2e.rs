@@ -118,6 +118,17 @@ pub(crate) async fn events_until(
     }
 }
 
+/// Wait for the next question, answer it with `answer` (`{decision, message?, answers?}`), and
+/// give back what was raised (its payload).
+pub(crate) async fn answer_next_ask(r: &Rig, stream: &mut EventStream, answer: Value) -> Value {
+    let events = events_until(stream, |e| e["type"] == "ask.raised").await;
+    let raised = events.last().unwrap()["payload"].clone();
+    let mut input = answer;
+    input["ask"] = raised["ask"].clone();
+    r.sock.call("threads.answer", &input).await.unwrap();
+    raised
+}
+
 /// Allow every question `thread` asks until its turn ends.
 pub(crate) async fn allow_until_finished(r: &Rig, stream: &mut EventStream, thread: &str) {
     loop {

@@ -466,15 +466,7 @@ async fn a_stopped_thread_resumes_on_the_next_send_and_always_writes_a_rule() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
-    let ask = of_type(&events, "ask.raised")[0]["payload"]["ask"].clone();
-    r.sock
-        .call(
-            "threads.answer",
-            &json!({ "ask": ask, "decision": "always" }),
-        )
-        .await
-        .unwrap();
+    answer_next_ask(&r, &mut stream, json!({ "decision": "always" })).await;
     events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     let rules = std::fs::read_to_string(r.work.join(".claude/settings.local.json")).unwrap();
     assert!(rules.contains("touch always.txt"), "{rules}");

@@ -369,6 +369,17 @@ impl Switchboard {
         let message = (decision == "deny")
             .then(|| response["message"].as_str().map(clean))
             .flatten();
+        // An "always" that switches the session's mode (Claude Code suggests Accept edits for a
+        // file): the CLI switches with it, so the thread's mode says so too.
+        let switched = response["updatedPermissions"]
+            .as_array()
+            .and_then(|ps| {
+                ps.iter()
+                    .rev()
+                    .find(|p| p["type"] == "setMode")
+                    .and_then(|p| p["mode"].as_str())
+            })
+            .map(String::from);
         session
             .answer(request, response)
             .map_err(|e| ToolError::conflict("ask_closed", e))?;
@@ -389,6 +400,15 @@ impl Switchboard {
             Ok(true)
         })
         .await;
+        if let Some(mode) = switched {
+            self.update_run(&a.thread, "mode", Some(mode.clone())).await;
+            self.emit(
+                "mode.changed",
+                &a.thread,
+                json!({ "mode": mode, "turn": a.turn, "by": "always" }),
+            )
+            .await;
+        }
         if a.asks.is_empty() && a.running {
             self.state(a, "running", json!({})).await;
         }

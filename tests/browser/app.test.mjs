@@ -308,7 +308,8 @@ it('Needs lists the open asks of every session and answers them in place', { ...
   await page.getByTestId('ask').waitFor({ timeout: 90_000 });
   await page.getByTestId('needs-count').filter({ hasText: '1' }).waitFor();
   await page.click('[data-nav=needs]');
-  const card = page.getByTestId('ask');
+  // The ask list Lumen shows too.
+  const card = page.getByTestId('ask-list').getByTestId('ask');
   await card.waitFor();
   assert.equal(await card.getByTestId('ask-input').innerText(), 'touch from-needs.txt');
   await shot(page, 'needs');

@@ -169,7 +169,8 @@ it('an ask raised by a session shows with the number waiting and is answered in 
   await settled();
   await rig.sock('threads.start', { cwd: rig.work, text: 'RUNBASH touch from-lumen.txt' });
   await page.getByTestId('lumen-needs-count').filter({ hasText: '1' }).waitFor({ timeout: 90_000 });
-  const card = page.getByTestId('ask');
+  // The app's ask list, the one the Needs page shows.
+  const card = page.getByTestId('lumen-needs').getByTestId('ask-list').getByTestId('ask');
   const [top, bottom] = await card.evaluate((e) => [e.getBoundingClientRect().top, e.getBoundingClientRect().bottom]);
   assert.ok(top > 0 && bottom <= 640, `the ask is in view (${top}..${bottom})`);
   const box = await page.getByTestId('lumen-said').evaluate((e) => ({ h: e.clientHeight, sh: e.scrollHeight, at: e.scrollTop }));

@@ -86,6 +86,9 @@ export class Rig {
         VYRE_HOME: r.vyreHome,
         VYRE_PORT: '0',
         RUST_LOG: process.env.VYRE_TEST_LOG || 'info',
+        // The app to serve (tests/browser/run sets this checkout's ui/dist): without it, vyred
+        // serves the ui/dist of the checkout its binary was built in.
+        ...(process.env.VYRE_UI_DIR ? { VYRE_UI_DIR: process.env.VYRE_UI_DIR } : {}),
         ...(opts.env ?? {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -100,6 +100,11 @@ export function fail(e: unknown): void {
 
 // ---- Needs: every open ask across threads ----
 
+/** The open asks, oldest first: the Needs page's list and Lumen's. */
+export function openNeeds(): Need[] {
+  return Object.values(app.needs).sort((a, b) => a.at - b.at);
+}
+
 function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: number): void {
   if (app.needs[a.ask]) return;
   app.needs[a.ask] = {

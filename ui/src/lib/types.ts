@@ -1,5 +1,7 @@
 // The shapes of what vyred answers, as docs/api.md describes them. Only the fields the app reads.
 
+import type { StepName } from './onboarding';
+
 export interface VyreEvent {
   id: number;
   at: number;
@@ -19,7 +21,8 @@ export interface Session {
   problem?: { code: string; message: string } | null;
 }
 
-export type StepName = 'you' | 'claude' | 'address' | 'history' | 'devices';
+// The steps' names come from their one list, lib/onboarding.ts.
+export type { StepName };
 export type StepState = 'open' | 'done' | 'skipped';
 
 export interface OnboardingState {

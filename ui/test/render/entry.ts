@@ -4,6 +4,8 @@
 import { render } from 'svelte/server';
 import Markdown from '../../src/components/Markdown.svelte';
 import Diff from '../../src/components/Diff.svelte';
+import StatusDot from '../../src/components/StatusDot.svelte';
+import Toast from '../../src/components/Toast.svelte';
 
 export function markdown(source: string | null | undefined, streaming = false): string {
   return render(Markdown, { props: { source, streaming } }).body;
@@ -11,4 +13,12 @@ export function markdown(source: string | null | undefined, streaming = false): 
 
 export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {
   return render(Diff, { props }).body;
+}
+
+export function statusDot(props: { status: string; label?: string | null; size?: number }): string {
+  return render(StatusDot, { props }).body;
+}
+
+export function toast(props: { toast: { text: string; level: 'info' | 'error' } | null; overNav?: boolean }): string {
+  return render(Toast, { props }).body;
 }

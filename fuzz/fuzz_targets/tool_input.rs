@@ -42,7 +42,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
     use vyre::{harness, onboarding, pairing, projects, recall, vault};
     BTreeMap::from([
         ("vault.put", tool::<vault::tools::PutInput>()),
-        ("vault.list", tool::<vault::tools::NoInput>()),
+        ("vault.list", tool::<vyre::tools::NoInput>()),
         ("vault.delete", tool::<vault::tools::NameInput>()),
         ("vault.grant", tool::<vault::tools::GrantInput>()),
         ("vault.unlock", tool::<vault::tools::PassphraseInput>()),
@@ -50,7 +50,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
             "vault.passphrase",
             tool::<vault::tools::SetPassphraseInput>(),
         ),
-        ("sessions.claude", tool::<threads::EmptyInput>()),
+        ("sessions.claude", tool::<vyre::tools::NoInput>()),
         ("sessions.slots.take", tool::<threads::TakeInput>()),
         ("sessions.slots.release", tool::<threads::SlotInput>()),
         ("sessions.models.set", tool::<models::SetInput>()),
@@ -65,7 +65,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("threads.files", tool::<threads::FilesInput>()),
         ("threads.folders", tool::<finding::FoldersInput>()),
         ("threads.rename", tool::<finding::RenameInput>()),
-        ("threads.list", tool::<threads::NoInput>()),
+        ("threads.list", tool::<vyre::tools::NoInput>()),
         ("threads.mode", tool::<threads::ModeInput>()),
         ("threads.model", tool::<threads::ModelInput>()),
         ("agents.create", tool::<agents::CreateInput>()),

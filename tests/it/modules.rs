@@ -274,3 +274,67 @@ async fn a_module_hears_events_through_on_and_reads_them_through_since() {
     );
     vyred.stop().await;
 }
+
+/// Every tool a built-in module's `module.json` declares is registered once it runs, and every
+/// registered tool is declared by the module that registered it (registering an undeclared one
+/// is refused at start), in both roles.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_declared_tool_is_registered_and_every_registered_one_declared() {
+    for role in ["box", "local"] {
+        let home = TempHome::new(&format!("declared-{role}"));
+        std::fs::create_dir_all(home.vyre_home()).unwrap();
+        std::fs::write(
+            home.home().config_file(),
+            json!({ "role": role }).to_string(),
+        )
+        .unwrap();
+        let vyred = InProcess::start(&home, vec![]).await;
+        let sock = vyred.socket_client();
+        let status = sock.call("system.status", &json!({})).await.unwrap();
+        let listed = sock.get("/v1/tools").await.unwrap();
+        let registered: Vec<(String, String)> = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["module"].as_str().unwrap().to_string(),
+                    t["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let mut declared = Vec::new();
+        for m in status["modules"].as_array().unwrap() {
+            if m["state"] != "started" {
+                continue;
+            }
+            for tool in m["tools"].as_array().unwrap() {
+                declared.push((
+                    m["name"].as_str().unwrap().to_string(),
+                    tool.as_str().unwrap().to_string(),
+                ));
+            }
+        }
+        assert!(
+            declared.len() > 50,
+            "{role}: the built-in modules run: {status}"
+        );
+        for d in &declared {
+            assert!(
+                registered.contains(d),
+                "{role}: {} declares {} but did not register it",
+                d.0,
+                d.1
+            );
+        }
+        for r in &registered {
+            assert!(
+                declared.contains(r),
+                "{role}: {} registered {}, which no running module declares",
+                r.0,
+                r.1
+            );
+        }
+        vyred.stop().await;
+    }
+}

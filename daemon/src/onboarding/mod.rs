@@ -66,10 +66,6 @@ pub struct Names {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Empty {}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct YouInput {
     /// What the assistant calls you.
     #[schemars(pattern(crate::tools::shape::LABEL))]
@@ -375,7 +371,7 @@ impl Module for OnboardingModule {
                     "onboarding.state",
                     "Where the onboarding is: each step's state, the names, Claude Code and its credential, the history's indexing.",
                 ),
-                move |_: Empty, _| {
+                move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move { state(&c).await }
                 },

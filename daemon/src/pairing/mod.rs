@@ -47,10 +47,6 @@ const REMOTE: Duration = Duration::from_secs(10);
 
 pub struct PairingModule;
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Empty {}
-
 #[derive(Serialize, JsonSchema)]
 pub struct Code {
     /// Type it on the Mac (`vyre pairing add <address> <code>`); it works once, for ten minutes.
@@ -361,7 +357,7 @@ impl Module for PairingModule {
                 )
         .finishes()
                 .person_only(),
-                move |_: Empty, _| {
+                move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move {
                         let issued = c.kernel().links().issue_code(CODE_TTL).await?;
@@ -392,7 +388,7 @@ impl Module for PairingModule {
                     "pairing.list",
                     "The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable).",
                 ),
-                move |_: Empty, _| {
+                move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move { list(&c).await }
                 },

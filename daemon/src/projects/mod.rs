@@ -135,10 +135,6 @@ pub struct CatalogInput {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoInput {}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AtInput {
     /// A folder (absolute); the calling process's own folder when left out (a program on
     /// vyred's socket; over HTTP it is needed).
@@ -454,7 +450,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             "Every project: its folders, how many threads, last activity.",
         )
         .sessions_fenced(),
-        move |_: NoInput, cx| {
+        move |_: crate::tools::NoInput, cx| {
             let pr = pr.clone();
             async move {
                 // A session sees the projects it may see, nobody else's.

@@ -50,10 +50,6 @@ pub struct ThreadInput {
     thread: String,
 }
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoInput {}
-
 /// A session found in the transcripts, as the catalogue shows it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SessionInfo {
@@ -256,7 +252,7 @@ fn register(
             "recall.sessions",
             "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
         ).sessions_fenced(),
-        move |_: NoInput, cx| {
+        move |_: crate::tools::NoInput, cx| {
             let c = c.clone();
             async move {
                 let scope = cx.scope(Reach::Threads).await?;
@@ -296,7 +292,7 @@ fn register(
             "recall.status",
             "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
         ).sessions_open(),
-        move |_: NoInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let c = c.clone();
             let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
             let progress = progress.clone();

@@ -41,10 +41,6 @@ pub struct Choice {
     pub source: String,
 }
 
-#[derive(Deserialize, JsonSchema, Default)]
-#[serde(deny_unknown_fields)]
-pub struct GetInput {}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetInput {
@@ -98,7 +94,7 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
             "The model each purpose uses and where that comes from (set, config or default).",
         )
         .sessions_open(),
-        move |_: GetInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let c = c.clone();
             async move { choices(&c).await }
         },

@@ -22,6 +22,11 @@ pub use caller::Caller;
 pub use error::{ErrorKind, ToolError};
 pub use fence::{Fence, ForSessions, Need, Reach, Scope, Target};
 
+/// The input of a tool that takes none: `{}`, and nothing else (an unknown field is refused).
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoInput {}
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;

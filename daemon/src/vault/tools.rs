@@ -101,10 +101,6 @@ pub struct GrantOutput {
     changed: bool,
 }
 
-#[derive(Deserialize, JsonSchema, Default)]
-#[serde(deny_unknown_fields)]
-pub struct NoInput {}
-
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PassphraseInput {
@@ -186,7 +182,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
             "Every item's name, kind, grants and last use; never a value.",
         )
         .sessions_open(),
-        move |_: NoInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let v = v.clone();
             async move { Ok::<Vec<ItemInfo>, ToolError>(v.list().await?) }
         },
@@ -251,7 +247,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         )
         .finishes()
         .person_only(),
-        move |_: NoInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let v = v.clone();
             async move {
                 Ok::<_, ToolError>(Rotated {
@@ -284,7 +280,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         )
         .finishes()
         .person_only(),
-        move |_: NoInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let v = v.clone();
             async move {
                 v.lock().await?;
@@ -312,7 +308,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     let c = ctx.clone();
     ctx.tool(
         ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.").sessions_open(),
-        move |_: NoInput, _| {
+        move |_: crate::tools::NoInput, _| {
             let v = v.clone();
             let c = c.clone();
             async move {

@@ -37,10 +37,6 @@ pub struct Added {
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListInput {}
-
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct LinkInput {
     /// How long the link stays valid, in seconds (1 to 3600; default 3600).
     #[serde(default)]
@@ -98,7 +94,7 @@ impl Module for DevicesModule {
                     "devices.list",
                     "Every device, active and revoked, never with its credential.",
                 ),
-                move |_: ListInput, _| {
+                move |_: crate::tools::NoInput, _| {
                     let d = d.clone();
                     async move { d.list().await }
                 },

@@ -12,10 +12,6 @@ use crate::tools::ToolError;
 
 pub struct System;
 
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoInput {}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EventsInput {
@@ -65,7 +61,7 @@ impl Module for System {
                     "system.status",
                     "What vyred runs: version, role, uptime, each module (started, or disabled and why), the store and the listeners.",
                 ).sessions_open(),
-                move |_: NoInput, _| {
+                move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move { c.kernel_status().await.map_err(ToolError::from) }
                 },
@@ -77,7 +73,7 @@ impl Module for System {
                     "Every module, with its state and why it is not running.",
                 )
                 .sessions_open(),
-                move |_: NoInput, _| {
+                move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move {
                         let status: KernelStatus = c.kernel_status().await?;
@@ -114,7 +110,7 @@ impl Module for System {
                 )
                 .finishes()
                 .person_only(),
-                move |_: NoInput, cx| {
+                move |_: crate::tools::NoInput, cx| {
                     let c = c.clone();
                     async move {
                         tracing::info!(caller = %cx.caller.label(), "stop requested");

@@ -1,0 +1,243 @@
+//! The two built-in modules of the sessions layer: `sessions` (the provider router, the Claude
+//! provider and the credential sessions run on; the vault grants are to it) and `threads` (the
+//! Switchboard and its tools).
+//!
+//! - `io`: the tools' inputs and outputs;
+//! - `thread_tools`: the `threads.*` tools;
+//! - `slot_tools`: the `sessions.slots.*` tools.
+
+mod io;
+mod slot_tools;
+mod thread_tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub use io::*;
+pub use slot_tools::{SlotInput, TakeInput};
+
+use crate::modules::{Ctx, Module, StartFuture, ToolDef};
+use crate::sessions::claude_provider::ClaudeProvider;
+use crate::sessions::cli::{ClaudeCli, Probe, Source};
+use crate::sessions::router::Router;
+use crate::sessions::switchboard::{Owners, Switchboard};
+use crate::tools::{Caller, ToolError};
+
+/// The thread of a session caller, when vyred knows it.
+pub(super) fn session_thread(caller: &Caller) -> Option<String> {
+    match caller {
+        Caller::Session { thread, .. } => thread.clone(),
+        _ => None,
+    }
+}
+
+pub struct SessionsModule {
+    pub router: Arc<Router>,
+}
+
+impl Module for SessionsModule {
+    fn name(&self) -> &str {
+        "sessions"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("../manifests/sessions.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        let router = self.router.clone();
+        Box::pin(async move {
+            let settings = ctx.kernel().config().config.sessions.clone();
+            let run_as = run_as(&settings)?;
+            if run_as.is_some() && settings.socket_dir.is_none() {
+                tracing::warn!(
+                    "sessions.uid is set but sessions.socket_dir is not: the sessions' own sockets stay in VYRE_HOME, which their user cannot reach, so their Vyre tools will fail"
+                );
+            }
+            let home = sessions_home(ctx.kernel())?;
+            let base_url = settings.base_url.or_else(|| {
+                std::env::var("ANTHROPIC_BASE_URL")
+                    .ok()
+                    .filter(|v| !v.is_empty())
+            });
+            let vyre_home = ctx.kernel().home().root().to_path_buf();
+            let contain = Arc::new(crate::sessions::sandbox::Contain::new(
+                crate::sessions::sandbox::Wanted::parse(settings.containment.as_deref())?,
+                run_as,
+                crate::sessions::sandbox::hidden_paths(&vyre_home),
+                // A bundled CLI lives in VYRE_HOME (sessions.claude = "bundled").
+                vec![vyre_home.join("claude-code")],
+            ));
+            let cli = Arc::new(ClaudeCli::new(
+                Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
+                Probe {
+                    home: home.clone(),
+                    contain: contain.clone(),
+                },
+                Some(ctx.clone()),
+            ));
+            ctx.provider(Arc::new(ClaudeProvider {
+                cli: cli.clone(),
+                base_url,
+                home: home.clone(),
+                contain,
+            }))?;
+            ctx.tool(
+                ToolDef::new(
+                    "sessions.claude",
+                    "Which Claude Code CLI sessions run, and its version, found without installing anything.",
+                ).sessions_open(),
+                move |_: crate::tools::NoInput, _| {
+                    let cli = cli.clone();
+                    async move { Ok::<_, ToolError>(cli.detect().await) }
+                },
+            )?;
+            ctx.store()
+                .migrate(crate::sessions::models::MIGRATIONS)
+                .await?;
+            crate::sessions::models::register(&ctx)?;
+            let slots = Arc::new(crate::sessions::slots::Slots::new(
+                ctx.clone(),
+                crate::sessions::slots::Limits::from_config(
+                    &ctx.kernel().config().config.sessions.slots,
+                ),
+            ));
+            slot_tools::register(&ctx, slots.clone())?;
+            router.set_slots(slots);
+            router.set_sessions_ctx(ctx, home);
+            Ok(())
+        })
+    }
+}
+
+pub struct ThreadsModule {
+    pub router: Arc<Router>,
+}
+
+impl Module for ThreadsModule {
+    fn name(&self) -> &str {
+        "threads"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("../manifests/threads.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        let router = self.router.clone();
+        Box::pin(async move {
+            ctx.store()
+                .migrate(crate::sessions::rows::MIGRATIONS)
+                .await?;
+            // Sessions a vyred left live when it died (a crash, kill -9): their processes went
+            // with it; say so, and they resume on the next send.
+            let left = ctx.store()
+                .write(|tx| {
+                    let left: Vec<(String, String, i64)> = {
+                        let mut stmt = tx.conn().prepare(
+                            "SELECT id, status, turns FROM threads_runs WHERE status NOT IN ('stopped', 'failed')",
+                        )?;
+                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                        rows.collect::<Result<_, _>>()?
+                    };
+                    // `updated_at` now: what their processes wrote before they went was Vyre's own
+                    // (see the one-writer check in switchboard/adopt.rs).
+                    tx.conn().execute(
+                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'restart', updated_at = ?1
+                         WHERE status NOT IN ('stopped', 'failed')",
+                        [crate::now_ms()],
+                    )?;
+                    let asks: Vec<(String, String)> = {
+                        let mut stmt = tx.conn().prepare("SELECT id, thread FROM threads_asks WHERE status = 'open'")?;
+                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                        rows.collect::<Result<_, _>>()?
+                    };
+                    tx.conn().execute("UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled' WHERE status = 'open'", [])?;
+                    // Recorded through the timeline, which closes what they leave open.
+                    use crate::sessions::timeline::record;
+                    for (ask, thread) in asks {
+                        record(
+                            tx,
+                            crate::events::NewEvent::new("ask.answered", serde_json::json!({ "ask": ask, "decision": "cancelled", "reason": "restart" }))
+                                .thread(thread),
+                        )?;
+                    }
+                    for (thread, status, turns) in &left {
+                        let thread = thread.clone();
+                        // A turn is running exactly when its row says so: the turn's start and
+                        // its end each commit with the row's status.
+                        if status == "running" || status == "waiting" {
+                            record(
+                                tx,
+                                crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart", "turn": format!("{thread}:{turns}") }))
+                                    .thread(thread.clone()),
+                            )?;
+                        }
+                        record(tx, crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
+                    }
+                    Ok(left)
+                })
+                .await?;
+            // A process of theirs that outlived the old vyred (its stdin closed with it, so this
+            // is rare) must not write the transcript the next resume writes: end it.
+            if !left.is_empty() {
+                let swept = tokio::task::spawn_blocking(move || {
+                    left.iter()
+                        .map(|(t, ..)| crate::sessions::spawn::kill_tagged("VYRE_THREAD", t))
+                        .sum::<usize>()
+                })
+                .await
+                .unwrap_or(0);
+                if swept > 0 {
+                    tracing::warn!(
+                        swept,
+                        "ended session processes a previous vyred left behind"
+                    );
+                }
+            }
+            let owners = ctx.store().read(|c| Ok(Owners::load(c)?)).await?;
+            let board = Switchboard::new(ctx.clone(), router, owners);
+            ctx.provide_fence(board.clone())?;
+            let home = Arc::new(sessions_home(ctx.kernel())?);
+            thread_tools::register(&ctx, board.clone(), home.clone())?;
+            crate::sessions::finding::register(&ctx, board.clone(), home)?;
+            // Threads are titled by the first words a person sends them.
+            crate::sessions::about::follow(&ctx);
+            // When vyred stops, every session stops with it.
+            let stop = ctx.shutdown();
+            ctx.spawn(async move {
+                stop.cancelled().await;
+                board.stop_all("restart").await;
+            });
+            Ok(())
+        })
+    }
+}
+
+/// The HOME sessions run with (their `~/.claude`, and what a typed `~` means):
+/// `sessions.home`, else vyred's, else with `sessions.uid` that user's home.
+pub(crate) fn sessions_home(kernel: &crate::kernel::Kernel) -> Result<PathBuf, String> {
+    let settings = &kernel.config().config.sessions;
+    match (settings.home.clone().map(PathBuf::from), run_as(settings)?) {
+        (Some(home), _) => Ok(home),
+        (None, None) => Ok(kernel.user_home()),
+        // Sessions of another user live in that user's home.
+        (None, Some(r)) => nix::unistd::User::from_uid(r.uid.into())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+            .ok_or_else(|| {
+                format!(
+                    "sessions.uid {} has no home in the user database: set sessions.home",
+                    r.uid
+                )
+            }),
+    }
+}
+
+/// `sessions.uid` and `sessions.gid`, which go together (ADR 0013).
+fn run_as(
+    settings: &crate::config::SessionsConfig,
+) -> Result<Option<crate::sessions::spawn::RunAs>, String> {
+    match (settings.uid, settings.gid) {
+        (None, None) => Ok(None),
+        (Some(uid), Some(gid)) => Ok(Some(crate::sessions::spawn::RunAs { uid, gid })),
+        _ => Err("sessions.uid and sessions.gid go together: set both, or neither".into()),
+    }
+}

@@ -23,6 +23,7 @@ mod pairing;
 mod projects;
 mod providers;
 mod recall;
+mod router;
 mod slots;
 mod threads_asks;
 mod threads_bad;

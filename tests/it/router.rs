@@ -1,0 +1,176 @@
+//! The HTTP layer alone, in milliseconds: vyred's router on a kernel with no listener and no
+//! module, each request handed to it with `tower::ServiceExt::oneshot` as a loopback client's
+//! would arrive. What needs sockets, sessions or modules is in `api.rs` and `web.rs`.
+
+use std::net::SocketAddr;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{Method, Request};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+use vyre::api::Peer;
+use vyre::kernel::Kernel;
+
+use crate::support::TempHome;
+
+/// A kernel on a fresh home: its store and devices, nothing started.
+async fn kernel(home: &TempHome) -> Kernel {
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = vyre::config::LoadedConfig {
+        config: Default::default(),
+        file: None,
+        warnings: vec![],
+    };
+    Kernel::open(
+        vyre::paths::VyreHome::at(home.vyre_home()),
+        config,
+        vyre::config::Role::Box,
+    )
+    .await
+    .unwrap()
+}
+
+/// One request from a loopback client; the status and the JSON body (Null when not JSON).
+async fn send(
+    k: &Kernel,
+    method: Method,
+    path: &str,
+    body: Vec<u8>,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
+    let mut req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "127.0.0.1:4477");
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let mut req = req.body(Body::from(body)).unwrap();
+    let client: SocketAddr = "127.0.0.1:50000".parse().unwrap();
+    req.extensions_mut().insert(ConnectInfo(Peer::Tcp(client)));
+    let res = vyre::api::router(k.clone(), None)
+        .oneshot(req)
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn health_answers_anyone_and_the_tools_only_a_device() {
+    let home = TempHome::new("router-auth");
+    let k = kernel(&home).await;
+    let (status, body) = send(&k, Method::GET, "/v1/health", vec![], &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["version"], vyre::kernel::VERSION);
+
+    let (status, body) = send(&k, Method::GET, "/v1/tools", vec![], &[]).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().len() > 10);
+
+    let (device, token) = k.devices().add("laptop", "cli").await.unwrap();
+    let bearer = format!("Bearer {token}");
+    let auth = [("authorization", bearer.as_str())];
+    let (status, body) = send(&k, Method::GET, "/v1/tools", vec![], &auth).await;
+    assert_eq!((status, body["data"].clone()), (200, Value::Array(vec![])));
+    let (status, body) = send(
+        &k,
+        Method::POST,
+        "/v1/tools/probe.nothing",
+        b"{}".to_vec(),
+        &auth,
+    )
+    .await;
+    assert_eq!((status, code(&body)), (404, "unknown_tool"));
+
+    // Revoked: refused at once, with a reason.
+    k.devices().revoke(&device.id).await.unwrap();
+    let (status, body) = send(&k, Method::GET, "/v1/tools", vec![], &auth).await;
+    assert_eq!((status, code(&body)), (401, "invalid_credential"), "{body}");
+    let (status, _) = send(
+        &k,
+        Method::GET,
+        "/v1/tools",
+        vec![],
+        &[("authorization", "Bearer made-up")],
+    )
+    .await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test]
+async fn a_page_of_another_site_or_name_is_refused_before_any_credential_is_read() {
+    let home = TempHome::new("router-origin");
+    let k = kernel(&home).await;
+    let (_, token) = k.devices().add("laptop", "cli").await.unwrap();
+    let bearer = format!("Bearer {token}");
+    // A page elsewhere posting to vyred with a stolen token: its Origin gives it away.
+    let (status, body) = send(
+        &k,
+        Method::GET,
+        "/v1/tools",
+        vec![],
+        &[
+            ("authorization", bearer.as_str()),
+            ("origin", "http://evil.example"),
+        ],
+    )
+    .await;
+    assert_eq!((status, code(&body)), (403, "cross_origin"), "{body}");
+    // DNS rebinding: a name that resolves to 127.0.0.1 is not vyred's name.
+    let mut req = Request::builder()
+        .uri("/v1/tools")
+        .header("host", "evil.example:4477")
+        .header("authorization", bearer.as_str())
+        .body(Body::empty())
+        .unwrap();
+    req.extensions_mut()
+        .insert(ConnectInfo(Peer::Tcp("127.0.0.1:50001".parse().unwrap())));
+    let res = vyre::api::router(k.clone(), None)
+        .oneshot(req)
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+}
+
+#[tokio::test]
+async fn wrong_paths_methods_and_bodies_get_json_errors() {
+    let home = TempHome::new("router-shape");
+    let k = kernel(&home).await;
+    let (_, token) = k.devices().add("laptop", "cli").await.unwrap();
+    let bearer = format!("Bearer {token}");
+    let auth = [("authorization", bearer.as_str())];
+
+    let (status, body) = send(&k, Method::GET, "/v1/nothing-here", vec![], &auth).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(!code(&body).is_empty(), "a JSON error: {body}");
+
+    let (status, body) = send(&k, Method::GET, "/v1/tools/system.status", vec![], &auth).await;
+    assert_eq!(status, 405, "{body}");
+    assert!(!code(&body).is_empty(), "a JSON error: {body}");
+
+    let huge = format!("{{\"text\": \"{}\"}}", "x".repeat(vyre::api::MAX_BODY + 1));
+    let (status, body) = send(
+        &k,
+        Method::POST,
+        "/v1/tools/probe.echo",
+        huge.into_bytes(),
+        &auth,
+    )
+    .await;
+    assert_eq!((status, code(&body)), (413, "too_large"), "{body}");
+
+    // Without the web app built, its pages say so in JSON rather than a blank page.
+    let (status, body) = send(&k, Method::GET, "/app/", vec![], &[]).await;
+    assert_eq!((status, code(&body)), (503, "app_not_built"), "{body}");
+}

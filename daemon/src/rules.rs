@@ -32,9 +32,26 @@ pub fn check_call(spec: &ToolSpec, caller: &Caller) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// A browser still in the onboarding asks for a tool: only one marked for the onboarding. This
+/// fences what it asks for itself; the tools such a tool is made of run with the browser's
+/// other rights (`ctx.call_as`: the onboarding storing a credential through `vault.put`), as
+/// they did when the fence stood at the HTTP door.
+pub fn check_onboarding(spec: &ToolSpec, caller: &Caller) -> Result<(), ToolError> {
+    if let Caller::Device { kind, .. } = caller
+        && kind == crate::devices::ONBOARDING
+        && !spec.onboarding
+    {
+        return Err(ToolError::refused(
+            "onboarding_only",
+            "this browser can reach only the onboarding until it is finished",
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `caller` may call the tool at all: what the tool lists show it.
 pub fn may_call(spec: &ToolSpec, caller: &Caller) -> bool {
-    check_call(spec, caller).is_ok()
+    check_call(spec, caller).is_ok() && check_onboarding(spec, caller).is_ok()
 }
 
 #[cfg(test)]
@@ -50,6 +67,7 @@ mod tests {
             person_only,
             for_sessions,
             cli: false,
+            onboarding: false,
             input_schema: serde_json::json!({}),
             output_schema: serde_json::json!({}),
         }
@@ -60,6 +78,32 @@ mod tests {
             thread: Some("t1".into()),
             pid: None,
         }
+    }
+
+    #[test]
+    fn a_browser_in_the_onboarding_reaches_only_the_tools_marked_for_it() {
+        let browser = Caller::Device {
+            id: "d1".into(),
+            name: "a browser".into(),
+            kind: crate::devices::ONBOARDING.into(),
+        };
+        let plain = spec(false, ForSessions::No);
+        let err = check_onboarding(&plain, &browser).unwrap_err();
+        assert_eq!(err.code, "onboarding_only");
+        assert!(!may_call(&plain, &browser), "not listed either");
+        let marked = ToolSpec {
+            onboarding: true,
+            ..spec(true, ForSessions::No)
+        };
+        assert!(check_onboarding(&marked, &browser).is_ok());
+        assert!(may_call(&marked, &browser), "a person, in the onboarding");
+        // The same browser once it is a device of the owner: every tool, as any device.
+        let device = Caller::Device {
+            id: "d1".into(),
+            name: "a browser".into(),
+            kind: crate::devices::BROWSER.into(),
+        };
+        assert!(may_call(&plain, &device));
     }
 
     #[test]

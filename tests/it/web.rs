@@ -169,8 +169,37 @@ async fn a_browser_onboards_through_a_one_time_link_and_becomes_the_owners_devic
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"onboarding.finish") && names.contains(&"projects.catalog"));
-    assert!(!names.contains(&"threads.start") && !names.contains(&"vault.put"));
+    // Exactly the tools marked for the onboarding, none of which mints a credential.
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        sorted,
+        [
+            "onboarding.claude",
+            "onboarding.done",
+            "onboarding.finish",
+            "onboarding.skip",
+            "onboarding.state",
+            "onboarding.you",
+            "projects.add-threads",
+            "projects.catalog",
+            "projects.create",
+            "projects.list",
+            "recall.status",
+            "sessions.claude",
+            "vault.status",
+        ]
+    );
+    // The OpenAPI document it is given says the same.
+    let (status, doc) = browser.request(Method::GET, "/v1/openapi.json", None).await;
+    assert_eq!(status, 200);
+    let documented = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|p| p.starts_with("/v1/tools/"))
+        .count();
+    assert_eq!(documented, names.len());
     let (status, _) = browser
         .request(Method::GET, "/v1/events?types=thread.*&follow=false", None)
         .await;

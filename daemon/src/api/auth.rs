@@ -171,26 +171,6 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// What a browser that has not finished the onboarding may call: the onboarding's own steps
-/// and what its screens show. Before an owner exists, nothing else is served over HTTP. Nothing
-/// here mints a credential (no `pairing.*`, no `devices.*`), so the fence cannot be left by a
-/// door it holds; `onboarding.rename` (Settings, once there is an owner) is not here either.
-pub const ONBOARDING_TOOLS: &[&str] = &[
-    "onboarding.state",
-    "onboarding.you",
-    "onboarding.claude",
-    "onboarding.skip",
-    "onboarding.done",
-    "onboarding.finish",
-    "vault.status",
-    "recall.status",
-    "sessions.claude",
-    "projects.catalog",
-    "projects.list",
-    "projects.create",
-    "projects.add-threads",
-];
-
 /// The events such a browser may follow.
 pub const ONBOARDING_EVENTS: &[&str] = &["history.indexed", "onboarding.*"];
 
@@ -199,11 +179,7 @@ pub fn onboarding_only(caller: &Caller) -> bool {
     matches!(caller, Caller::Device { kind, .. } if kind == crate::devices::ONBOARDING)
 }
 
-/// Whether an onboarding browser may call this tool.
-pub fn onboarding_may_call(tool: &str) -> bool {
-    ONBOARDING_TOOLS.contains(&tool)
-}
-
+/// An onboarding browser asking for events outside the onboarding's.
 pub fn onboarding_refusal() -> ApiError {
     ApiError::forbidden(
         "onboarding_only",

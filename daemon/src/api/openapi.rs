@@ -125,6 +125,7 @@ mod tests {
             person_only: false,
             for_sessions: Default::default(),
             cli: false,
+            onboarding: false,
             input_schema: json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",

@@ -28,6 +28,7 @@ pub struct ToolDef {
     person_only: bool,
     finishes: bool,
     for_sessions: ForSessions,
+    onboarding: bool,
 }
 
 impl ToolDef {
@@ -38,7 +39,15 @@ impl ToolDef {
             person_only: false,
             finishes: false,
             for_sessions: ForSessions::No,
+            onboarding: false,
         }
+    }
+    /// A browser still in the onboarding may call it: the onboarding's own steps and what its
+    /// screens show. Nothing so marked may mint a credential (no `pairing.*`, no `devices.*`),
+    /// so the onboarding's fence cannot be left by a door inside it (ADR 0009).
+    pub fn onboarding(mut self) -> Self {
+        self.onboarding = true;
+        self
     }
     /// Only a verified person may call it: never a session, an agent or another module.
     pub fn person_only(mut self) -> Self {
@@ -230,6 +239,7 @@ impl Ctx {
         }
         let spec = ToolSpec {
             cli: self.manifest.shows_on_cli(&def.name),
+            onboarding: def.onboarding,
             module: self.name.to_string(),
             name: def.name,
             description: def.description,

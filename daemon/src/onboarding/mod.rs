@@ -370,7 +370,8 @@ impl Module for OnboardingModule {
                 ToolDef::new(
                     "onboarding.state",
                     "Where the onboarding is: each step's state, the names, Claude Code and its credential, the history's indexing.",
-                ),
+                )
+                .onboarding(),
                 move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move { state(&c).await }
@@ -382,6 +383,7 @@ impl Module for OnboardingModule {
                     "onboarding.you",
                     "Your name and your assistant's, before the onboarding is finished.",
                 )
+                .onboarding()
                 .finishes()
                 .person_only(),
                 move |input: YouInput, _| {
@@ -435,7 +437,8 @@ impl Module for OnboardingModule {
                     "onboarding.claude",
                     "Store the credential Claude Code sessions use (a setup token or an API key) in the vault, granted to sessions.",
                 )
-        .finishes()
+                .onboarding()
+                .finishes()
                 .person_only(),
                 move |input: ClaudeInput, cx| {
                     let c = c.clone();
@@ -469,6 +472,7 @@ impl Module for OnboardingModule {
                     "onboarding.skip",
                     "Skip a step for now; Settings can finish it later.",
                 )
+                .onboarding()
                 .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
@@ -494,7 +498,8 @@ impl Module for OnboardingModule {
                     "onboarding.done",
                     "Mark a step done, for steps whose work is other tools' (your history: a first project; your address and devices).",
                 )
-        .finishes()
+                .onboarding()
+                .finishes()
                 .person_only(),
                 move |input: SkipInput, _| {
                     let c = c.clone();
@@ -511,7 +516,8 @@ impl Module for OnboardingModule {
                     "onboarding.finish",
                     "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
                 )
-        .finishes()
+                .onboarding()
+                .finishes()
                 .person_only(),
                 move |input: FinishInput, cx| {
                     let c = c.clone();

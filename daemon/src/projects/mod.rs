@@ -371,6 +371,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             "projects.create",
             "Make a folder a project (writing its .vyre/project.json), or register one that has it already.",
         )
+        .onboarding()
         .finishes()
         .person_only(),
         move |input: CreateInput, _| {
@@ -449,6 +450,7 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             "projects.list",
             "Every project: its folders, how many threads, last activity.",
         )
+        .onboarding()
         .sessions_fenced(),
         move |_: crate::tools::NoInput, cx| {
             let pr = pr.clone();
@@ -480,7 +482,9 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
 
     let pr = p.clone();
     ctx.tool(
-        ToolDef::new("projects.add-threads", "Pick threads into a project.").finishes(),
+        ToolDef::new("projects.add-threads", "Pick threads into a project.")
+            .onboarding()
+            .finishes(),
         move |input: ThreadsInput, _| {
             let pr = pr.clone();
             async move {
@@ -542,7 +546,9 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         ToolDef::new(
             "projects.catalog",
             "Every session on this machine (or one project's), newest first: name, first message, folder, last activity, live, source; searchable by what was said.",
-        ).sessions_fenced(),
+        )
+        .onboarding()
+        .sessions_fenced(),
         move |input: CatalogInput, cx| {
             let pr = pr.clone();
             async move {

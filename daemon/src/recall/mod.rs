@@ -291,7 +291,9 @@ fn register(
         ToolDef::new(
             "recall.status",
             "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
-        ).sessions_open(),
+        )
+        .onboarding()
+        .sessions_open(),
         move |_: crate::tools::NoInput, _| {
             let c = c.clone();
             let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();

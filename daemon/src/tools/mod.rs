@@ -54,6 +54,9 @@ pub struct ToolSpec {
     pub for_sessions: ForSessions,
     /// Offered as `vyre <module> <tool>`.
     pub cli: bool,
+    /// A browser still in the onboarding may call it (and sees it listed); no other tool is
+    /// served to one (`403 onboarding_only`).
+    pub onboarding: bool,
     pub input_schema: Value,
     pub output_schema: Value,
 }
@@ -298,6 +301,10 @@ impl Registry {
             ));
         }
         crate::rules::check_call(&spec, &caller)?;
+        // What a surface asked for, not the tools a tool is made of (those run inside one).
+        if FINISHING.try_with(|_| ()).is_err() {
+            crate::rules::check_onboarding(&spec, &caller)?;
+        }
         let fence = self.fence();
         if let Caller::Session { .. } = caller {
             fence::check(fence.as_deref(), &caller, &spec.for_sessions, &input).await?;
@@ -358,7 +365,8 @@ impl Registry {
 }
 
 tokio::task_local! {
-    /// Set while a tool that finishes once started runs: the calls it makes finish too.
+    /// Set while a tool runs, so the calls it makes know they are inside one: true when it
+    /// finishes once started (then the calls it makes finish too).
     static FINISHING: bool;
 }
 
@@ -451,6 +459,7 @@ mod tests {
                 person_only: false,
                 for_sessions: ForSessions::No,
                 cli: false,
+                onboarding: false,
                 input_schema: input,
                 output_schema: output,
             };
@@ -545,6 +554,7 @@ mod tests {
             person_only: false,
             for_sessions: ForSessions::No,
             cli: false,
+            onboarding: false,
             input_schema: input,
             output_schema: output,
         };

@@ -307,7 +307,9 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     let v = vault;
     let c = ctx.clone();
     ctx.tool(
-        ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.").sessions_open(),
+        ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.")
+        .onboarding()
+        .sessions_open(),
         move |_: crate::tools::NoInput, _| {
             let v = v.clone();
             let c = c.clone();

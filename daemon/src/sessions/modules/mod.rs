@@ -84,7 +84,9 @@ impl Module for SessionsModule {
                 ToolDef::new(
                     "sessions.claude",
                     "Which Claude Code CLI sessions run, and its version, found without installing anything.",
-                ).sessions_open(),
+                )
+                .onboarding()
+                .sessions_open(),
                 move |_: crate::tools::NoInput, _| {
                     let cli = cli.clone();
                     async move { Ok::<_, ToolError>(cli.detect().await) }

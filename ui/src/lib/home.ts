@@ -1,11 +1,11 @@
 // The sessions' HOME (what `~` means in a folder), asked of vyred once a page.
-import { callAs } from './api';
+import { call } from './api';
 
 let once: Promise<string | null> | null = null;
 
 /** The sessions' HOME, or null when vyred does not say. */
 export function sessionsHome(): Promise<string | null> {
-  once ??= callAs<{ home: string }>('threads.folders', { limit: 1 })
+  once ??= call('threads.folders', { limit: 1 })
     .then((r) => r.home)
     .catch(() => {
       once = null;

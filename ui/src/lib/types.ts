@@ -18,6 +18,12 @@ export type Always = Schema<'threads.get.Always'>;
 export type QueuedInfo = Schema<'threads.get.QueuedInfo'>;
 /** A folder to start a session in (`threads.folders`). */
 export type Folder = Schema<'threads.folders.Folder'>;
+/** An agent (`agents.list`). */
+export type Agent = Schema<'agents.list.AgentProfile'>;
+/** A project (`projects.list`, `projects.create`). */
+export type Project = Schema<'projects.list.ProjectInfo'>;
+/** `pairing.code` on a box: what the Mac types, and the box's address when it listens on one. */
+export type PairingCode = ToolOutput<'pairing.code'>;
 export type Device = Schema<'devices.list.DeviceRecord'>;
 /** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
 export type Pairing = Schema<'pairing.list.Paired'>;
@@ -78,13 +84,6 @@ export interface ItemReadiness {
   granted_to_sessions: boolean;
 }
 
-export interface Project {
-  name: string;
-  home: string;
-  threads?: number;
-  last_activity?: number | null;
-}
-
 export interface Turn {
   key: string;
   uuid: string | null;
@@ -99,14 +98,6 @@ export interface Conversation {
   title: string | null;
   cwd: string | null;
   turns: Turn[];
-}
-
-export interface Agent {
-  name: string;
-  kind: string;
-  model: string | null;
-  thread: string | null;
-  cwd: string | null;
 }
 
 export interface Question {
@@ -132,13 +123,5 @@ export interface Health {
   version: string;
   role: 'box' | 'local';
   uptime_s: number;
-}
-
-/** `pairing.code` on a box: what the Mac types. */
-export interface PairingCode {
-  code: string;
-  expires_at: number;
-  /** The box's HTTP address as the Mac must reach it (through `ssh -L`), when it listens on one. */
-  address: string | null;
 }
 

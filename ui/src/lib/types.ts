@@ -51,12 +51,14 @@ export interface Session {
 export type { StepName };
 export type StepState = 'open' | 'done' | 'skipped';
 
-export interface OnboardingState {
-  finished: boolean;
-  owner: { name: string } | null;
-  assistant: { name: string; thread: string | null } | null;
-  names: { owner: string; assistant: string };
+/**
+ * `onboarding.state` (and the other onboarding tools' answer): `finished`, `owner` and `names` as
+ * the schema says; `steps` narrowed to the steps' names; `assistant`, `claude` and `history` by
+ * hand, because their published schema is a bare JSON value.
+ */
+export type OnboardingState = Omit<ToolOutput<'onboarding.state'>, 'steps' | 'assistant' | 'claude' | 'history'> & {
   steps: Record<StepName, StepState>;
+  assistant: { name: string; thread: string | null } | null;
   claude: {
     found: boolean;
     path: string | null;
@@ -76,7 +78,7 @@ export interface OnboardingState {
     turns: number;
     progress: { scanning: boolean; done: number; total: number } | null;
   } | null;
-}
+};
 
 export interface ItemReadiness {
   item: string;

@@ -19,6 +19,7 @@ mod home;
 mod lifecycle;
 mod mcp;
 mod modules;
+mod openapi;
 mod pairing;
 mod projects;
 mod providers;

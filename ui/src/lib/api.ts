@@ -4,7 +4,17 @@
 // the key does not, and vyred needs both.
 
 import { keepKey, keyHeaders } from './key';
+import type { operations } from './openapi/generated';
 import type { Health, Session } from './types';
+
+/** Every tool vyred publishes (its OpenAPI snapshot, src/lib/openapi/openapi.json). */
+export type ToolName = keyof operations;
+/** A tool's input, as its schema says. */
+export type ToolInput<N extends ToolName> = operations[N] extends { requestBody: { content: { 'application/json': infer I } } } ? I : never;
+/** A tool's output (the answer's `data`), as its schema says. */
+export type ToolOutput<N extends ToolName> = operations[N] extends { responses: { 200: { content: { 'application/json': { data: infer O } } } } }
+  ? O
+  : never;
 
 export class ApiError extends Error {
   constructor(
@@ -54,15 +64,27 @@ async function request<T>(method: string, path: string, body?: unknown, quiet401
   return json.data as T;
 }
 
-/** Call a tool: `POST /v1/tools/<name>`. */
-export function call<T = any>(tool: string, input: Record<string, unknown> = {}): Promise<T> {
+/** Call a tool: `POST /v1/tools/<name>`, its input and output typed by the tool's name. */
+export function call<N extends ToolName>(tool: N, ...[input]: InputArg<N>): Promise<ToolOutput<N>> {
+  return request<ToolOutput<N>>('POST', `/v1/tools/${tool}`, input ?? {});
+}
+
+/**
+ * A call whose answer the app still types by hand (`callAs<Shape>('tool', input)`): the tool's
+ * name is checked against the schema, its output is not. For the tools whose published output
+ * says nothing (a bare JSON value) or that the app has not moved to `call` yet.
+ */
+export function callAs<T>(tool: ToolName, input: Record<string, unknown> = {}): Promise<T> {
   return request<T>('POST', `/v1/tools/${tool}`, input);
 }
 
+/** The input may be left out when the tool needs none of its fields. */
+type InputArg<N extends ToolName> = {} extends ToolInput<N> ? [input?: ToolInput<N>] : [input: ToolInput<N>];
+
 /** A tool that may not exist on this vyred (added later): null when it is unknown. */
-export async function callOptional<T = any>(tool: string, input: Record<string, unknown>): Promise<T | null> {
+export async function callOptional<T>(tool: ToolName, input: Record<string, unknown>): Promise<T | null> {
   try {
-    return await call<T>(tool, input);
+    return await callAs<T>(tool, input);
   } catch (e) {
     if (e instanceof ApiError && (e.code === 'unknown_tool' || e.code === 'not_found' || e.status === 404)) return null;
     throw e;

@@ -133,11 +133,11 @@ export async function loadNeeds(): Promise<void> {
       } else delete app.needs[e.payload.ask];
     });
   }
-  const threads = await call<ThreadInfo[]>('threads.list');
+  const threads = await call('threads.list');
   const waiting = threads.filter((t) => t.live && t.state === 'waiting');
   await Promise.all(
     waiting.map(async (t) => {
-      const d = await call<ThreadDetail>('threads.get', { thread: t.thread });
+      const d = await call('threads.get', { thread: t.thread });
       for (const a of d.asks) if (a.status === 'open') addNeed(t.thread, a, d.updated_at);
     }),
   );
@@ -148,7 +148,7 @@ export async function loadNeeds(): Promise<void> {
 export async function loadTitles(): Promise<void> {
   const want = new Set(Object.values(app.needs).map((n) => n.thread));
   if (![...want].some((t) => !app.titles[t])) return;
-  const all = await call<{ thread: string; title: string | null; first_message: string | null }[]>('projects.catalog', { limit: 200 });
+  const all = await call('projects.catalog', { limit: 200 });
   for (const e of all) {
     const t = e.title || e.first_message;
     if (t) app.titles[e.thread] = t;
@@ -158,7 +158,7 @@ export async function loadTitles(): Promise<void> {
 let assistantLoading: Promise<Agent | null> | null = null;
 /** The assistant from agents.list; callers at the same time share one call. */
 export function loadAssistant(): Promise<Agent | null> {
-  assistantLoading ??= call<Agent[]>('agents.list')
+  assistantLoading ??= call('agents.list')
     .then((agents) => (app.assistant = agents.find((a) => a.kind === 'assistant') ?? null))
     .finally(() => (assistantLoading = null));
   return assistantLoading;

@@ -186,7 +186,7 @@ export function firstWords(items: Item[]): string {
  * the events, so they sit at the end of the list). */
 export function applyDetail(s: ChatState, d: ThreadDetail): void {
   s.provider = d.provider || s.provider;
-  s.model = d.model;
+  s.model = d.model ?? null;
   s.auth = d.auth;
   s.mode = d.mode || 'default';
   s.state = d.state;

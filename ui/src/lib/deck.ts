@@ -8,7 +8,7 @@ export interface Badge {
 }
 
 /** A session's one state badge; none for a closed one. */
-export function badgeOf(e: { source: string; live: boolean; state: string | null }): Badge | null {
+export function badgeOf(e: { source: string; live: boolean; state?: string | null }): Badge | null {
   if (e.source !== 'vyre') return e.live ? { label: 'in a terminal', tone: 'live' } : null;
   switch (e.state) {
     case 'running':

@@ -5,7 +5,7 @@ let once: Promise<string | null> | null = null;
 
 /** The sessions' HOME, or null when vyred does not say. */
 export function sessionsHome(): Promise<string | null> {
-  once ??= call<{ home: string }>('threads.folders', { limit: 1 })
+  once ??= call('threads.folders', { limit: 1 })
     .then((r) => r.home)
     .catch(() => {
       once = null;

@@ -1,6 +1,32 @@
 // The shapes of what vyred answers, as docs/api.md describes them. Only the fields the app reads.
 
 import type { StepName } from './onboarding';
+import type { ToolOutput } from './api';
+import type { components } from './openapi/generated';
+
+// Tools' outputs: the generated types (openapi/generated.ts, from vyred's published schemas).
+type Schema<N extends keyof components['schemas']> = components['schemas'][N];
+/** A session in the catalog (`projects.catalog`). */
+export type CatalogEntry = Schema<'projects.catalog.Entry'>;
+/** A thread as `threads.list` shows it. */
+export type ThreadInfo = Schema<'threads.list.Listed'>;
+/** A thread with its open asks and queue (`threads.get`). */
+export type ThreadDetail = ToolOutput<'threads.get'>;
+export type AskInfo = Schema<'threads.get.Ask'>;
+/** What answering an ask "always" would write (`ask.raised`'s `rule`). */
+export type Always = Schema<'threads.get.Always'>;
+export type QueuedInfo = Schema<'threads.get.QueuedInfo'>;
+/** A folder to start a session in (`threads.folders`). */
+export type Folder = Schema<'threads.folders.Folder'>;
+/** An agent (`agents.list`). */
+export type Agent = Schema<'agents.list.AgentProfile'>;
+/** A project (`projects.list`, `projects.create`). */
+export type Project = Schema<'projects.list.ProjectInfo'>;
+/** `pairing.code` on a box: what the Mac types, and the box's address when it listens on one. */
+export type PairingCode = ToolOutput<'pairing.code'>;
+export type Device = Schema<'devices.list.DeviceRecord'>;
+/** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
+export type Pairing = Schema<'pairing.list.Paired'>;
 
 export interface VyreEvent {
   id: number;
@@ -25,12 +51,14 @@ export interface Session {
 export type { StepName };
 export type StepState = 'open' | 'done' | 'skipped';
 
-export interface OnboardingState {
-  finished: boolean;
-  owner: { name: string } | null;
-  assistant: { name: string; thread: string | null } | null;
-  names: { owner: string; assistant: string };
+/**
+ * `onboarding.state` (and the other onboarding tools' answer): `finished`, `owner` and `names` as
+ * the schema says; `steps` narrowed to the steps' names; `assistant`, `claude` and `history` by
+ * hand, because their published schema is a bare JSON value.
+ */
+export type OnboardingState = Omit<ToolOutput<'onboarding.state'>, 'steps' | 'assistant' | 'claude' | 'history'> & {
   steps: Record<StepName, StepState>;
+  assistant: { name: string; thread: string | null } | null;
   claude: {
     found: boolean;
     path: string | null;
@@ -50,107 +78,12 @@ export interface OnboardingState {
     turns: number;
     progress: { scanning: boolean; done: number; total: number } | null;
   } | null;
-}
+};
 
 export interface ItemReadiness {
   item: string;
   present: boolean;
   granted_to_sessions: boolean;
-}
-
-export interface CatalogEntry {
-  thread: string;
-  title: string | null;
-  first_message: string | null;
-  cwd: string | null;
-  last_activity: number | null;
-  live: boolean;
-  source: string;
-  projects: string[];
-  state: string | null;
-  /** The thread it was forked from, when Vyre forked it. */
-  forked_from?: string | null;
-}
-
-export interface Project {
-  name: string;
-  home: string;
-  threads?: number;
-  last_activity?: number | null;
-}
-
-export interface ThreadInfo {
-  thread: string;
-  provider: string;
-  purpose: string;
-  model: string | null;
-  cwd: string;
-  project: string | null;
-  agent: string | null;
-  auth: string;
-  mode: string;
-  state: string;
-  live: boolean;
-  turns: number;
-  total_cost_usd: number;
-  stopped_reason: string | null;
-  created_at: number;
-  updated_at: number;
-  /** A name given to it, else its first message's words (a fork: its parent's); null before one. */
-  title?: string | null;
-  renamed?: boolean;
-  forked_from?: string | null;
-  forked_at?: string | null;
-}
-
-/** What answering an ask "always" would write (`ask.raised`'s `rule`). */
-export interface Always {
-  rules: string[];
-  file: string | null;
-  directories: string[];
-  mode: string | null;
-  text: string;
-}
-
-/** A folder to start a session in (`threads.folders`). */
-export interface Folder {
-  path: string;
-  /** As a person reads it: `~/src/app`. */
-  shown: string;
-  project: string | null;
-  last_used: number | null;
-  sessions: number;
-}
-
-export interface AskInfo {
-  ask: string;
-  thread: string;
-  turn: string | null;
-  kind: string;
-  tool: string;
-  summary: string;
-  status: string;
-  decision: string | null;
-  /** The tool's input: a command, a file, AskUserQuestion's `questions` (credentials masked). */
-  input?: Record<string, any> | null;
-  /** What "always" would write; null when it would write nothing. */
-  rule?: Always | null;
-  /** Why the call deserves a second look (it deletes or discards something). */
-  destructive?: string | null;
-}
-
-export interface QueuedInfo {
-  queued: number;
-  uuid: string;
-  text: string;
-  status: 'queued' | 'held';
-  created_at: number;
-}
-
-export interface ThreadDetail extends ThreadInfo {
-  asks: AskInfo[];
-  /** Older vyreds do not say. */
-  queued?: QueuedInfo[];
 }
 
 export interface Turn {
@@ -167,23 +100,6 @@ export interface Conversation {
   title: string | null;
   cwd: string | null;
   turns: Turn[];
-}
-
-export interface Agent {
-  name: string;
-  kind: string;
-  model: string | null;
-  thread: string | null;
-  cwd: string | null;
-}
-
-export interface Device {
-  id: string;
-  name: string;
-  kind: string;
-  created_at: number;
-  last_seen_at: number | null;
-  revoked_at: number | null;
 }
 
 export interface Question {
@@ -211,20 +127,3 @@ export interface Health {
   uptime_s: number;
 }
 
-/** `pairing.code` on a box: what the Mac types. */
-export interface PairingCode {
-  code: string;
-  expires_at: number;
-  /** The box's HTTP address as the Mac must reach it (through `ssh -L`), when it listens on one. */
-  address: string | null;
-}
-
-/** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
-export interface Pairing {
-  id: string;
-  name: string;
-  address: string;
-  device: string;
-  created_at: number;
-  status?: 'paired' | 'revoked' | 'unreachable' | string;
-}

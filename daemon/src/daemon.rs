@@ -118,6 +118,13 @@ impl Daemon {
         let explicit_port = options.port.is_some() || config.config.port.is_some();
         let config_bind = config.bind();
         let kernel = Kernel::open(home.clone(), config, role).await?;
+        // The HTTP surface serves each owned session on a socket of its own (ADR 0014).
+        kernel
+            .provide::<dyn crate::contracts::sockets::SessionSockets>(
+                "vyred",
+                api::session_socket::SessionSockets::new(&kernel),
+            )
+            .expect("the first capability of a new kernel");
         let vyre_bin = options.vyre_bin.clone().or_else(|| {
             std::env::current_exe()
                 .ok()

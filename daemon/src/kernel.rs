@@ -10,17 +10,18 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::{LoadedConfig, Role};
+use crate::contracts::provider::Providers;
+use crate::contracts::{Capabilities, Capability};
 use crate::devices::Devices;
 use crate::events::Bus;
+use crate::events::streams::Streams;
 use crate::links::Links;
 use crate::modules::{ModuleStatus, ModuleTable};
 use crate::owner::Owner;
 use crate::paths::VyreHome;
 use crate::peer::SessionProcesses;
-use crate::sessions::router::Router;
 use crate::store::{Store, StoreError};
 use crate::tools::Registry;
-use crate::vault::VaultAccess;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -79,9 +80,8 @@ struct Inner {
     links: Links,
     owner: Owner,
     sessions: SessionProcesses,
-    session_sockets: crate::api::session_socket::SessionSockets,
     /// Open event streams per caller (`limits.streams`).
-    streams: Arc<crate::api::streams::Streams>,
+    streams: Arc<Streams>,
     /// The `vyre` binary sessions run for their hooks and MCP server, when known.
     vyre_bin: std::sync::OnceLock<PathBuf>,
     started: Instant,
@@ -90,10 +90,10 @@ struct Inner {
     tasks: TaskTracker,
     // std RwLock: written once after binding, read by status.
     listeners: RwLock<Vec<ListenerInfo>>,
-    // std RwLock: set once by the vault module at its start, read on each fetch.
-    vault: RwLock<Option<Arc<dyn VaultAccess>>>,
+    /// What modules provide each other (`crate::contracts`).
+    capabilities: Capabilities,
     /// Session providers by name, registered by the modules that declare them.
-    router: Arc<Router>,
+    providers: Providers,
     /// The user's HOME (whose `~/.claude` holds Claude Code's own history), when not `HOME`.
     user_home: std::sync::OnceLock<PathBuf>,
 }
@@ -102,6 +102,19 @@ struct Inner {
 #[derive(Clone)]
 pub struct Kernel {
     inner: Arc<Inner>,
+}
+
+/// A [`Kernel`] that does not keep it alive.
+#[derive(Clone)]
+pub struct WeakKernel {
+    inner: std::sync::Weak<Inner>,
+}
+
+impl WeakKernel {
+    /// The kernel, while it lives.
+    pub fn upgrade(&self) -> Option<Kernel> {
+        self.inner.upgrade().map(|inner| Kernel { inner })
+    }
 }
 
 impl Kernel {
@@ -125,7 +138,7 @@ impl Kernel {
         let owner = Owner::load(store.clone()).await?;
         let links = Links::new(store.clone());
         let shutdown = CancellationToken::new();
-        let streams = crate::api::streams::Streams::new(config.config.limits.streams());
+        let streams = Streams::new(config.config.limits.streams());
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -140,7 +153,6 @@ impl Kernel {
                 links,
                 owner,
                 sessions: SessionProcesses::default(),
-                session_sockets: Default::default(),
                 streams,
                 vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
@@ -148,8 +160,8 @@ impl Kernel {
                 shutdown,
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
-                vault: RwLock::new(None),
-                router: Arc::new(Router::default()),
+                capabilities: Capabilities::default(),
+                providers: Providers::default(),
                 user_home: std::sync::OnceLock::new(),
             }),
         })
@@ -201,18 +213,13 @@ impl Kernel {
     }
 
     /// Open event streams per caller, and their cap.
-    pub fn streams(&self) -> &Arc<crate::api::streams::Streams> {
+    pub fn streams(&self) -> &Arc<Streams> {
         &self.inner.streams
     }
 
     /// The person this vyred belongs to, once the onboarding has made them.
     pub fn owner(&self) -> &Owner {
         &self.inner.owner
-    }
-
-    /// Each owned session's own socket.
-    pub fn session_sockets(&self) -> &crate::api::session_socket::SessionSockets {
-        &self.inner.session_sockets
     }
 
     /// The `vyre` binary a session's hooks and MCP server run: set by the daemon (its own
@@ -243,18 +250,27 @@ impl Kernel {
         self.inner.started.elapsed().as_secs()
     }
 
-    /// The session providers' router.
-    pub fn router(&self) -> &Arc<Router> {
-        &self.inner.router
+    /// The session providers modules registered.
+    pub fn providers(&self) -> &Providers {
+        &self.inner.providers
     }
 
-    /// The vault, once its module has started.
-    pub fn vault(&self) -> Option<Arc<dyn VaultAccess>> {
-        self.inner.vault.read().expect("vault slot").clone()
+    /// Hand the kernel capability `C`, as `by` (a module's name, or `vyred` for the daemon's
+    /// own); see [`crate::contracts`].
+    pub fn provide<C: Capability + ?Sized>(&self, by: &str, value: Arc<C>) -> Result<(), String> {
+        self.inner.capabilities.provide(by, value)
     }
 
-    pub(crate) fn set_vault(&self, vault: Arc<dyn VaultAccess>) {
-        *self.inner.vault.write().expect("vault slot") = Some(vault);
+    /// Capability `C`, once its provider has started.
+    pub fn get<C: Capability + ?Sized>(&self) -> Option<Arc<C>> {
+        self.inner.capabilities.get::<C>()
+    }
+
+    /// A handle that does not keep this vyred alive (for what the kernel itself holds).
+    pub fn downgrade(&self) -> WeakKernel {
+        WeakKernel {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// The loopback HTTP address (`127.0.0.1:<port>`), once bound.

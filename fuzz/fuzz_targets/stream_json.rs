@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use vyre::sessions::claude::SLOT_HOOK;
 use vyre::sessions::claude_provider::Translator;
-use vyre::sessions::provider::Happening;
+use vyre::contracts::provider::Happening;
 use vyre::sessions::wire::{Incoming, Peer, WireError};
 use vyre_fuzz::same_value;
 

@@ -4,9 +4,10 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess, Credential, PINNED_VERSION};
+use vyre::contracts::provider::Credential;
+use vyre::contracts::secret::Secret;
+use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess, PINNED_VERSION};
 use vyre::sessions::wire::Incoming;
-use vyre::vault::Secret;
 
 use crate::fake_api::FakeApi;
 use crate::support::TempHome;
@@ -184,9 +185,9 @@ async fn a_tool_call_asks_and_its_bash_sees_no_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn the_claude_driver_passes_the_provider_contract() {
+    use vyre::contracts::provider::Launch;
     use vyre::sessions::claude_provider::ClaudeProvider;
     use vyre::sessions::conformance::{Script, conform};
-    use vyre::sessions::provider::Launch;
     let bin = claude_bin();
     let home = TempHome::new("claude-conform");
     let api = FakeApi::start().await;

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use vyre::modules::{Ctx, Module, StartFuture};
-use vyre::sessions::provider::{
+use vyre::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
 };
+use vyre::modules::{Ctx, Module, StartFuture};
 use vyre::sessions::spawn::{self, SpawnSpec, Spawned};
 
 pub struct FakeProvider {

@@ -16,6 +16,7 @@ use vyre_fake_api as fake_api;
 mod fake_provider;
 mod harness;
 mod home;
+mod layers;
 mod lifecycle;
 mod mcp;
 mod modules;

@@ -52,8 +52,9 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .session_sockets()
-        .open(&vyred.kernel, "t-mcp")
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-mcp")
         .unwrap()
         .expect("a short enough path");
 
@@ -149,7 +150,11 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
         .unwrap();
     assert_eq!(items, json!([]));
 
-    vyred.kernel.session_sockets().close("t-mcp");
+    vyred
+        .kernel
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .close("t-mcp");
     assert!(!socket.exists());
     vyred.stop().await;
 }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use vyre::contracts::provider::Launch;
 use vyre::modules::Module;
 use vyre::sessions::conformance::{Script, conform};
-use vyre::sessions::provider::Launch;
 
 use crate::fake_provider::{FakeProvider, FakeProviderModule};
 use crate::support::*;
@@ -30,7 +30,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         mode: "default".into(),
         append_system_prompt: None,
         system_prompt_snapshot: None,
-        credential: vyre::sessions::claude::Credential::Login,
+        credential: vyre::contracts::provider::Credential::Login,
         budget_usd: None,
         plugin_dirs: vec![],
         env: vec![],

@@ -182,8 +182,17 @@ async fn the_timeline_lists_a_thread_in_order_the_same_after_a_restart_and_as_it
 
     let page = timeline(&sock, &thread).await;
     let got = items(&page);
+    // How far the slow reply got before the interrupt depends on timing (one delta or more
+    // under load); that it starts, and is cut, is what is checked.
+    let said: Vec<String> = outline(&got)
+        .into_iter()
+        .map(|l| match l.starts_with("assistant: slow0 ") {
+            true => "assistant: slow0 ...".to_string(),
+            false => l,
+        })
+        .collect();
     assert_eq!(
-        outline(&got),
+        said,
         [
             "user: person hello there",
             "assistant: reply to [hello there]",
@@ -203,7 +212,7 @@ async fn the_timeline_lists_a_thread_in_order_the_same_after_a_restart_and_as_it
             "user: steer and mention the weather",
             "assistant: tool said: slept",
             "user: person count SLOWLY please",
-            "assistant: slow0 ",
+            "assistant: slow0 ...",
             "notice: interrupted",
             "user: queued after the interrupt",
             "assistant: reply to [after the inte",

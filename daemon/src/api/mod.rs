@@ -14,7 +14,6 @@ pub mod pair;
 pub mod serve;
 pub mod session_socket;
 mod sse;
-pub mod streams;
 
 use axum::Json;
 use axum::Router;

@@ -13,7 +13,7 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use super::Peer;
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, WeakKernel};
 
 /// A unix socket path must fit in `sun_path` (108 bytes on Linux, 104 on macOS).
 const MAX_PATH: usize = 100;
@@ -81,21 +81,34 @@ fn share_with_sessions(
     Ok(())
 }
 
-/// The open session sockets, by thread.
-#[derive(Default, Clone)]
+/// The open session sockets, by thread: the daemon provides them to the sessions layer as
+/// [`crate::contracts::sockets::SessionSockets`].
 pub struct SessionSockets {
+    /// Weak: the kernel holds this (as a capability), and must not keep itself alive.
+    kernel: WeakKernel,
     // std lock: held to insert or remove an entry, never across an await.
-    open: Arc<Mutex<HashMap<String, (PathBuf, CancellationToken)>>>,
+    open: Mutex<HashMap<String, (PathBuf, CancellationToken)>>,
 }
 
 impl SessionSockets {
-    /// Open (or keep) the thread's socket and serve the API on it; its path, or none when the
-    /// path would be too long for a unix socket (the session then reaches vyred's own socket,
-    /// where its ancestry still marks it as a session).
-    pub fn open(&self, kernel: &Kernel, thread: &str) -> std::io::Result<Option<PathBuf>> {
+    pub fn new(kernel: &Kernel) -> Arc<SessionSockets> {
+        Arc::new(SessionSockets {
+            kernel: kernel.downgrade(),
+            open: Mutex::default(),
+        })
+    }
+}
+
+impl crate::contracts::sockets::SessionSockets for SessionSockets {
+    /// Open (or keep) the thread's socket and serve the API on it.
+    fn open(&self, thread: &str) -> std::io::Result<Option<PathBuf>> {
         if let Some((path, _)) = self.open.lock().expect("session sockets").get(thread) {
             return Ok(Some(path.clone()));
         }
+        let Some(kernel) = self.kernel.upgrade() else {
+            return Ok(None);
+        };
+        let kernel = &kernel;
         let sessions = &kernel.config().config.sessions;
         let dir = match &sessions.socket_dir {
             Some(dir) => PathBuf::from(dir),
@@ -127,8 +140,7 @@ impl SessionSockets {
         Ok(Some(path))
     }
 
-    /// Close the thread's socket and remove its file.
-    pub fn close(&self, thread: &str) {
+    fn close(&self, thread: &str) {
         if let Some((path, stop)) = self.open.lock().expect("session sockets").remove(thread) {
             stop.cancel();
             let _ = std::fs::remove_file(path);

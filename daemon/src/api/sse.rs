@@ -172,7 +172,7 @@ struct StreamState {
     device: Option<String>,
     kernel: Kernel,
     /// This stream's place among its caller's (`limits.streams`), given back when it ends.
-    _place: super::streams::Place,
+    _place: crate::events::streams::Place,
 }
 
 impl StreamState {

@@ -11,7 +11,10 @@ use crate::sessions::agents::AgentsModule;
 use crate::sessions::modules::{SessionsModule, ThreadsModule};
 
 pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
-    let router = kernel.router().clone();
+    // The sessions layer's three modules share one router over the kernel's providers.
+    let router = Arc::new(crate::sessions::router::Router::new(
+        kernel.providers().clone(),
+    ));
     vec![
         Arc::new(system::System),
         Arc::new(devices::DevicesModule::new(kernel.devices().clone())),

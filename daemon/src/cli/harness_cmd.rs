@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::fail;
 use crate::client::Client;
-use crate::harness::plugin::{MARKETPLACE, PLUGIN_ID, plugin_dir};
+use crate::contracts::harness::{MARKETPLACE, PLUGIN_ID, plugin_dir};
 
 #[derive(Debug, Subcommand)]
 pub enum HarnessCommand {

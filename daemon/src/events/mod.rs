@@ -7,6 +7,7 @@
 
 pub mod follow;
 pub mod log;
+pub mod streams;
 
 pub use follow::{Fenced, Filter, Follower, Item};
 

@@ -16,8 +16,6 @@
 //! takes only what is held for the session bound to its own Claude Code process, and reads
 //! only what its fence lets it (the project of its Claude Code process's folder).
 
-pub mod plugin;
-
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -114,7 +112,7 @@ pub struct HookOutput {
 /// The floor's answer to a tool call, if it refuses it.
 pub fn floor(input: &Value) -> Option<Value> {
     let tool = input["tool_name"].as_str()?;
-    let why = crate::sessions::floor::check(tool, &input["tool_input"])?;
+    let why = crate::floor::check(tool, &input["tool_input"])?;
     Some(json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -172,13 +170,34 @@ async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
     Some(context("SessionStart", text))
 }
 
+/// How many of a prompt's words the memory hook asks recall about (short ones are dropped by
+/// `any`, and then recall's `MAX_WORDS` distinct ones are kept).
+pub const HOOK_WORDS: usize = 256;
+
+/// The start of `text` up to the end of its `n`-th word (for the memory hook's query).
+pub fn first_words(text: &str, n: usize) -> &str {
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        let word = c.is_alphanumeric() || c == '_' || c == '\'';
+        if in_word && !word {
+            words += 1;
+            if words == n {
+                return &text[..i];
+            }
+        }
+        in_word = word;
+    }
+    text
+}
+
 /// What recall finds for a prompt in earlier sessions (of the project, when in one), within
 /// what its caller may see.
 async fn memory(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
     let prompt = input["prompt"].as_str()?;
     let this = input["session_id"].as_str().unwrap_or_default();
     // A long paste is asked about by its first words only: bounded work per prompt.
-    let words = crate::recall::search::first_words(prompt, crate::recall::search::HOOK_WORDS);
+    let words = first_words(prompt, HOOK_WORDS);
     let mut query = json!({ "query": words, "any": true, "limit": 8 });
     if let Some((project, _)) = project_at(ctx, caller, input).await {
         query["project"] = json!(project);
@@ -455,6 +474,14 @@ impl Module for HarnessModule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_is_asked_about_by_its_first_words() {
+        let huge: String = (0..150_000).map(|i| format!("word{i} ")).collect();
+        assert_eq!(first_words("one two, three four", 2), "one two");
+        assert_eq!(first_words("one two", 5), "one two");
+        assert_eq!(first_words(&huge, 3), "word0 word1 word2");
+    }
 
     #[test]
     fn pre_tool_use_runs_the_floor() {

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Health, Manifest, StartError};
+use crate::contracts::Capability;
 use crate::events::{Event, Filter, Follower, NewEvent};
 use crate::kernel::{Kernel, KernelStatus};
 use crate::store::{Migration, StoreError, WriteTx};
@@ -147,7 +148,7 @@ impl Ctx {
     /// Register a session provider this module declares under `does.providers`.
     pub fn provider(
         &self,
-        provider: Arc<dyn crate::sessions::provider::Provider>,
+        provider: Arc<dyn crate::contracts::provider::Provider>,
     ) -> Result<(), StartError> {
         let name = provider.id().to_string();
         if !self.manifest.does.providers.contains(&name) {
@@ -157,26 +158,37 @@ impl Ctx {
             )
             .into());
         }
-        Ok(self.kernel.router().register(provider)?)
+        Ok(self.kernel.providers().register(provider)?)
     }
 
-    /// The vault module hands the kernel its implementation here; no other module may.
-    pub fn provide_vault(
-        &self,
-        vault: Arc<dyn crate::vault::VaultAccess>,
-    ) -> Result<(), StartError> {
-        if &*self.name != "vault" {
-            return Err(format!("module {} may not provide the vault", self.name).into());
+    /// Hand other modules capability `C` (see [`crate::contracts`]): only a module whose
+    /// manifest lists `C::NAME` under `does.provides` may, and only one module per capability.
+    pub fn provide<C: Capability + ?Sized>(&self, value: Arc<C>) -> Result<(), StartError> {
+        if !self.manifest.does.provides.iter().any(|p| p == C::NAME) {
+            return Err(format!(
+                "capability {:?} is not declared in {}'s manifest (does.provides)",
+                C::NAME,
+                self.name
+            )
+            .into());
         }
-        self.kernel.set_vault(vault);
-        Ok(())
+        Ok(self.kernel.provide(&self.name, value)?)
+    }
+
+    /// Capability `C`, once the module that provides it has started.
+    pub fn get<C: Capability + ?Sized>(&self) -> Option<Arc<C>> {
+        self.kernel.get::<C>()
     }
 
     /// The threads module hands the registry its Fence here (what a session may act on and
-    /// see); no other module may.
+    /// see): the module that declares `fence` under `does.provides`.
     pub fn provide_fence(&self, fence: Arc<dyn crate::tools::Fence>) -> Result<(), StartError> {
-        if &*self.name != "threads" {
-            return Err(format!("module {} may not provide the fence", self.name).into());
+        if !self.manifest.does.provides.iter().any(|p| p == "fence") {
+            return Err(format!(
+                "module {} may not provide the fence (does.provides)",
+                self.name
+            )
+            .into());
         }
         self.kernel.registry().set_fence(fence);
         Ok(())
@@ -300,8 +312,70 @@ impl Ctx {
         self.health.disabled_reason()
     }
 
-    pub(crate) fn kernel(&self) -> &Kernel {
-        &self.kernel
+    /// The configuration vyred started with.
+    pub fn config(&self) -> &crate::config::Config {
+        &self.kernel.config().config
+    }
+
+    /// Box or Local.
+    pub fn role(&self) -> crate::config::Role {
+        self.kernel.role()
+    }
+
+    /// `VYRE_HOME`.
+    pub fn home(&self) -> &crate::paths::VyreHome {
+        self.kernel.home()
+    }
+
+    /// The user's HOME (whose `~/.claude` holds Claude Code's own history).
+    pub fn user_home(&self) -> std::path::PathBuf {
+        self.kernel.user_home()
+    }
+
+    /// The HOME sessions run with: what a typed `~` means ([`crate::folders::sessions_home`]).
+    pub fn sessions_home(&self) -> Result<std::path::PathBuf, String> {
+        crate::folders::sessions_home(self.config(), self.user_home())
+    }
+
+    /// The `vyre` binary sessions run for their hooks and MCP server, when known.
+    pub fn vyre_bin(&self) -> Option<&std::path::PathBuf> {
+        self.kernel.vyre_bin()
+    }
+
+    /// The person this vyred belongs to, once the onboarding has made them.
+    pub fn owner(&self) -> &crate::owner::Owner {
+        self.kernel.owner()
+    }
+
+    /// End the onboarding in one transaction: make the owner named `name`, keep the finishing
+    /// browser's device (`keep`: its id and the name it asked for) as a `browser`, revoke every
+    /// other onboarding device and spend every onboarding link. Refused once there is an owner.
+    pub async fn end_onboarding(
+        &self,
+        name: &str,
+        keep: Option<(String, Option<String>)>,
+    ) -> Result<crate::owner::Ended, ToolError> {
+        crate::owner::end_onboarding(&self.kernel, &self.name, name, keep).await
+    }
+
+    /// The one-time links that give browsers their devices.
+    pub fn links(&self) -> &crate::links::Links {
+        self.kernel.links()
+    }
+
+    /// The credentials of HTTP callers.
+    pub fn devices(&self) -> &crate::devices::Devices {
+        self.kernel.devices()
+    }
+
+    /// The loopback HTTP address (`127.0.0.1:<port>`), once bound.
+    pub fn http_address(&self) -> Option<String> {
+        self.kernel.http_address()
+    }
+
+    /// Ask vyred to stop gracefully.
+    pub fn request_shutdown(&self) {
+        self.kernel.request_shutdown()
     }
 }
 
@@ -427,8 +501,8 @@ impl ModuleVault {
     pub async fn fetch(
         &self,
         name: &str,
-    ) -> Result<crate::vault::VaultValue, crate::vault::VaultError> {
-        use crate::vault::{Grantee, VaultError};
+    ) -> Result<crate::contracts::secret::VaultValue, crate::contracts::vault::VaultError> {
+        use crate::contracts::vault::{Grantee, VaultAccess, VaultError};
         let declared = self
             .ctx
             .manifest
@@ -445,7 +519,7 @@ impl ModuleVault {
                 item: name.to_string(),
             });
         }
-        let vault = self.ctx.kernel.vault().ok_or_else(|| {
+        let vault = self.ctx.get::<dyn VaultAccess>().ok_or_else(|| {
             VaultError::Unavailable(
                 self.ctx
                     .kernel
@@ -468,8 +542,8 @@ impl ModuleVault {
         &self,
         agent: &str,
         name: &str,
-    ) -> Result<crate::vault::VaultValue, crate::vault::VaultError> {
-        use crate::vault::{Grantee, VaultError};
+    ) -> Result<crate::contracts::secret::VaultValue, crate::contracts::vault::VaultError> {
+        use crate::contracts::vault::{Grantee, VaultAccess, VaultError};
         if !self.ctx.manifest.does.agents {
             return Err(VaultError::NotDeclared {
                 module: self.ctx.name.to_string(),
@@ -478,8 +552,7 @@ impl ModuleVault {
         }
         let vault = self
             .ctx
-            .kernel
-            .vault()
+            .get::<dyn VaultAccess>()
             .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
         vault.fetch(&Grantee::Agent(agent.to_string()), name).await
     }

@@ -10,6 +10,9 @@ pub struct Does {
     pub tools: Vec<String>,
     /// Session providers this module registers (ADR 0030 section 5), e.g. `claude`.
     pub providers: Vec<String>,
+    /// Capabilities this module hands others through the kernel (`crate::contracts`), e.g.
+    /// `vault`; one module per capability.
+    pub provides: Vec<String>,
     /// This module runs agents (spec section 10): it may fetch vault items a person granted to
     /// an agent (`agent:<name>`), for that agent's sessions.
     pub agents: bool,

@@ -10,7 +10,6 @@
 //! This module keeps only the names and each step's state; everything else it shows or does
 //! is another module's tool, called with the person's own rights.
 
-mod end;
 mod key_shape;
 
 use std::collections::BTreeMap;
@@ -18,7 +17,9 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
+
+use crate::contracts::auth::AuthStatus;
 
 use crate::events::NewEvent;
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
@@ -47,15 +48,68 @@ pub struct State {
     finished: bool,
     owner: Option<OwnerRecord>,
     /// The assistant agent, once made.
-    assistant: Option<Value>,
+    assistant: Option<Assistant>,
     /// The names given (or the defaults finishing would use).
     names: Names,
     /// Each step: `open`, `done` or `skipped`.
     steps: BTreeMap<String, String>,
     /// The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`).
-    claude: Value,
-    /// The history's indexing (`recall.status`).
-    history: Value,
+    claude: Claude,
+    /// The history's indexing (`recall.status`); none while recall is not running.
+    history: Option<History>,
+}
+
+/// The part of `vault.status` the onboarding shows.
+#[derive(Deserialize)]
+struct VaultStatus {
+    claude: AuthStatus,
+}
+
+/// The assistant agent, as `agents.list` lists it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Assistant {
+    name: String,
+    /// Its current thread, once it has one.
+    #[serde(default)]
+    thread: Option<String>,
+}
+
+/// The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+/// and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+/// that answers it is not running.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Claude {
+    #[serde(default)]
+    found: bool,
+    #[serde(default)]
+    path: Option<String>,
+    /// What `claude --version` printed, first word.
+    #[serde(default)]
+    version: Option<String>,
+    /// The version Vyre speaks to.
+    #[serde(default)]
+    pinned: Option<String>,
+    /// Why it cannot run, and what to do; none when it can.
+    #[serde(default)]
+    problem: Option<String>,
+    /// The mode in force, where it came from, and its item's readiness.
+    #[serde(default)]
+    auth: Option<AuthStatus>,
+}
+
+/// How far recall has read the history (`recall.status`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct History {
+    sessions: i64,
+    turns: i64,
+    progress: Option<HistoryProgress>,
+}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct HistoryProgress {
+    scanning: bool,
+    done: u64,
+    total: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -225,18 +279,26 @@ fn names_of(saved: &BTreeMap<String, String>, owner: Option<&OwnerRecord>) -> Na
     }
 }
 
-async fn assistant(ctx: &Ctx) -> Option<Value> {
+async fn assistant(ctx: &Ctx) -> Option<Assistant> {
     let agents = ctx.call("agents.list", json!({})).await.ok()?;
-    agents
+    let found = agents
         .as_array()?
         .iter()
-        .find(|a| a["kind"] == "assistant")
-        .map(|a| json!({ "name": a["name"], "thread": a["thread"] }))
+        .find(|a| a["kind"] == "assistant")?;
+    serde_json::from_value(found.clone()).ok()
+}
+
+/// Another module's answer read as this module's own view of it; what does not read is none.
+async fn view<T: serde::de::DeserializeOwned>(ctx: &Ctx, tool: &str) -> Option<T> {
+    let answer = ctx.call(tool, json!({})).await.ok()?;
+    serde_json::from_value(answer)
+        .inspect_err(|e| tracing::warn!(tool, error = %e, "an answer the onboarding cannot read"))
+        .ok()
 }
 
 async fn state(ctx: &Ctx) -> Result<State, ToolError> {
     let saved = saved(ctx).await?;
-    let owner = ctx.kernel().owner().get();
+    let owner = ctx.owner().get();
     let steps = STEPS
         .iter()
         .map(|s| {
@@ -247,29 +309,11 @@ async fn state(ctx: &Ctx) -> Result<State, ToolError> {
             (s.to_string(), st)
         })
         .collect();
-    let cli = ctx
-        .call("sessions.claude", json!({}))
+    let mut claude: Claude = view(ctx, "sessions.claude").await.unwrap_or_default();
+    claude.auth = view::<VaultStatus>(ctx, "vault.status")
         .await
-        .unwrap_or(Value::Null);
-    let auth = ctx
-        .call("vault.status", json!({}))
-        .await
-        .map(|v| v["claude"].clone())
-        .unwrap_or(Value::Null);
-    let claude = json!({
-        "found": cli["found"],
-        "path": cli["path"],
-        "version": cli["version"],
-        "pinned": cli["pinned"],
-        "problem": cli["problem"],
-        "auth": auth,
-    });
-    let history = match ctx.call("recall.status", json!({})).await {
-        Ok(r) => {
-            json!({ "sessions": r["sessions"], "turns": r["turns"], "progress": r["progress"] })
-        }
-        Err(_) => Value::Null,
-    };
+        .map(|v| v.claude);
+    let history = view(ctx, "recall.status").await;
     Ok(State {
         finished: owner.is_some(),
         names: names_of(&saved, owner.as_ref()),
@@ -282,8 +326,8 @@ async fn state(ctx: &Ctx) -> Result<State, ToolError> {
 }
 
 async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finished, ToolError> {
-    if ctx.kernel().owner().exists() {
-        return Err(end::onboarded());
+    if ctx.owner().exists() {
+        return Err(onboarded());
     }
     if let Some(name) = &input.device_name {
         crate::devices::check_name(name)?;
@@ -292,7 +336,7 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
     let names = names_of(&saved, None);
     // The assistant first: should it fail, nothing has ended and finishing can be tried again.
     let agent = match assistant(ctx).await {
-        Some(a) => a["name"].as_str().unwrap_or_default().to_string(),
+        Some(a) => a.name,
         None => {
             let name = agent_name(&names.assistant);
             let instructions = format!(
@@ -316,7 +360,7 @@ async fn finish(ctx: &Ctx, caller: &Caller, input: FinishInput) -> Result<Finish
         }
         _ => None,
     };
-    let end::Ended { owner, device } = end::end(ctx.kernel(), &names.owner, keep).await?;
+    let crate::owner::Ended { owner, device } = ctx.end_onboarding(&names.owner, keep).await?;
     let greeting = format!(
         "{} has just finished setting you up. Greet them by name in a sentence or two and say what you can help with.",
         owner.name
@@ -389,8 +433,8 @@ impl Module for OnboardingModule {
                 move |input: YouInput, _| {
                     let c = c.clone();
                     async move {
-                        if c.kernel().owner().exists() {
-                            return Err(end::onboarded());
+                        if c.owner().exists() {
+                            return Err(onboarded());
                         }
                         let name = check_display_name("your name", &input.name)?;
                         let assistant =
@@ -420,7 +464,7 @@ impl Module for OnboardingModule {
                     let c = c.clone();
                     async move {
                         let name = check_display_name("your name", &input.name)?;
-                        if c.kernel().owner().rename(&name).await?.is_none() {
+                        if c.owner().rename(&name).await?.is_none() {
                             return Err(ToolError::conflict(
                                 "not_onboarded",
                                 "there is no owner to rename yet: finish the onboarding",
@@ -446,8 +490,8 @@ impl Module for OnboardingModule {
                         let value = input.value.trim();
                         key_shape::check(value, matches!(input.mode, ClaudeMode::ApiKey))?;
                         let item = match input.mode {
-                            ClaudeMode::SetupToken => crate::vault::auth::SETUP_TOKEN_ITEM,
-                            ClaudeMode::ApiKey => crate::vault::auth::API_KEY_ITEM,
+                            ClaudeMode::SetupToken => crate::contracts::auth::SETUP_TOKEN_ITEM,
+                            ClaudeMode::ApiKey => crate::contracts::auth::API_KEY_ITEM,
                         };
                         c.call_as(
                             &cx.caller,
@@ -458,7 +502,7 @@ impl Module for OnboardingModule {
                         c.call_as(
                             &cx.caller,
                             "vault.grant",
-                            json!({ "item": item, "to": crate::vault::auth::SESSIONS_GRANTEE }),
+                            json!({ "item": item, "to": crate::contracts::auth::SESSIONS_GRANTEE }),
                         )
                         .await?;
                         save(&c, vec![], Some(("claude", "done"))).await?;
@@ -527,6 +571,14 @@ impl Module for OnboardingModule {
             Ok(())
         })
     }
+}
+
+/// The refusal of anything that would start the onboarding again once there is an owner.
+pub fn onboarded() -> ToolError {
+    ToolError::conflict(
+        "onboarded",
+        "the onboarding is finished: Vyre has its owner (change your name in Settings)",
+    )
 }
 
 #[cfg(test)]

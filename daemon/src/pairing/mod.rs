@@ -360,11 +360,11 @@ impl Module for PairingModule {
                 move |_: crate::tools::NoInput, _| {
                     let c = c.clone();
                     async move {
-                        let issued = c.kernel().links().issue_code(CODE_TTL).await?;
+                        let issued = c.links().issue_code(CODE_TTL).await?;
                         Ok::<_, ToolError>(Code {
                             code: issued.token,
                             expires_at: issued.expires_at,
-                            address: c.kernel().http_address(),
+                            address: c.http_address(),
                         })
                     }
                 },

@@ -382,9 +382,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
                     return Err(ToolError::invalid("a project's name is 1 to 80 characters"));
                 }
                 // `~` is the sessions' HOME, as in threads.start; a missing folder says so.
-                let sessions_home = crate::sessions::modules::sessions_home(pr.ctx.kernel())
-                    .map_err(ToolError::invalid)?;
-                let home = crate::sessions::folders::check(&input.home, &sessions_home)?;
+                let sessions_home = pr.ctx.sessions_home().map_err(ToolError::invalid)?;
+                let home = crate::folders::check(&input.home, &sessions_home)?;
                 let input = CreateInput { home, ..input };
                 let f = match ProjectFile::read(&input.home) {
                     Ok(existing) if existing.name() != name => {

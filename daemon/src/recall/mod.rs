@@ -90,8 +90,8 @@ impl Module for RecallModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(rows::MIGRATIONS).await?;
-            let config = &ctx.kernel().config().config;
-            let home = ctx.kernel().user_home();
+            let config = &ctx.config();
+            let home = ctx.user_home();
             let sessions_home = config.sessions.home.as_ref().map(PathBuf::from);
             let roots = crate::transcripts::roots(
                 config.transcripts.as_deref(),

@@ -27,12 +27,8 @@ pub struct Hit {
 /// The most distinct words a query is made of; the rest are ignored. FTS5's cost grows faster
 /// than the number of terms (a 40,000-word query took seconds, a 900 KB one minutes), so a
 /// pasted page costs what its first words cost. The harness's memory hook sends a prompt's
-/// first [`HOOK_WORDS`] words.
+/// first words only.
 pub const MAX_WORDS: usize = 64;
-
-/// How many of a prompt's words the memory hook asks recall about (short ones are dropped by
-/// `any`, and then [`MAX_WORDS`] distinct ones are kept).
-pub const HOOK_WORDS: usize = 256;
 
 /// A person's words as an FTS5 query: every word must appear (in any order); the syntax of
 /// FTS5 (quotes, `NEAR`, `*`, column filters) is not theirs to trip over, so each word is quoted.
@@ -62,23 +58,6 @@ fn quoted_words(q: &str, min: usize) -> Vec<String> {
         .filter(|w| seen.insert(w.clone()))
         .take(MAX_WORDS)
         .collect()
-}
-
-/// The start of `text` up to the end of its `n`-th word (for the memory hook's query).
-pub fn first_words(text: &str, n: usize) -> &str {
-    let mut words = 0;
-    let mut in_word = false;
-    for (i, c) in text.char_indices() {
-        let word = c.is_alphanumeric() || c == '_' || c == '\'';
-        if in_word && !word {
-            words += 1;
-            if words == n {
-                return &text[..i];
-            }
-        }
-        in_word = word;
-    }
-    text
 }
 
 /// How many matches a query is ranked over at most. A query matching more turns than this is
@@ -175,6 +154,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_huge_query_keeps_its_first_distinct_words() {
+        let huge: String = (0..150_000).map(|i| format!("word{i} ")).collect();
+        assert!(huge.len() > 900_000);
+        let q = fts_query(&huge).unwrap();
+        assert_eq!(q.split(' ').count(), MAX_WORDS);
+        assert!(q.starts_with("\"word0\" \"word1\""));
+        let any = fts_query_any(&huge).unwrap();
+        assert_eq!(any.split(" OR ").count(), MAX_WORDS);
+        assert!(
+            any.starts_with("\"word10\" OR"),
+            "only words of 6 letters or more"
+        );
+    }
+
+    #[test]
     fn a_persons_words_become_a_safe_query() {
         assert_eq!(
             fts_query("zebra crossing").as_deref(),
@@ -196,24 +190,6 @@ mod tests {
             fts_query("zebra zebra Zebra").as_deref(),
             Some("\"zebra\" \"Zebra\"")
         );
-    }
-
-    #[test]
-    fn a_huge_query_keeps_its_first_distinct_words() {
-        let huge: String = (0..150_000).map(|i| format!("word{i} ")).collect();
-        assert!(huge.len() > 900_000);
-        let q = fts_query(&huge).unwrap();
-        assert_eq!(q.split(' ').count(), MAX_WORDS);
-        assert!(q.starts_with("\"word0\" \"word1\""));
-        let any = fts_query_any(&huge).unwrap();
-        assert_eq!(any.split(" OR ").count(), MAX_WORDS);
-        assert!(
-            any.starts_with("\"word10\" OR"),
-            "only words of 6 letters or more"
-        );
-        assert_eq!(first_words("one two, three four", 2), "one two");
-        assert_eq!(first_words("one two", 5), "one two");
-        assert_eq!(first_words(&huge, 3), "word0 word1 word2");
     }
 
     fn store_with(turns: &[&str]) -> rusqlite::Connection {

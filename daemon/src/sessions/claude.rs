@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use super::sandbox::{Exposed, Sandbox, SandboxInfo};
 use super::spawn::{self, SandboxLaunch, SpawnError, SpawnSpec};
 use super::wire::{Incoming, Peer, WireError};
-use crate::vault::Secret;
+use crate::contracts::provider::Credential;
 
 /// The CLI version Vyre is built and tested against.
 pub const PINNED_VERSION: &str = "2.1.328";
@@ -31,17 +31,6 @@ pub const SLOT_TOOLS: &str = "Agent|Task";
 pub const SLOT_HOOK: &str = "vyre-slot";
 /// How long a subagent may wait in line for a slot (the hook's timeout, in seconds).
 pub const SLOT_WAIT_S: u64 = 3600;
-
-/// How a session's credential reaches the CLI.
-#[derive(Debug, Clone)]
-pub enum Credential {
-    /// Claude Code's own login on this machine; nothing is passed.
-    Login,
-    /// An API key, on fd 3 (`CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR`).
-    ApiKey(Secret),
-    /// A subscription's setup token, on fd 3 (`CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR`).
-    SetupToken(Secret),
-}
 
 /// How to start one session's process.
 #[derive(Debug, Clone)]
@@ -412,6 +401,7 @@ fn end_sandbox(sandbox: &Option<SandboxInfo>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contracts::secret::Secret;
 
     fn options() -> ClaudeOptions {
         ClaudeOptions {

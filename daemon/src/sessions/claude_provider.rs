@@ -8,12 +8,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::claude::{ClaudeOptions, ClaudeProcess, SLOT_HOOK};
-use super::provider::{
+use super::sandbox::Containment;
+use super::wire::Incoming;
+use crate::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
     Unresumable,
 };
-use super::sandbox::Containment;
-use super::wire::Incoming;
 use crate::transcripts;
 
 pub struct ClaudeProvider {

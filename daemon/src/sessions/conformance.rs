@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::provider::{Happening, Launch, Provider, Session};
+use crate::contracts::provider::{Happening, Launch, Provider, Session};
 
 /// What the provider under test is asked to do.
 pub struct Script {
@@ -31,7 +31,10 @@ async fn next(session: &mut Box<dyn Session>) -> Result<Happening, String> {
 /// Happenings until the turn finishes; fails on a question unless `answer` handles it.
 async fn until_finished(
     session: &mut Box<dyn Session>,
-    mut on_ask: impl FnMut(&Box<dyn Session>, &super::provider::Question) -> Result<(), String>,
+    mut on_ask: impl FnMut(
+        &Box<dyn Session>,
+        &crate::contracts::provider::Question,
+    ) -> Result<(), String>,
 ) -> Result<Vec<Happening>, String> {
     let mut seen = Vec::new();
     loop {

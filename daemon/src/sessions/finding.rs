@@ -45,7 +45,7 @@ pub struct RenameInput {
 pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Result<(), StartError> {
     let c = ctx.clone();
     let h = home.clone();
-    let vyre_home = Arc::new(ctx.kernel().home().root().to_path_buf());
+    let vyre_home = Arc::new(ctx.home().root().to_path_buf());
     ctx.tool(
         ToolDef::new(
             "threads.folders",

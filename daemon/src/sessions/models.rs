@@ -61,7 +61,7 @@ async fn choices(ctx: &Ctx) -> Result<BTreeMap<String, Choice>, ToolError> {
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
         .await?;
-    let config = &ctx.kernel().config().config.sessions.models;
+    let config = &ctx.config().sessions.models;
     Ok(PURPOSES
         .iter()
         .map(|p| {

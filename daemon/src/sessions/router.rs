@@ -2,17 +2,16 @@
 //! credential sessions run on. The `sessions` module fills it at start; the Switchboard (the
 //! `threads` module) asks it for providers and credentials.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
 use super::agents::AgentProfile;
-use super::claude::Credential;
-use super::provider::{BoxFuture, Provider};
 use super::slots::Slots;
+use crate::contracts::auth::{self, AuthMode};
+use crate::contracts::provider::Credential;
+use crate::contracts::provider::{BoxFuture, Provider, Providers};
 use crate::modules::Ctx;
 use crate::tools::{ErrorKind, ToolError};
-use crate::vault::auth::{self, AuthMode};
 
 /// The agents this machine has, as the `agents` module keeps them: what a launch needs to know
 /// about one, and its credentials, fetched as the agent.
@@ -27,14 +26,13 @@ pub trait AgentBook: Send + Sync {
     ) -> BoxFuture<'a, Result<Option<(AuthMode, Credential)>, ToolError>>;
 }
 
-#[derive(Default)]
 pub struct Router {
+    /// The providers modules registered (`Ctx::provider`), shared with the kernel.
+    providers: Providers,
     /// Filled by the `agents` module when it starts.
     agents: RwLock<Option<Arc<dyn AgentBook>>>,
     /// The concurrency slots, kept by the `sessions` module.
     slots: RwLock<Option<Arc<Slots>>>,
-    // std RwLock: registered at start, read per launch.
-    providers: RwLock<BTreeMap<String, Arc<dyn Provider>>>,
     /// The `sessions` module's context: the vault grants are to `module:sessions`.
     sessions: RwLock<Option<Ctx>>,
     /// Where sessions' HOME is (their `~/.claude`).
@@ -42,41 +40,32 @@ pub struct Router {
 }
 
 impl Router {
-    pub fn register(&self, provider: Arc<dyn Provider>) -> Result<(), String> {
-        let mut providers = self.providers.write().expect("providers");
-        let name = provider.id().to_string();
-        if providers.contains_key(&name) {
-            return Err(format!("a provider named {name:?} is already registered"));
+    /// A router over `providers`, the registry the kernel keeps.
+    pub fn new(providers: Providers) -> Router {
+        Router {
+            providers,
+            agents: RwLock::new(None),
+            slots: RwLock::new(None),
+            sessions: RwLock::new(None),
+            home: RwLock::new(None),
         }
-        providers.insert(name, provider);
-        Ok(())
     }
 
     pub fn names(&self) -> Vec<String> {
-        self.providers
-            .read()
-            .expect("providers")
-            .keys()
-            .cloned()
-            .collect()
+        self.providers.names()
     }
 
     pub fn get(&self, name: &str) -> Result<Arc<dyn Provider>, ToolError> {
-        self.providers
-            .read()
-            .expect("providers")
-            .get(name)
-            .cloned()
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorKind::InvalidInput,
-                    "unknown_provider",
-                    format!(
-                        "no provider named {name:?}; this machine has: {}",
-                        self.names().join(", ")
-                    ),
-                )
-            })
+        self.providers.get(name).ok_or_else(|| {
+            ToolError::new(
+                ErrorKind::InvalidInput,
+                "unknown_provider",
+                format!(
+                    "no provider named {name:?}; this machine has: {}",
+                    self.names().join(", ")
+                ),
+            )
+        })
     }
 
     pub(crate) fn set_sessions_ctx(&self, ctx: Ctx, home: PathBuf) {
@@ -169,7 +158,7 @@ impl Router {
     pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
         let ctx = self.sessions_ctx()?;
         let (mut mode, source) =
-            auth::mode(ctx.kernel().config(), ctx.kernel().role()).map_err(ToolError::invalid)?;
+            auth::mode(ctx.config(), ctx.role()).map_err(ToolError::invalid)?;
         let credential = match mode.item() {
             None => Credential::Login,
             Some(item) => {

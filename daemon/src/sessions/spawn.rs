@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::sandbox::{self, SandboxInfo};
-use crate::vault::Secret;
+use crate::contracts::secret::Secret;
 
 /// What to start.
 pub struct SpawnSpec {

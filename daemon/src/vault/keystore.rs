@@ -220,7 +220,10 @@ pub trait KeyStore: Send + Sync {
 }
 
 /// The items the OS keychain keeps itself: Claude Code's credentials.
-pub const KEYCHAIN_ITEMS: &[&str] = &[super::auth::SETUP_TOKEN_ITEM, super::auth::API_KEY_ITEM];
+pub const KEYCHAIN_ITEMS: &[&str] = &[
+    crate::contracts::auth::SETUP_TOKEN_ITEM,
+    crate::contracts::auth::API_KEY_ITEM,
+];
 
 /// A key file only vyred's user can read (the box).
 pub struct FileKeyStore {

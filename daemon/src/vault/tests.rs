@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::keystore::{FileKeyStore, KeyStore, KeychainKeyStore, MemoryKeyStore};
 use super::*;
 use crate::config::{Config, LoadedConfig, Role};
+use crate::contracts::auth;
 use crate::kernel::Kernel;
 use crate::modules::{Ctx, Health, Manifest};
 use crate::paths::VyreHome;

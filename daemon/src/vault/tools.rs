@@ -5,24 +5,22 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::auth::{self, AuthStatus, ItemReadiness};
 use super::core::{KeyState, StopAfter, Vault};
 use super::items::ItemInfo;
 use super::keystore::{FileKeyStore, KeyStore, KeychainKeyStore};
-use super::secret::{Kind, Secret, VaultValue};
 use super::{Grantee, VaultError};
 use crate::config::Role;
+use crate::contracts::auth::{self, AuthStatus, ItemReadiness};
+use crate::contracts::secret::{Kind, Secret, VaultValue};
 use crate::modules::{Ctx, StartError, ToolDef};
 use crate::tools::ToolError;
 
 /// The key store for this machine: the keychain on `local`, a key file on `box`; config
 /// `vault.keystore` (`file` or `keychain`) overrides.
 pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
-    let home = ctx.kernel().home().clone();
+    let home = ctx.home().clone();
     let configured = ctx
-        .kernel()
         .config()
-        .config
         .vault
         .as_ref()
         .and_then(|v| v.get("keystore"))
@@ -36,7 +34,7 @@ pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
                 format!("vault.keystore must be \"file\" or \"keychain\", not {other:?}").into(),
             );
         }
-        None => ctx.kernel().role() == Role::Local,
+        None => ctx.role() == Role::Local,
     };
     Ok(if use_keychain {
         Arc::new(KeychainKeyStore::new(home.root())?)
@@ -324,7 +322,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
                         granted_to_sessions: found.is_some_and(|i| i.grants.iter().any(|g| g == auth::SESSIONS_GRANTEE)),
                     }
                 };
-                let claude = auth::status(c.kernel().config(), c.kernel().role(), readiness);
+                let claude = auth::status(c.config(), c.role(), readiness);
                 Ok::<_, ToolError>(Status {
                     state,
                     keystore: v.location(),

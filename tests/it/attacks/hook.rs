@@ -204,8 +204,9 @@ async fn the_floors_deny_comes_from_vyred_and_a_terminal_without_vyre_is_left_al
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .session_sockets()
-        .open(&vyred.kernel, "t-hook-floor")
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-hook-floor")
         .unwrap()
         .expect("a short enough path");
     let ran = hook_blocking(
@@ -225,7 +226,11 @@ async fn the_floors_deny_comes_from_vyred_and_a_terminal_without_vyre_is_left_al
         (0, ""),
         "what the floor allows goes on"
     );
-    vyred.kernel.session_sockets().close("t-hook-floor");
+    vyred
+        .kernel
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .close("t-hook-floor");
     vyred.stop().await;
 
     // A terminal session (no socket of its own) with vyred down behaves as without Vyre.
@@ -297,8 +302,9 @@ async fn a_box_sessions_user_reaches_its_own_socket_and_no_other_user_does() {
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .session_sockets()
-        .open(&vyred.kernel, "t-box")
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-box")
         .unwrap()
         .expect("a short enough path");
     let session = As::User {
@@ -377,6 +383,10 @@ async fn a_box_sessions_user_reaches_its_own_socket_and_no_other_user_does() {
         ran.out
     );
 
-    vyred.kernel.session_sockets().close("t-box");
+    vyred
+        .kernel
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .close("t-box");
     vyred.stop().await;
 }

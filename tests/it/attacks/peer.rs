@@ -231,8 +231,9 @@ async fn namespaces_and_groups_decide_who_is_calling() {
     // A session's own socket, reached by a process of another live session.
     let kernel = &vyred.kernel;
     let theirs = kernel
-        .session_sockets()
-        .open(kernel, "thread-theirs")
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("thread-theirs")
         .unwrap()
         .unwrap();
     let pgid = nix::unistd::getpgrp().as_raw();
@@ -254,7 +255,10 @@ async fn namespaces_and_groups_decide_who_is_calling() {
         me["caller"],
         json!({ "kind": "session", "thread": "thread-theirs" })
     );
-    kernel.session_sockets().close("thread-theirs");
+    kernel
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .close("thread-theirs");
     vyred.stop().await;
 }
 

@@ -547,8 +547,9 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .session_sockets()
-        .open(&vyred.kernel, "t-listing")
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-listing")
         .unwrap()
         .expect("a short enough path");
     let session = Client::socket(&socket);
@@ -640,6 +641,10 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
     // A person is offered every tool.
     let all = vyred.socket_client().get("/v1/tools").await.unwrap();
     assert!(all.as_array().unwrap().len() > expected.len() + 20);
-    vyred.kernel.session_sockets().close("t-listing");
+    vyred
+        .kernel
+        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .close("t-listing");
     vyred.stop().await;
 }

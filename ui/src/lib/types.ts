@@ -52,39 +52,12 @@ export type { StepName };
 export type StepState = 'open' | 'done' | 'skipped';
 
 /**
- * `onboarding.state` (and the other onboarding tools' answer): `finished`, `owner` and `names` as
- * the schema says; `steps` narrowed to the steps' names; `assistant`, `claude` and `history` by
- * hand, because their published schema is a bare JSON value.
+ * `onboarding.state` (and the other onboarding tools' answer), as its schema says, with `steps`
+ * narrowed to the steps' names.
  */
-export type OnboardingState = Omit<ToolOutput<'onboarding.state'>, 'steps' | 'assistant' | 'claude' | 'history'> & {
+export type OnboardingState = Omit<ToolOutput<'onboarding.state'>, 'steps'> & {
   steps: Record<StepName, StepState>;
-  assistant: { name: string; thread: string | null } | null;
-  claude: {
-    found: boolean;
-    path: string | null;
-    version: string | null;
-    problem?: string | null;
-    /** vault.status's `claude`: the mode in force, where it came from, and its item's readiness. */
-    auth: {
-      mode: 'login' | 'setup-token' | 'api-key' | null;
-      source: string | null;
-      item: ItemReadiness | null;
-      fallback?: ItemReadiness | null;
-      advice?: string | null;
-    } | null;
-  };
-  history: {
-    sessions: number;
-    turns: number;
-    progress: { scanning: boolean; done: number; total: number } | null;
-  } | null;
 };
-
-export interface ItemReadiness {
-  item: string;
-  present: boolean;
-  granted_to_sessions: boolean;
-}
 
 export interface Turn {
   key: string;

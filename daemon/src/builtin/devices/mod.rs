@@ -99,7 +99,7 @@ impl Module for DevicesModule {
                     async move { d.list().await }
                 },
             )?;
-            let k = ctx.kernel().clone();
+            let k = ctx.clone();
             ctx.tool(
                 ToolDef::new(
                     "devices.link",

@@ -114,7 +114,7 @@ impl Module for System {
                     let c = c.clone();
                     async move {
                         tracing::info!(caller = %cx.caller.label(), "stop requested");
-                        c.kernel().request_shutdown();
+                        c.request_shutdown();
                         Ok::<_, ToolError>(Stopping { stopping: true })
                     }
                 },

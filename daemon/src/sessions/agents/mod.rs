@@ -16,13 +16,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::claude::Credential;
-use super::provider::BoxFuture;
 use super::router::{AgentBook, Router};
+use crate::contracts::auth::{API_KEY_ITEM, AuthMode, SETUP_TOKEN_ITEM};
+use crate::contracts::provider::BoxFuture;
+use crate::contracts::provider::Credential;
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
 use crate::store::Migration;
 use crate::tools::ToolError;
-use crate::vault::auth::{API_KEY_ITEM, AuthMode, SETUP_TOKEN_ITEM};
 
 mod tools;
 
@@ -104,7 +104,8 @@ impl AgentAuth {
             ));
         }
         for item in self.vault.iter().chain(self.fallback.iter()) {
-            crate::vault::valid_item_name(item).map_err(|e| ToolError::invalid(e.to_string()))?;
+            crate::contracts::vault::valid_item_name(item)
+                .map_err(|e| ToolError::invalid(e.to_string()))?;
         }
         if let Some(b) = self.budget_usd
             && !(b > 0.0 && b.is_finite())

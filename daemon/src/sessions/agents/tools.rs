@@ -112,7 +112,7 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::Star
     )?;
 
     let b = book.clone();
-    let home = ctx.kernel().home().root().to_path_buf();
+    let home = ctx.home().root().to_path_buf();
     ctx.tool(
         ToolDef::new(
             "agents.create",

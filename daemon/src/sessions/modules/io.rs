@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::sessions::provider::ProcessIds;
+use crate::contracts::provider::ProcessIds;
 use crate::sessions::switchboard::{AskInfo, ThreadInfo};
 use crate::tools::ToolError;
 

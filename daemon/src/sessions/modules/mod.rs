@@ -10,7 +10,6 @@ mod io;
 mod slot_tools;
 mod thread_tools;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use io::*;
@@ -45,20 +44,20 @@ impl Module for SessionsModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         let router = self.router.clone();
         Box::pin(async move {
-            let settings = ctx.kernel().config().config.sessions.clone();
+            let settings = ctx.config().sessions.clone();
             let run_as = run_as(&settings)?;
             if run_as.is_some() && settings.socket_dir.is_none() {
                 tracing::warn!(
                     "sessions.uid is set but sessions.socket_dir is not: the sessions' own sockets stay in VYRE_HOME, which their user cannot reach, so their Vyre tools will fail"
                 );
             }
-            let home = sessions_home(ctx.kernel())?;
+            let home = ctx.sessions_home()?;
             let base_url = settings.base_url.or_else(|| {
                 std::env::var("ANTHROPIC_BASE_URL")
                     .ok()
                     .filter(|v| !v.is_empty())
             });
-            let vyre_home = ctx.kernel().home().root().to_path_buf();
+            let vyre_home = ctx.home().root().to_path_buf();
             let contain = Arc::new(crate::sessions::sandbox::Contain::new(
                 crate::sessions::sandbox::Wanted::parse(settings.containment.as_deref())?,
                 run_as,
@@ -67,7 +66,7 @@ impl Module for SessionsModule {
                 vec![vyre_home.join("claude-code")],
             ));
             let cli = Arc::new(ClaudeCli::new(
-                Source::parse(settings.claude.as_deref(), ctx.kernel().home().root()),
+                Source::parse(settings.claude.as_deref(), ctx.home().root()),
                 Probe {
                     home: home.clone(),
                     contain: contain.clone(),
@@ -98,9 +97,7 @@ impl Module for SessionsModule {
             crate::sessions::models::register(&ctx)?;
             let slots = Arc::new(crate::sessions::slots::Slots::new(
                 ctx.clone(),
-                crate::sessions::slots::Limits::from_config(
-                    &ctx.kernel().config().config.sessions.slots,
-                ),
+                crate::sessions::slots::Limits::from_config(&ctx.config().sessions.slots),
             ));
             slot_tools::register(&ctx, slots.clone())?;
             router.set_slots(slots);
@@ -196,7 +193,7 @@ impl Module for ThreadsModule {
             let owners = ctx.store().read(|c| Ok(Owners::load(c)?)).await?;
             let board = Switchboard::new(ctx.clone(), router, owners);
             ctx.provide_fence(board.clone())?;
-            let home = Arc::new(sessions_home(ctx.kernel())?);
+            let home = Arc::new(ctx.sessions_home()?);
             thread_tools::register(&ctx, board.clone(), home.clone())?;
             crate::sessions::finding::register(&ctx, board.clone(), home)?;
             // Threads are titled by the first words a person sends them.
@@ -209,27 +206,6 @@ impl Module for ThreadsModule {
             });
             Ok(())
         })
-    }
-}
-
-/// The HOME sessions run with (their `~/.claude`, and what a typed `~` means):
-/// `sessions.home`, else vyred's, else with `sessions.uid` that user's home.
-pub(crate) fn sessions_home(kernel: &crate::kernel::Kernel) -> Result<PathBuf, String> {
-    let settings = &kernel.config().config.sessions;
-    match (settings.home.clone().map(PathBuf::from), run_as(settings)?) {
-        (Some(home), _) => Ok(home),
-        (None, None) => Ok(kernel.user_home()),
-        // Sessions of another user live in that user's home.
-        (None, Some(r)) => nix::unistd::User::from_uid(r.uid.into())
-            .ok()
-            .flatten()
-            .map(|u| u.dir)
-            .ok_or_else(|| {
-                format!(
-                    "sessions.uid {} has no home in the user database: set sessions.home",
-                    r.uid
-                )
-            }),
     }
 }
 

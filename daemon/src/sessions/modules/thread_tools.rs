@@ -46,7 +46,7 @@ pub(super) fn register(
             let home = home.clone();
             async move {
                 // `~` is the sessions' HOME; a folder that is not there is said as typed.
-                let cwd = crate::sessions::folders::check(&input.cwd, &home)?;
+                let cwd = crate::folders::check(&input.cwd, &home)?;
                 // A session starts threads within what it may act on and see: for its own agent
                 // only, in its projects only (named, or by the folder), so what it starts never
                 // reaches further than it does. The new thread is its own.

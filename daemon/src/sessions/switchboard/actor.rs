@@ -486,7 +486,7 @@ impl Switchboard {
                 }
                 self.emit("thread.tool", &a.thread, p).await;
             }
-            Happening::Asked(q) => match crate::sessions::floor::check(&q.tool, &q.input) {
+            Happening::Asked(q) => match crate::floor::check(&q.tool, &q.input) {
                 // The floor refuses without asking anyone.
                 Some(why) => {
                     let _ =
@@ -728,7 +728,7 @@ impl Switchboard {
         }
         self.live.lock().expect("live").remove(&a.thread);
         self.ctx.session_processes().unregister(&a.thread);
-        self.ctx.kernel().session_sockets().close(&a.thread);
+        self.close_socket(&a.thread);
         self.release_slots(&a.thread, reason).await;
         *a.shown.lock().expect("state") = super::Shown::new("stopped");
         self.account_transcript(&a.thread).await;

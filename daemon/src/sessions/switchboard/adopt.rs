@@ -229,7 +229,7 @@ impl Switchboard {
     fn hand_over(
         self: Arc<Self>,
         thread: String,
-    ) -> crate::sessions::provider::BoxFuture<'static, ()> {
+    ) -> crate::contracts::provider::BoxFuture<'static, ()> {
         Box::pin(async move { self.hand_over_now(thread).await })
     }
 

@@ -23,7 +23,7 @@ impl Switchboard {
         thread: String,
         text: String,
         resets: Option<i64>,
-    ) -> super::super::provider::BoxFuture<'static, ()> {
+    ) -> crate::contracts::provider::BoxFuture<'static, ()> {
         Box::pin(async move { self.fall_back_now(&thread, &text, resets).await })
     }
 

@@ -7,8 +7,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::contracts::provider::Unresumable;
+use crate::contracts::sockets::SessionSockets;
 use crate::sessions::agents::AgentProfile;
-use crate::sessions::provider::Unresumable;
 
 /// The error for a thread that cannot go on from its history, and what to do instead.
 fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> ToolError {
@@ -382,7 +383,7 @@ impl Switchboard {
         let session = match provider.start(launch).await {
             Ok(s) => s,
             Err(e) => {
-                self.ctx.kernel().session_sockets().close(thread);
+                self.close_socket(thread);
                 self.set_status(thread, "failed").await;
                 self.emit(
                     "thread.state",
@@ -460,18 +461,29 @@ pub(super) struct HarnessLaunch {
 }
 
 impl Switchboard {
+    /// Close the session's own socket, if the daemon gave it one.
+    pub(super) fn close_socket(&self, thread: &str) {
+        if let Some(sockets) = self.ctx.get::<dyn SessionSockets>() {
+            sockets.close(thread);
+        }
+    }
+
     pub(super) fn harness_for(&self, thread: &str) -> HarnessLaunch {
-        let kernel = self.ctx.kernel();
         let mut out = HarnessLaunch::default();
-        match kernel.session_sockets().open(kernel, thread) {
+        let opened = match self.ctx.get::<dyn SessionSockets>() {
+            Some(sockets) => sockets.open(thread),
+            None => Ok(None),
+        };
+        match opened {
             Ok(Some(path)) => out.env.push(("VYRE_SOCKET".into(), path.into_os_string())),
             Ok(None) => {}
             Err(e) => tracing::warn!(thread, "no socket of its own for the session: {e}"),
         }
-        if kernel.config().config.sessions.harness == Some(false) {
+        if self.ctx.config().sessions.harness == Some(false) {
             return out;
         }
-        let (Some(bin), Some(plugin)) = (kernel.vyre_bin(), crate::harness::plugin::plugin_dir())
+        let (Some(bin), Some(plugin)) =
+            (self.ctx.vyre_bin(), crate::contracts::harness::plugin_dir())
         else {
             return out;
         };

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use super::provider::{Happening, Launch, ProcessIds, Question, Session};
 use super::router::Router;
+use crate::contracts::provider::{Happening, Launch, ProcessIds, Question, Session};
 use crate::events::NewEvent;
 use crate::modules::Ctx;
 use crate::store::StoreError;
@@ -228,7 +228,7 @@ fn not_found(thread: &str) -> ToolError {
 
 impl Switchboard {
     pub fn new(ctx: Ctx, router: Arc<Router>, owners: Owners) -> Arc<Switchboard> {
-        let settings = &ctx.kernel().config().config.sessions;
+        let settings = &ctx.config().sessions;
         let (idle_after, max_live) = (settings.idle_after(), settings.max_live());
         Arc::new(Switchboard {
             ctx,

@@ -1493,8 +1493,65 @@ export interface components {
                 message: string;
             };
         };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.claude.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.claude.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.claude.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.claude.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.claude.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.claude.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.claude.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.claude.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
         /** @enum {string} */
         "onboarding.claude.ClaudeMode": "setup-token" | "api-key";
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.claude.History": {
+            progress?: components["schemas"]["onboarding.claude.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.claude.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.claude.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
+        };
         "onboarding.claude.Names": {
             assistant: string;
             owner: string;
@@ -1503,6 +1560,63 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             name: string;
+        };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.done.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.done.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.done.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.done.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.done.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.done.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.done.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.done.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.done.History": {
+            progress?: components["schemas"]["onboarding.done.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.done.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.done.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
         };
         "onboarding.done.Names": {
             assistant: string;
@@ -1530,6 +1644,63 @@ export interface components {
             created_at: number;
             name: string;
         };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.rename.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.rename.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.rename.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.rename.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.rename.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.rename.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.rename.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.rename.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.rename.History": {
+            progress?: components["schemas"]["onboarding.rename.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.rename.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.rename.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
+        };
         "onboarding.rename.Names": {
             assistant: string;
             owner: string;
@@ -1538,6 +1709,63 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             name: string;
+        };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.skip.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.skip.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.skip.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.skip.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.skip.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.skip.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.skip.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.skip.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.skip.History": {
+            progress?: components["schemas"]["onboarding.skip.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.skip.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.skip.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
         };
         "onboarding.skip.Names": {
             assistant: string;
@@ -1548,6 +1776,63 @@ export interface components {
             created_at: number;
             name: string;
         };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.state.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.state.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.state.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.state.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.state.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.state.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.state.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.state.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.state.History": {
+            progress?: components["schemas"]["onboarding.state.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.state.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.state.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
+        };
         "onboarding.state.Names": {
             assistant: string;
             owner: string;
@@ -1556,6 +1841,63 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             name: string;
+        };
+        /** @description The assistant agent, as `agents.list` lists it. */
+        "onboarding.you.Assistant": {
+            name: string;
+            /** @description Its current thread, once it has one. */
+            thread?: string | null;
+        };
+        /** @enum {string} */
+        "onboarding.you.AuthMode": "login" | "setup-token" | "api-key";
+        "onboarding.you.AuthStatus": {
+            /** @description What to do, when something is missing. */
+            advice?: string | null;
+            /** @description The API key used when the subscription's limit is reached. */
+            fallback: components["schemas"]["onboarding.you.ItemReadiness"];
+            /** @description The item the mode needs (none for `login`). */
+            item?: components["schemas"]["onboarding.you.ItemReadiness"] | null;
+            mode?: components["schemas"]["onboarding.you.AuthMode"] | null;
+            source: string;
+        };
+        /**
+         * @description The Claude Code CLI sessions run and the credential they run on, from `sessions.claude`
+         *     and `vault.status`. Each part says nothing (`found: false`, no `auth`) while the module
+         *     that answers it is not running.
+         */
+        "onboarding.you.Claude": {
+            /** @description The mode in force, where it came from, and its item's readiness. */
+            auth?: components["schemas"]["onboarding.you.AuthStatus"] | null;
+            /** @default false */
+            found: boolean;
+            path?: string | null;
+            /** @description The version Vyre speaks to. */
+            pinned?: string | null;
+            /** @description Why it cannot run, and what to do; none when it can. */
+            problem?: string | null;
+            /** @description What `claude --version` printed, first word. */
+            version?: string | null;
+        };
+        /** @description How far recall has read the history (`recall.status`). */
+        "onboarding.you.History": {
+            progress?: components["schemas"]["onboarding.you.HistoryProgress"] | null;
+            /** Format: int64 */
+            sessions: number;
+            /** Format: int64 */
+            turns: number;
+        };
+        "onboarding.you.HistoryProgress": {
+            /** Format: uint64 */
+            done: number;
+            scanning: boolean;
+            /** Format: uint64 */
+            total: number;
+        };
+        /** @description One item's readiness, never its value. */
+        "onboarding.you.ItemReadiness": {
+            granted_to_sessions: boolean;
+            item: string;
+            present: boolean;
         };
         "onboarding.you.Names": {
             assistant: string;
@@ -2759,13 +3101,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.claude.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.claude.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.claude.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.claude.Names"];
                             owner?: components["schemas"]["onboarding.claude.OwnerRecord"] | null;
@@ -2814,13 +3156,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.done.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.done.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.done.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.done.Names"];
                             owner?: components["schemas"]["onboarding.done.OwnerRecord"] | null;
@@ -2918,13 +3260,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.rename.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.rename.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.rename.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.rename.Names"];
                             owner?: components["schemas"]["onboarding.rename.OwnerRecord"] | null;
@@ -2973,13 +3315,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.skip.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.skip.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.skip.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.skip.Names"];
                             owner?: components["schemas"]["onboarding.skip.OwnerRecord"] | null;
@@ -3025,13 +3367,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.state.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.state.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.state.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.state.Names"];
                             owner?: components["schemas"]["onboarding.state.OwnerRecord"] | null;
@@ -3082,13 +3424,13 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: unknown;
+                            assistant?: components["schemas"]["onboarding.you.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
-                            claude: unknown;
+                            claude: components["schemas"]["onboarding.you.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
-                            /** @description The history's indexing (`recall.status`). */
-                            history: unknown;
+                            /** @description The history's indexing (`recall.status`); none while recall is not running. */
+                            history?: components["schemas"]["onboarding.you.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.you.Names"];
                             owner?: components["schemas"]["onboarding.you.OwnerRecord"] | null;

@@ -10,7 +10,18 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::claude::Credential;
+use super::secret::Secret;
+
+/// What a session runs on: how its credential reaches the provider's program.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// Claude Code's own login on this machine; nothing is passed.
+    Login,
+    /// An API key, on fd 3 (`CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR`).
+    ApiKey(Secret),
+    /// A subscription's setup token, on fd 3 (`CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR`).
+    SetupToken(Secret),
+}
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -216,5 +227,41 @@ pub trait Provider: Send + Sync {
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
         let _ = (id, at);
         Ok(())
+    }
+}
+
+/// The providers this machine has, by name: each registered by the module that declares it
+/// under `does.providers` (`Ctx::provider`), read by the sessions layer's router. Cheap to
+/// clone; clones share the table.
+#[derive(Clone, Default)]
+pub struct Providers {
+    // std RwLock: written at modules' start, read per launch.
+    by_name: std::sync::Arc<
+        std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<dyn Provider>>>,
+    >,
+}
+
+impl Providers {
+    pub fn register(&self, provider: std::sync::Arc<dyn Provider>) -> Result<(), String> {
+        let mut by_name = self.by_name.write().expect("providers");
+        let name = provider.id().to_string();
+        if by_name.contains_key(&name) {
+            return Err(format!("a provider named {name:?} is already registered"));
+        }
+        by_name.insert(name, provider);
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.by_name
+            .read()
+            .expect("providers")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<std::sync::Arc<dyn Provider>> {
+        self.by_name.read().expect("providers").get(name).cloned()
     }
 }

@@ -3,10 +3,10 @@
 //! and every unspent onboarding link is spent. Nothing the onboarding handed out outlives it,
 //! and two browsers finishing at once cannot both make an owner.
 
+use super::{Owner, OwnerRecord};
 use crate::devices::{DeviceRecord, Devices};
 use crate::kernel::Kernel;
 use crate::links::Links;
-use crate::owner::{Owner, OwnerRecord};
 use crate::tools::ToolError;
 
 /// What finishing made.
@@ -16,18 +16,11 @@ pub struct Ended {
     pub device: Option<DeviceRecord>,
 }
 
-/// The refusal of anything that would start the onboarding again once there is an owner.
-pub fn onboarded() -> ToolError {
-    ToolError::conflict(
-        "onboarded",
-        "the onboarding is finished: Vyre has its owner (change your name in Settings)",
-    )
-}
-
 /// End the onboarding: make the owner named `name`; `keep` is the finishing browser's device
 /// id and the name it asked for.
-pub async fn end(
+pub async fn end_onboarding(
     kernel: &Kernel,
+    module: &str,
     name: &str,
     keep: Option<(String, Option<String>)>,
 ) -> Result<Ended, ToolError> {
@@ -35,7 +28,7 @@ pub async fn end(
     let now = crate::now_ms();
     let done = kernel
         .store()
-        .write_as("onboarding", move |tx| {
+        .write_as(module, move |tx| {
             let Some(owner) = Owner::create_in(tx, &name, now)? else {
                 return Ok(None);
             };
@@ -48,7 +41,10 @@ pub async fn end(
         })
         .await?;
     let Some((owner, devices)) = done else {
-        return Err(onboarded());
+        return Err(ToolError::conflict(
+            "onboarded",
+            "the onboarding is finished: Vyre has its owner (change your name in Settings)",
+        ));
     };
     kernel.owner().made(owner.clone());
     kernel.devices().onboarding_ended(&devices);

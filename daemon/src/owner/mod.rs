@@ -1,6 +1,10 @@
 //! The owner: the one person this vyred belongs to, made when the onboarding finishes. Until
 //! then a browser can reach nothing but the onboarding.
 
+mod end;
+
+pub use end::{Ended, end_onboarding};
+
 use std::sync::{Arc, RwLock};
 
 use rusqlite::OptionalExtension;

@@ -3,9 +3,9 @@
 //! (`claude-setup-token`) or `api-key` (`anthropic-api-key`). The API key is also the fallback
 //! when a subscription's limit is reached. Both items are granted to the `sessions` module.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::config::{LoadedConfig, Role};
+use crate::config::{Config, Role};
 
 pub const SETUP_TOKEN_ITEM: &str = "claude-setup-token";
 pub const API_KEY_ITEM: &str = "anthropic-api-key";
@@ -13,7 +13,7 @@ pub const SESSIONS_GRANTEE: &str = "module:sessions";
 /// Where a mode came from when `sessions.auth` does not say.
 pub const DEFAULT_SOURCE: &str = "default for this role";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum AuthMode {
     Login,
@@ -33,8 +33,8 @@ impl AuthMode {
 
 /// The mode in force and where it came from: `sessions.auth`, else the approved default (the
 /// box a setup token, the Mac Claude Code's own login).
-pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str), String> {
-    match config.config.sessions.auth.as_deref() {
+pub fn mode(config: &Config, role: Role) -> Result<(AuthMode, &'static str), String> {
+    match config.sessions.auth.as_deref() {
         None => Ok((
             match role {
                 Role::Box => AuthMode::SetupToken,
@@ -55,12 +55,12 @@ pub fn mode(config: &LoadedConfig, role: Role) -> Result<(AuthMode, &'static str
 /// an API key and no setup token uses the key (what a person who pasted only a key in the
 /// onboarding means); everything else is [`mode`].
 pub fn effective(
-    config: &LoadedConfig,
+    config: &Config,
     role: Role,
     present: impl Fn(&str) -> bool,
 ) -> Result<(AuthMode, &'static str), String> {
     let (mode, source) = mode(config, role)?;
-    if config.config.sessions.auth.is_none()
+    if config.sessions.auth.is_none()
         && mode == AuthMode::SetupToken
         && !present(SETUP_TOKEN_ITEM)
         && present(API_KEY_ITEM)
@@ -71,14 +71,14 @@ pub fn effective(
 }
 
 /// One item's readiness, never its value.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemReadiness {
     pub item: String,
     pub present: bool,
     pub granted_to_sessions: bool,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AuthStatus {
     pub mode: Option<AuthMode>,
     pub source: String,
@@ -91,7 +91,7 @@ pub struct AuthStatus {
 }
 
 pub fn status(
-    config: &LoadedConfig,
+    config: &Config,
     role: Role,
     readiness: impl Fn(&str) -> ItemReadiness,
 ) -> AuthStatus {
@@ -134,14 +134,10 @@ pub fn status(
 mod tests {
     use super::*;
 
-    fn config(text: &str) -> LoadedConfig {
-        let (config, warnings) =
-            crate::config::parse(std::path::Path::new("config.json"), text).unwrap();
-        LoadedConfig {
-            config,
-            file: None,
-            warnings,
-        }
+    fn config(text: &str) -> Config {
+        crate::config::parse(std::path::Path::new("config.json"), text)
+            .unwrap()
+            .0
     }
 
     #[test]

@@ -1,0 +1,232 @@
+//! The floor plan holds (issue 19): the kernel imports no module, and a module imports no other
+//! module. What a module offers others is a tool, an event, or a capability through the kernel
+//! (`daemon/src/contracts`); this test walks the source and fails on any `crate::` or `super::`
+//! path that crosses a wall.
+
+use std::path::{Path, PathBuf};
+
+/// The modules' rooms under `daemon/src`: each may use the kernel and itself, nothing else.
+const MODULES: &[&str] = &[
+    "vault",
+    "sessions",
+    "recall",
+    "projects",
+    "harness",
+    "onboarding",
+    "pairing",
+    "builtin/system",
+    "builtin/devices",
+];
+
+/// The one place that knows every module: the list vyred starts (the composition root).
+const COMPOSITION_ROOT: &str = "builtin/mod.rs";
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The module path of a file: `sessions/switchboard/mod.rs` is `[sessions, switchboard]`.
+fn module_path(rel: &str) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .trim_end_matches(".rs")
+        .split('/')
+        .map(String::from)
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// Which room a crate path (its segments from the crate root) lands in, if a module's.
+fn room_of(segments: &[String]) -> Option<&'static str> {
+    MODULES.iter().copied().find(|m| {
+        let want: Vec<&str> = m.split('/').collect();
+        segments.len() >= want.len() && want.iter().zip(segments).all(|(a, b)| a == b)
+    })
+}
+
+/// Every path the file names from the crate root, resolved: `crate::a::b`, `crate::{a, b::c}`,
+/// and `super::` chains from where the file sits. Comments are left out (a doc link is not an
+/// import).
+fn crate_paths(text: &str, here: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let code = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        let bytes = code.as_bytes();
+        let mut i = 0;
+        while i < code.len() {
+            let rest = &code[i..];
+            let boundary = i == 0
+                || !(bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_'
+                    || bytes[i - 1] == b'$');
+            if boundary && rest.starts_with("crate::") {
+                let after = &rest["crate::".len()..];
+                if let Some(group) = after.strip_prefix('{') {
+                    // `crate::{a, b::{c, d}}`: each top-level item's first segment.
+                    let mut depth = 0;
+                    let mut item = String::new();
+                    for c in group.chars() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => break,
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => {
+                                push_item(&mut out, n, &[], &item);
+                                item.clear();
+                                continue;
+                            }
+                            _ => {}
+                        }
+                        item.push(c);
+                    }
+                    push_item(&mut out, n, &[], &item);
+                } else {
+                    push_item(&mut out, n, &[], after);
+                }
+                i += "crate::".len();
+                continue;
+            }
+            if boundary && rest.starts_with("super::") {
+                let mut base: Vec<String> = here.to_vec();
+                let mut after = rest;
+                while let Some(r) = after.strip_prefix("super::") {
+                    base.pop();
+                    after = r;
+                }
+                push_item(&mut out, n, &base, after);
+                i += rest.len() - after.len();
+                continue;
+            }
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    out
+}
+
+fn push_item(out: &mut Vec<(usize, Vec<String>)>, line: usize, base: &[String], item: &str) {
+    let segments: Vec<String> = item
+        .trim()
+        .split("::")
+        .map(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .take_while(|s| !s.is_empty())
+        .collect();
+    let mut path = base.to_vec();
+    path.extend(segments);
+    if !path.is_empty() {
+        out.push((line + 1, path));
+    }
+}
+
+#[test]
+fn the_kernel_imports_no_module_and_no_module_imports_another() {
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(
+        files.len() > 100,
+        "the walk found the source ({} files)",
+        files.len()
+    );
+    let mut crossings = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let rel = file
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel == COMPOSITION_ROOT {
+            continue;
+        }
+        let here = module_path(&rel);
+        let own = room_of(&here);
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, path) in crate_paths(&text, &here) {
+            checked += 1;
+            // vyred's start asks the composition root for the list of modules, and only that.
+            if rel == "daemon.rs" && path == ["builtin", "modules"] {
+                continue;
+            }
+            let Some(target) = room_of(&path) else {
+                continue;
+            };
+            if Some(target) != own {
+                crossings.push(format!(
+                    "{rel}:{line}: {} reaches into module {target:?} ({})",
+                    own.map_or("the kernel".to_string(), |m| format!("module {m:?}")),
+                    path.join("::")
+                ));
+            }
+        }
+    }
+    assert!(checked > 500, "the walk read the crate paths ({checked})");
+    assert!(
+        crossings.is_empty(),
+        "a wall is crossed; offer a tool, an event or a capability (daemon/src/contracts) instead:\n{}",
+        crossings.join("\n")
+    );
+}
+
+#[test]
+fn the_walk_sees_every_form_of_a_crossing() {
+    let here = module_path("harness/mod.rs");
+    let found = |text: &str| -> Vec<String> {
+        crate_paths(text, &here)
+            .into_iter()
+            .filter_map(|(_, p)| room_of(&p).map(String::from))
+            .collect()
+    };
+    assert_eq!(found("use crate::recall::search;"), ["recall"]);
+    assert_eq!(
+        found("let x = crate::sessions::floor::check(a, b);"),
+        ["sessions"]
+    );
+    assert_eq!(
+        found("use crate::{tools::Caller, vault::{Grantee, VaultError}};"),
+        ["vault"]
+    );
+    // `super` in `harness/mod.rs` is the crate root.
+    assert_eq!(found("use super::onboarding::x;"), ["onboarding"]);
+    assert_eq!(
+        crate_paths("use super::hooks::Y;", &module_path("harness/brief/mod.rs"))[0].1,
+        ["harness", "hooks", "Y"],
+        "super from a file inside a module stays inside it"
+    );
+    assert_eq!(
+        crate_paths(
+            "use super::super::vault::X;",
+            &module_path("sessions/switchboard/mod.rs")
+        )[0]
+        .1,
+        ["vault", "X"]
+    );
+    assert_eq!(
+        found("use crate::builtin::devices::DevicesModule;"),
+        ["builtin/devices"]
+    );
+    assert!(
+        found("//! see [`crate::sessions::sandbox`]").is_empty(),
+        "comments are not imports"
+    );
+    assert!(found("use crate::contracts::vault::VaultAccess;").is_empty());
+}

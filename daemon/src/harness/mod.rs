@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
-use crate::tools::{Caller, Reach, Scope, ToolError};
+use crate::tools::{CallCx, Caller, Reach, Scope, ToolError};
 
 pub struct HarnessModule;
 
@@ -383,6 +383,65 @@ fn session_on_command_line(pid: u32) -> Option<String> {
     })
 }
 
+/// `harness.binding`: the process a session's SessionStart hook named, and whether it runs.
+async fn binding(c: Ctx, input: BindingInput, _: CallCx) -> Result<Binding, ToolError> {
+    let s = input.session.clone();
+    let row: Option<BindingRow> = c
+        .store()
+        .read(move |conn| {
+            Ok(rusqlite::OptionalExtension::optional(conn.query_row(
+                "SELECT pid, cwd, project, bound_at FROM harness_bindings WHERE session = ?1",
+                [&s],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            ))?)
+        })
+        .await?;
+    let (pid, cwd, project, bound_at) = match row {
+        Some((pid, cwd, project, at)) => (pid, cwd, project, Some(at)),
+        None => (None, None, None, None),
+    };
+    Ok(Binding {
+        session: input.session,
+        alive: pid.is_some_and(|p| crate::peer::is_claude_process(p as i32)),
+        pid,
+        cwd,
+        project,
+        bound_at,
+    })
+}
+
+/// `harness.hook`: one of Claude Code's hooks, answered.
+async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolError> {
+    if !matches!(
+        input.event.as_str(),
+        "SessionStart" | "UserPromptSubmit" | "PreToolUse" | "Stop"
+    ) {
+        return Err(ToolError::invalid(format!(
+            "event must be SessionStart, UserPromptSubmit, PreToolUse or Stop, not {:?}",
+            input.event
+        )));
+    }
+    // The floor needs nobody's identity: it answers at once, on every call.
+    if input.event == "PreToolUse" {
+        return Ok(HookOutput {
+            output: floor(&input.input),
+        });
+    }
+    let scope = cx.scope(Reach::Projects).await?;
+    // Only a binding and a hand-over need to know which session it is.
+    let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
+    let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
+    if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
+        bind(&c, &cx.caller, &hook, pid).await;
+    }
+    if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
+        return Ok(HookOutput { output: None });
+    }
+    Ok(HookOutput {
+        output: answer(&c, &cx.caller, &input.event, &hook).await,
+    })
+}
+
 impl Module for HarnessModule {
     fn name(&self) -> &str {
         "harness"
@@ -393,78 +452,23 @@ impl Module for HarnessModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(MIGRATIONS).await?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "harness.binding",
                     "Which Claude Code process has a session, as its SessionStart hook said, and whether it still runs.",
-                ).sessions_see_thread("session"),
-                move |input: BindingInput, _| {
-                    let c = c.clone();
-                    async move {
-                        let s = input.session.clone();
-                        let row: Option<BindingRow> = c
-                            .store()
-                            .read(move |conn| {
-                                Ok(rusqlite::OptionalExtension::optional(conn.query_row(
-                                    "SELECT pid, cwd, project, bound_at FROM harness_bindings WHERE session = ?1",
-                                    [&s],
-                                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-                                ))?)
-                            })
-                            .await?;
-                        let (pid, cwd, project, bound_at) = match row {
-                            Some((pid, cwd, project, at)) => (pid, cwd, project, Some(at)),
-                            None => (None, None, None, None),
-                        };
-                        Ok::<_, ToolError>(Binding {
-                            session: input.session,
-                            alive: pid.is_some_and(|p| crate::peer::is_claude_process(p as i32)),
-                            pid,
-                            cwd,
-                            project,
-                            bound_at,
-                        })
-                    }
-                },
+                )
+                .sessions_see_thread("session"),
+                &ctx,
+                binding,
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "harness.hook",
                     "Answer one of Claude Code's hooks (what `vyre hook <Event>` prints).",
-                ).sessions_fenced(),
-                move |input: HookInput, cx| {
-                    let c = c.clone();
-                    async move {
-                    if !matches!(
-                        input.event.as_str(),
-                        "SessionStart" | "UserPromptSubmit" | "PreToolUse" | "Stop"
-                    ) {
-                        return Err(ToolError::invalid(format!(
-                            "event must be SessionStart, UserPromptSubmit, PreToolUse or Stop, not {:?}",
-                            input.event
-                        )));
-                    }
-                    // The floor needs nobody's identity: it answers at once, on every call.
-                    if input.event == "PreToolUse" {
-                        return Ok(HookOutput { output: floor(&input.input) });
-                    }
-                    let scope = cx.scope(Reach::Projects).await?;
-                    // Only a binding and a hand-over need to know which session it is.
-                    let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
-                    let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
-                    if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
-                        bind(&c, &cx.caller, &hook, pid).await;
-                    }
-                    if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
-                        return Ok(HookOutput { output: None });
-                    }
-                    Ok(HookOutput {
-                        output: answer(&c, &cx.caller, &input.event, &hook).await,
-                    })
-                    }
-                },
+                )
+                .sessions_fenced(),
+                &ctx,
+                hook,
             )?;
             Ok(())
         })

@@ -266,6 +266,26 @@ impl Ctx {
         Ok(())
     }
 
+    /// Register a tool whose handler takes a clone of `state` first, as axum's `State` does:
+    /// `ctx.tool_with(ToolDef::new("devices.list", ".."), &devices, list)?` with
+    /// `async fn list(d: Devices, _: NoInput, _: CallCx) -> Result<Vec<Device>, ToolError>`.
+    pub fn tool_with<S, I, O, F, Fut>(
+        &self,
+        def: ToolDef,
+        state: &S,
+        f: F,
+    ) -> Result<(), StartError>
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(S, I, CallCx) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        I: DeserializeOwned + JsonSchema + 'static,
+        O: Serialize + JsonSchema + 'static,
+    {
+        let state = state.clone();
+        self.tool(def, move |input: I, cx| f(state.clone(), input, cx))
+    }
+
     /// Run a task that belongs to this module: if it panics, the module is disabled.
     /// It should end when [`Ctx::shutdown`] is cancelled.
     pub fn spawn<F>(&self, fut: F)

@@ -19,7 +19,7 @@ use crate::client::Client;
 use crate::events::NewEvent;
 use crate::modules::{Ctx, Module, StartFuture, ToolDef};
 use crate::store::Migration;
-use crate::tools::{ErrorKind, ToolError};
+use crate::tools::{ErrorKind, NoInput, ToolError};
 
 pub const MIGRATIONS: &[Migration] = &[
     Migration {
@@ -349,62 +349,50 @@ impl Module for PairingModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(MIGRATIONS).await?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "pairing.code",
                     "A code that pairs another Vyre (your Mac) with this one: type it there with pairing.add. Works once, for ten minutes.",
                 )
-        .finishes()
+                .finishes()
                 .person_only(),
-                move |_: crate::tools::NoInput, _| {
-                    let c = c.clone();
-                    async move {
-                        let issued = c.links().issue_code(CODE_TTL).await?;
-                        Ok::<_, ToolError>(Code {
-                            code: issued.token,
-                            expires_at: issued.expires_at,
-                            address: c.http_address(),
-                        })
-                    }
+                &ctx,
+                |c, _: NoInput, _| async move {
+                    let issued = c.links().issue_code(CODE_TTL).await?;
+                    Ok::<_, ToolError>(Code {
+                        code: issued.token,
+                        expires_at: issued.expires_at,
+                        address: c.http_address(),
+                    })
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "pairing.add",
                     "Pair with a box by the code it printed: the box makes a device for this machine, whose credential goes into this machine's vault.",
                 )
-        .finishes()
+                .finishes()
                 .person_only(),
-                move |input: AddInput, cx| {
-                    let c = c.clone();
-                    async move { add(&c, &cx.caller, input).await }
-                },
+                &ctx,
+                |c, input: AddInput, cx| async move { add(&c, &cx.caller, input).await },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "pairing.list",
                     "The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable).",
                 ),
-                move |_: crate::tools::NoInput, _| {
-                    let c = c.clone();
-                    async move { list(&c).await }
-                },
+                &ctx,
+                |c, _: NoInput, _| async move { list(&c).await },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "pairing.remove",
                     "End a pairing: revoke this machine's device on the box and forget its credential.",
                 )
-        .finishes()
+                .finishes()
                 .person_only(),
-                move |input: RemoveInput, cx| {
-                    let c = c.clone();
-                    async move { remove(&c, &cx.caller, &input.id).await }
-                },
+                &ctx,
+                |c, input: RemoveInput, cx| async move { remove(&c, &cx.caller, &input.id).await },
             )?;
             Ok(())
         })

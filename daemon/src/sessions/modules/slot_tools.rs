@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::io::Done;
 use crate::modules::{Ctx, ToolDef};
 use crate::tools::fence::{not_your_project, not_your_thread};
-use crate::tools::{Reach, ToolError};
+use crate::tools::{CallCx, Reach, ToolError};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -43,96 +43,107 @@ pub(super) fn register(
     ctx: &Ctx,
     slots: Arc<crate::sessions::slots::Slots>,
 ) -> Result<(), crate::modules::StartError> {
-    let s = slots.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "sessions.slots.take",
             "Take a teammate or subagent slot: held at once, or waiting in a fair line (slot.waiting and slot.taken say how it goes).",
-        ).finishes().sessions_fenced(),
-        move |input: TakeInput, cx| {
-            let s = s.clone();
-            async move {
-                let scope = cx.scope(Reach::Projects).await?;
-                // A session's slot is always one of its own threads' (so it goes back when that
-                // session ends), counted against a project it may see.
-                let thread = input.thread.or_else(|| scope.thread().map(String::from));
-                if !scope.is_everything() {
-                    if !thread.as_deref().is_some_and(|t| scope.owns(t)) {
-                        let named = thread.as_deref().unwrap_or("(none)");
-                        return Err(not_your_thread(&format!("thread {named:?}")));
-                    }
-                    if let Some(p) = &input.project
-                        && !scope.sees_project(p)
-                    {
-                        return Err(not_your_project(p));
-                    }
-                }
-                let taken = s.take(input.kind, thread, input.project).await;
-                Ok::<_, ToolError>(TakeOutput {
-                    slot: taken.slot,
-                    state: if taken.position.is_some() { "waiting" } else { "held" }.into(),
-                    position: taken.position,
-                })
-            }
-        },
+        )
+        .finishes()
+        .sessions_fenced(),
+        &slots,
+        take,
     )?;
-    let s = slots.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "sessions.slots.release",
             "Give a slot back, or stop waiting for it.",
         )
         .finishes()
         .sessions_fenced(),
-        move |input: SlotInput, cx| {
-            let s = s.clone();
-            async move {
-                let scope = cx.scope(Reach::Own).await?;
-                if !scope.is_everything() {
-                    let view = s.view();
-                    let thread = view
-                        .held
-                        .iter()
-                        .chain(view.waiting.iter().map(|w| &w.entry))
-                        .find(|e| e.slot == input.slot)
-                        .and_then(|e| e.thread.clone());
-                    if !thread.is_some_and(|t| scope.owns(&t)) {
-                        return Err(not_your_thread(&format!("slot {:?}", input.slot)));
-                    }
-                }
-                if s.release(&input.slot, "released").await {
-                    Ok(Done { ok: true })
-                } else {
-                    Err(ToolError::not_found(
-                        "unknown_slot",
-                        format!("no slot {:?} is held or waited for", input.slot),
-                    ))
-                }
-            }
-        },
+        &slots,
+        release,
     )?;
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "sessions.slots.list",
             "The slot limits, who holds a slot, and who waits, with positions.",
         )
         .sessions_fenced(),
-        move |_: crate::tools::NoInput, cx| {
-            let s = slots.clone();
-            async move {
-                let scope = cx.scope(Reach::Own).await?;
-                let mut view = s.view();
-                // A session sees the limits and its own threads' slots, nobody else's.
-                if !scope.is_everything() {
-                    let mine = |e: &crate::sessions::slots::Entry| {
-                        e.thread.as_deref().is_some_and(|t| scope.owns(t))
-                    };
-                    view.held.retain(mine);
-                    view.waiting.retain(|w| mine(&w.entry));
-                }
-                Ok::<_, ToolError>(view)
-            }
-        },
+        &slots,
+        list,
     )?;
     Ok(())
+}
+
+type SlotsRef = Arc<crate::sessions::slots::Slots>;
+
+/// `sessions.slots.take`: a session's slot is always one of its own threads' (so it goes back
+/// when that session ends), counted against a project it may see.
+async fn take(s: SlotsRef, input: TakeInput, cx: CallCx) -> Result<TakeOutput, ToolError> {
+    let scope = cx.scope(Reach::Projects).await?;
+    let thread = input.thread.or_else(|| scope.thread().map(String::from));
+    if !scope.is_everything() {
+        if !thread.as_deref().is_some_and(|t| scope.owns(t)) {
+            let named = thread.as_deref().unwrap_or("(none)");
+            return Err(not_your_thread(&format!("thread {named:?}")));
+        }
+        if let Some(p) = &input.project
+            && !scope.sees_project(p)
+        {
+            return Err(not_your_project(p));
+        }
+    }
+    let taken = s.take(input.kind, thread, input.project).await;
+    Ok(TakeOutput {
+        slot: taken.slot,
+        state: if taken.position.is_some() {
+            "waiting"
+        } else {
+            "held"
+        }
+        .into(),
+        position: taken.position,
+    })
+}
+
+/// `sessions.slots.release`: a session gives back only its own threads' slots.
+async fn release(s: SlotsRef, input: SlotInput, cx: CallCx) -> Result<Done, ToolError> {
+    let scope = cx.scope(Reach::Own).await?;
+    if !scope.is_everything() {
+        let view = s.view();
+        let thread = view
+            .held
+            .iter()
+            .chain(view.waiting.iter().map(|w| &w.entry))
+            .find(|e| e.slot == input.slot)
+            .and_then(|e| e.thread.clone());
+        if !thread.is_some_and(|t| scope.owns(&t)) {
+            return Err(not_your_thread(&format!("slot {:?}", input.slot)));
+        }
+    }
+    if s.release(&input.slot, "released").await {
+        Ok(Done { ok: true })
+    } else {
+        Err(ToolError::not_found(
+            "unknown_slot",
+            format!("no slot {:?} is held or waited for", input.slot),
+        ))
+    }
+}
+
+/// `sessions.slots.list`: a session sees the limits and its own threads' slots, nobody else's.
+async fn list(
+    s: SlotsRef,
+    _: crate::tools::NoInput,
+    cx: CallCx,
+) -> Result<crate::sessions::slots::View, ToolError> {
+    let scope = cx.scope(Reach::Own).await?;
+    let mut view = s.view();
+    if !scope.is_everything() {
+        let mine =
+            |e: &crate::sessions::slots::Entry| e.thread.as_deref().is_some_and(|t| scope.owns(t));
+        view.held.retain(mine);
+        view.waiting.retain(|w| mine(&w.entry));
+    }
+    Ok(view)
 }

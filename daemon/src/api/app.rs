@@ -97,6 +97,6 @@ async fn not_built() -> impl IntoResponse {
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "app_not_built",
-        "the web app is not built: run `npm ci && npm run build` in ui/ (`vyre up` does it in a checkout), or set VYRE_UI_DIR to a built app",
+        "the web app is not here: in a checkout, `vyre up` builds it (or run `npm install && npm run build` in ui/); otherwise set VYRE_UI_DIR to a built app (ui/dist), or install Vyre with npm (`npm install -g vyre`), which carries it",
     )
 }

@@ -29,6 +29,23 @@ pub const SOCKET_ADDRESS: &str = r"^(http://)?((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|
 /// dash.
 pub const NAME: &str = r"^[a-z0-9][a-z0-9-]*$";
 
+/// What a pattern asks, in words, for the refusal of a value that breaks it (the input layer
+/// names the rule, not the regex); `None` for a pattern without words here.
+pub fn describe(pattern: &str) -> Option<&'static str> {
+    Some(match pattern {
+        LABEL => "must be printable text that is not only white space (no control character)",
+        NOT_BLANK => "must not be empty or only white space",
+        A_WORD => "must hold at least one word (a letter or a digit)",
+        ITEM => "must not contain / or \\ or a control character, or start or end with white space",
+        GRANTEE => {
+            "must name a module (`sessions`, `module:sessions`) or an agent (`agent:<name>`)"
+        }
+        SOCKET_ADDRESS => "must be an IP address and a port (`127.0.0.1:4477`, `[::1]:4477`)",
+        NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -152,15 +152,22 @@ async fn bad_input_to_the_vault_gets_clear_errors() {
             json!({ "name": "a\u{7}b", "value": "v" }),
             "a control character",
         ),
-        (json!({ "name": "..", "value": "v" }), "be . or .."),
-        (json!({ "name": "ok" }), "needs a value"),
+        (
+            json!({ "name": "..", "value": "v" }),
+            "name: must not be . or ..",
+        ),
+        (json!({ "name": "ok" }), "value: is required"),
+        (
+            json!({ "name": "ok", "value": "" }),
+            "value: must not be empty",
+        ),
         (
             json!({ "name": "ok", "kind": "login", "username": "u" }),
-            "needs a password",
+            "password: is required",
         ),
         (
             json!({ "name": "ok", "kind": "login", "password": "p", "totp": "not base32!" }),
-            "base32",
+            "totp: must be a base32 TOTP seed",
         ),
         (
             json!({ "name": "ok", "kind": "card", "value": "v" }),

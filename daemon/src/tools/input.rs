@@ -272,7 +272,8 @@ impl InputCheck {
         {
             return Err(at.says(&format!("must be {}", word(c))));
         }
-        self.combinators(s, v, at)?;
+        // Its own fields first, then what spans them (a kind and what it needs): the refusal of
+        // a wrong field names that field.
         match v {
             Value::Number(n) => numeric(s, n, at)?,
             Value::String(text) => self.string(s, text, at)?,
@@ -280,7 +281,7 @@ impl InputCheck {
             Value::Object(object) => self.object(s, object, at)?,
             Value::Null | Value::Bool(_) => {}
         }
-        Ok(())
+        self.combinators(s, v, at)
     }
 
     fn combinators(&self, s: &Map<String, Value>, v: &Value, at: &Path<'_>) -> Result<(), String> {
@@ -319,7 +320,8 @@ impl InputCheck {
     }
 
     /// The refusal of a value no branch of an `anyOf`/`oneOf` took: the list of words when the
-    /// branches are words, else the reason of the one branch of the value's type.
+    /// branches are words, else the reason of the one branch of the value's type, or of the one
+    /// branch whose fixed fields (a `kind` or a `mode` it is for) the value has.
     fn no_branch(
         &self,
         branches: &[Value],
@@ -335,14 +337,28 @@ impl InputCheck {
             let words: Vec<Value> = words.into_iter().cloned().collect();
             return at.says(&format!("must be one of {}", listing(&words)));
         }
+        let its_own = |b: &Value| {
+            let b = self.deref(b);
+            let typed = b.get("type").is_none_or(|types| type_fits(types, v));
+            let fixed = b
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .all(|(key, p)| {
+                    let have = v.get(key).unwrap_or(&Value::Null);
+                    match (p.get("const"), p.get("enum").and_then(Value::as_array)) {
+                        (Some(c), _) => have == c,
+                        (None, Some(list)) => list.contains(have),
+                        (None, None) => true,
+                    }
+                });
+            typed && fixed
+        };
         let of_its_type: Vec<&String> = branches
             .iter()
             .zip(results)
-            .filter(|(b, _)| {
-                self.deref(b)
-                    .get("type")
-                    .is_none_or(|types| type_fits(types, v))
-            })
+            .filter(|(b, _)| its_own(b))
             .filter_map(|(_, r)| r.as_ref().err())
             .collect();
         match of_its_type.as_slice() {

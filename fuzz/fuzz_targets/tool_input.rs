@@ -2,9 +2,11 @@
 //! that [`vyre::tools::typed`] makes for a tool's real input type refuses what does not fit that
 //! type before the tool runs. The input is a tool name on the first line, then JSON.
 //!
-//! Checked beyond "no panic":
+//! Checked beyond "no panic", with a JSON Schema reader of its own (not the daemon's):
 //! - input the handler accepts conforms to the input schema the tool publishes (HTTP, MCP, the
 //!   OpenAPI document): validation is never looser than the contract;
+//! - input that conforms to it is accepted: validation is never stricter than the contract (the
+//!   published schema says everything the input layer enforces);
 //! - refused input is refused as `invalid_input`, never as a fault;
 //! - an unknown name is `unknown_tool` from the registry, and a valid name has the shape it
 //!   promises.
@@ -13,8 +15,8 @@
 //! each handler here answers `true` once the input is in.
 #![no_main]
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
@@ -96,6 +98,8 @@ fn type_of(v: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        // A whole number written as a float is an integer to JSON Schema.
+        Value::Number(n) if n.as_f64().is_some_and(|x| x.fract() == 0.0) => "integer",
         Value::Number(_) => "number",
         Value::String(_) => "string",
         Value::Array(_) => "array",
@@ -152,6 +156,11 @@ fn conforms(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Str
     {
         return fail(format!("{v} is not {c}"));
     }
+    if let Some(not) = s.get("not")
+        && conforms(root, not, v, at).is_ok()
+    {
+        return fail(format!("{v} is what `not` refuses"));
+    }
     if let Some(n) = v.as_f64() {
         if let Some(min) = s.get("minimum").and_then(Value::as_f64)
             && n < min
@@ -162,6 +171,11 @@ fn conforms(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Str
             && n > max
         {
             return fail(format!("{n} > maximum {max}"));
+        }
+        if let Some(min) = s.get("exclusiveMinimum").and_then(Value::as_f64)
+            && n <= min
+        {
+            return fail(format!("{n} <= exclusiveMinimum {min}"));
         }
     }
     if let Some(text) = v.as_str() {
@@ -174,6 +188,18 @@ fn conforms(root: &Value, schema: &Value, v: &Value, at: &str) -> Result<(), Str
                 .is_some_and(|m| len > m)
         {
             return fail(format!("a string of {len} characters"));
+        }
+        if let Some(pattern) = s.get("pattern").and_then(Value::as_str) {
+            static PATTERNS: LazyLock<Mutex<HashMap<String, regex::Regex>>> =
+                LazyLock::new(Mutex::default);
+            let mut compiled = PATTERNS.lock().expect("patterns");
+            if !compiled.contains_key(pattern) {
+                let re = regex::Regex::new(pattern).map_err(|e| format!("{at}: {e}"))?;
+                compiled.insert(pattern.to_string(), re);
+            }
+            if !compiled[pattern].is_match(text) {
+                return fail(format!("does not match {pattern}"));
+            }
         }
     }
     if let Some(items) = v.as_array() {
@@ -248,14 +274,16 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let result = RUNTIME.block_on(handler.call(input.clone(), CallCx::new(caller)));
-    match result {
-        Ok(answer) => {
-            assert_eq!(answer, json!(true));
-            if let Err(why) = conforms(schema, schema, &input, "input") {
-                panic!("{name} accepted {input}, which breaks its schema: {why}\n{schema}");
-            }
+    let fits = conforms(schema, schema, &input, "input");
+    match (result, fits) {
+        (Ok(answer), Ok(())) => assert_eq!(answer, json!(true)),
+        (Ok(_), Err(why)) => {
+            panic!("{name} accepted {input}, which breaks its schema: {why}\n{schema}")
         }
-        Err(e) => assert_eq!(
+        (Err(e), Ok(())) => {
+            panic!("{name} refused {input}, which fits its schema: {e:?}\n{schema}")
+        }
+        (Err(e), Err(_)) => assert_eq!(
             (e.kind, e.code.as_ref()),
             (ErrorKind::InvalidInput, "invalid_input"),
             "{e:?}"

@@ -174,3 +174,125 @@ async fn wrong_paths_methods_and_bodies_get_json_errors() {
     let (status, body) = send(&k, Method::GET, "/app/", vec![], &[]).await;
     assert_eq!((status, code(&body)), (503, "app_not_built"), "{body}");
 }
+
+/// The tools' published schemas are the check their input gets (daemon/src/tools/input.rs): an
+/// input too long, of the wrong pattern, out of range or missing what its kind needs is refused
+/// with `400 invalid_input` naming the field and the rule, before the tool runs; and the same
+/// rule is in the schema that `GET /v1/openapi.json` and `/v1/tools` publish.
+#[tokio::test]
+async fn input_that_breaks_a_tools_published_schema_is_refused_naming_the_field_and_rule() {
+    let home = TempHome::new("router-schema");
+    let k = kernel(&home).await;
+    let light = ["system", "devices", "vault"];
+    let modules = vyre::builtin::modules(&k)
+        .into_iter()
+        .filter(|m| light.contains(&m.name()))
+        .collect();
+    vyre::modules::load_all(&k, modules).await;
+    let (_, token) = k.devices().add("laptop", "cli").await.unwrap();
+    let bearer = format!("Bearer {token}");
+    let auth = [
+        ("authorization", bearer.as_str()),
+        ("content-type", "application/json"),
+    ];
+    let (status, doc) = send(&k, Method::GET, "/v1/openapi.json", vec![], &auth).await;
+    assert_eq!(status, 200, "{doc}");
+    let schema_of = |tool: &str| {
+        let schema = &doc["paths"][format!("/v1/tools/{tool}")]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert!(schema.is_object(), "{tool} is published");
+        schema.clone()
+    };
+    let cases = [
+        // (tool, input, what the refusal says, where the schema says it, what it says)
+        (
+            "devices.add",
+            serde_json::json!({ "name": "x".repeat(65) }),
+            "name: at most 64 characters",
+            "/properties/name/maxLength",
+            serde_json::json!(64),
+        ),
+        (
+            "devices.add",
+            serde_json::json!({ "name": "   " }),
+            "name: must be printable text that is not only white space",
+            "/properties/name/pattern",
+            serde_json::json!(vyre::tools::shape::LABEL),
+        ),
+        (
+            "system.events",
+            serde_json::json!({ "limit": 1001 }),
+            "limit: at most 1000",
+            "/properties/limit/maximum",
+            serde_json::json!(1000),
+        ),
+        (
+            "vault.put",
+            serde_json::json!({ "name": "a/b", "value": "hunter2-fake" }),
+            "name: must not contain / or \\",
+            "/properties/name/pattern",
+            serde_json::json!(vyre::tools::shape::ITEM),
+        ),
+        (
+            "vault.put",
+            serde_json::json!({ "name": "..", "value": "hunter2-fake" }),
+            "name: must not be . or ..",
+            "/properties/name/not/enum",
+            serde_json::json!([".", ".."]),
+        ),
+        (
+            "vault.put",
+            serde_json::json!({ "name": "site", "kind": "login", "username": "me" }),
+            "password: is required",
+            "/anyOf/1/required",
+            serde_json::json!(["kind", "password"]),
+        ),
+    ];
+    for (tool, input, says, at, rule) in cases {
+        let (status, body) = send(
+            &k,
+            Method::POST,
+            &format!("/v1/tools/{tool}"),
+            input.to_string().into_bytes(),
+            &auth,
+        )
+        .await;
+        assert_eq!(
+            (status, code(&body)),
+            (400, "invalid_input"),
+            "{tool} {input}: {body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with(says), "{tool} {input}: {message}");
+        assert!(!message.contains("hunter2"), "{message} echoes a value");
+        let schema = schema_of(tool);
+        assert_eq!(
+            schema.pointer(at),
+            Some(&rule),
+            "{tool}'s schema at {at}: {schema}"
+        );
+    }
+    // Nothing was made by the refused calls.
+    let (_, listed) = send(
+        &k,
+        Method::POST,
+        "/v1/tools/vault.list",
+        b"{}".to_vec(),
+        &auth,
+    )
+    .await;
+    assert_eq!(listed["data"], serde_json::json!([]), "{listed}");
+    let (_, devices) = send(
+        &k,
+        Method::POST,
+        "/v1/tools/devices.list",
+        b"{}".to_vec(),
+        &auth,
+    )
+    .await;
+    assert_eq!(
+        devices["data"].as_array().map(Vec::len),
+        Some(1),
+        "{devices}"
+    );
+}

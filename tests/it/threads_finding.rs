@@ -378,13 +378,16 @@ async fn a_credential_that_is_not_an_anthropic_key_is_refused_and_nothing_is_sto
         .call("system.events", &json!({ "limit": 1 }))
         .await
         .unwrap();
-    for (mode, value) in [
-        ("api-key", "abc"),
+    // The shapes are the tool's published schema: the input layer refuses, naming the field
+    // and what it must be, never echoing the value.
+    for (mode, value, says) in [
+        ("api-key", "abc", "value: must be an Anthropic API key"),
         (
             "api-key",
             "sk-ant-oat01-this-is-a-setup-token-not-a-key-0000",
+            "a setup token, sk-ant-oat…, goes with mode setup-token",
         ),
-        ("setup-token", "abc"),
+        ("setup-token", "abc", "value: must be a setup token"),
     ] {
         let err = sock
             .call(
@@ -393,7 +396,9 @@ async fn a_credential_that_is_not_an_anthropic_key_is_refused_and_nothing_is_sto
             )
             .await
             .unwrap_err();
-        assert_eq!(err.code(), Some("not_a_key"), "{mode} {value}: {err}");
+        assert_eq!(err.code(), Some("invalid_input"), "{mode} {value}: {err}");
+        assert!(err.to_string().contains(says), "{mode} {value}: {err}");
+        assert!(!err.to_string().contains(value), "{err} echoes the value");
     }
     let items = sock.call("vault.list", &json!({})).await.unwrap();
     assert_eq!(items, json!([]), "nothing was stored");

@@ -144,24 +144,34 @@ async fn bad_input_to_the_vault_gets_clear_errors() {
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();
     let cases = [
-        (json!({ "name": "a/b", "value": "v" }), "path separator"),
+        (
+            json!({ "name": "a/b", "value": "v" }),
+            "name: must not contain / or \\",
+        ),
         (
             json!({ "name": "a\u{7}b", "value": "v" }),
-            "control characters",
+            "a control character",
         ),
-        (json!({ "name": "..", "value": "v" }), "be . or .."),
-        (json!({ "name": "ok" }), "needs a value"),
+        (
+            json!({ "name": "..", "value": "v" }),
+            "name: must not be . or ..",
+        ),
+        (json!({ "name": "ok" }), "value: is required"),
+        (
+            json!({ "name": "ok", "value": "" }),
+            "value: must not be empty",
+        ),
         (
             json!({ "name": "ok", "kind": "login", "username": "u" }),
-            "needs a password",
+            "password: is required",
         ),
         (
             json!({ "name": "ok", "kind": "login", "password": "p", "totp": "not base32!" }),
-            "base32",
+            "totp: must be a base32 TOTP seed",
         ),
         (
             json!({ "name": "ok", "kind": "card", "value": "v" }),
-            "unknown variant",
+            "kind: must be one of secret, login, note",
         ),
     ];
     for (input, expected) in cases {
@@ -186,7 +196,7 @@ async fn bad_input_to_the_vault_gets_clear_errors() {
         .await
         .unwrap_err()
         .to_string();
-    assert!(err.contains("grant to a module"), "{err}");
+    assert!(err.contains("to: must name a module"), "{err}");
     let err = sock
         .call("vault.delete", &json!({ "name": "never" }))
         .await

@@ -122,10 +122,10 @@ pub struct Names {
 #[serde(deny_unknown_fields)]
 pub struct YouInput {
     /// What the assistant calls you.
-    #[schemars(pattern(crate::tools::shape::LABEL))]
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     name: String,
     /// Your assistant's name, e.g. Juno.
-    #[schemars(pattern(crate::tools::shape::LABEL))]
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     assistant_name: String,
 }
 
@@ -133,12 +133,19 @@ pub struct YouInput {
 #[serde(deny_unknown_fields)]
 pub struct RenameInput {
     /// What the assistant calls you.
-    #[schemars(pattern(crate::tools::shape::LABEL))]
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     name: String,
 }
 
+/// Each mode's credential has its shape (`key_shape`), said in the schema: a setup token is
+/// `sk-ant-oat…`, an API key `sk-ant-api…`, each at least 33 characters of letters, digits, `-`
+/// and `_` (white space around it is trimmed).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [
+    { "properties": { "mode": { "const": "setup-token" }, "value": { "pattern": crate::tools::shape::SETUP_TOKEN } } },
+    { "properties": { "mode": { "const": "api-key" }, "value": { "pattern": crate::tools::shape::API_KEY } } },
+]))]
 pub struct ClaudeInput {
     /// `setup-token` (from `claude setup-token`, a subscription) or `api-key` (an Anthropic key).
     mode: ClaudeMode,
@@ -167,6 +174,7 @@ pub struct SkipInput {
 pub struct FinishInput {
     /// A name for this browser as a device, e.g. "laptop".
     #[serde(default)]
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     device_name: Option<String>,
 }
 

@@ -90,7 +90,7 @@ impl ProjectInfo {
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
     /// 1 to 80 characters.
-    #[schemars(pattern(crate::tools::shape::LABEL))]
+    #[schemars(length(min = 1, max = 80), pattern(crate::tools::shape::LABEL))]
     name: String,
     /// The project's home folder (existing; absolute, or from `~`, the sessions' HOME). Its
     /// `.vyre/project.json` is written, or read when it has one already.
@@ -109,7 +109,7 @@ pub struct CreateInput {
 pub struct ThreadsInput {
     project: String,
     /// Thread (session) ids, at least one.
-    #[schemars(inner(pattern(r"^[A-Za-z0-9_-]{1,64}$")))]
+    #[schemars(length(min = 1), inner(pattern(crate::tools::shape::THREAD_ID)))]
     threads: Vec<String>,
 }
 
@@ -127,9 +127,11 @@ pub struct CatalogInput {
     project: Option<String>,
     /// Only sessions where these words were said.
     #[serde(default)]
+    #[schemars(pattern(crate::tools::shape::A_WORD))]
     query: Option<String>,
-    /// At most this many, newest first (default 200).
+    /// At most this many, newest first (1 to 5000, default 200).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 5000))]
     limit: Option<u32>,
 }
 
@@ -345,25 +347,6 @@ impl Module for ProjectsModule {
     }
 }
 
-fn check_threads(ids: &[String]) -> Result<(), ToolError> {
-    if ids.is_empty() {
-        return Err(ToolError::invalid("threads must name at least one thread"));
-    }
-    for id in ids {
-        let ok = !id.is_empty()
-            && id.len() <= 64
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-        if !ok {
-            return Err(ToolError::invalid(format!(
-                "{id:?} is not a thread id (a session id such as 0b7e4c1e-...)"
-            )));
-        }
-    }
-    Ok(())
-}
-
 fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
     let pr = p.clone();
     ctx.tool(
@@ -377,10 +360,8 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         move |input: CreateInput, _| {
             let pr = pr.clone();
             async move {
+                // 1 to 80 characters, not blank: the schema's, checked before this runs.
                 let name = input.name.trim().to_string();
-                if name.is_empty() || name.chars().count() > 80 {
-                    return Err(ToolError::invalid("a project's name is 1 to 80 characters"));
-                }
                 // `~` is the sessions' HOME, as in threads.start; a missing folder says so.
                 let sessions_home = pr.ctx.sessions_home().map_err(ToolError::invalid)?;
                 let home = crate::folders::check(&input.home, &sessions_home)?;
@@ -487,7 +468,6 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         move |input: ThreadsInput, _| {
             let pr = pr.clone();
             async move {
-                check_threads(&input.threads)?;
                 let mut f = pr.one(&input.project).await?;
                 let mut picks = f.picks();
                 for t in input.threads {
@@ -516,7 +496,6 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
         move |input: ThreadsInput, _| {
             let pr = pr.clone();
             async move {
-                check_threads(&input.threads)?;
                 let mut f = pr.one(&input.project).await?;
                 let picks: Vec<String> = f
                     .picks()
@@ -552,9 +531,6 @@ fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
             let pr = pr.clone();
             async move {
                 let limit = input.limit.unwrap_or(200) as usize;
-                if !(1..=5000).contains(&limit) {
-                    return Err(ToolError::invalid("limit must be from 1 to 5000"));
-                }
                 // A session's catalogue is what it may see: its threads and its projects'.
                 let scope = cx.scope(Reach::Threads).await?;
                 if let Some(name) = &input.project

@@ -35,6 +35,7 @@ pub struct SearchInput {
     any: bool,
     /// At most this many (1 to 200, default 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
     limit: Option<u32>,
     /// Only these sessions (threads).
     #[serde(default)]
@@ -162,14 +163,10 @@ fn register(
                 // A session searches only what it may see (spec sections 7.4 and 10): its own
                 // threads and its projects' (an agent: its list's), from what vyred recorded.
                 let scope = cx.scope(Reach::Threads).await?;
+                // Its range and "at least one word" are the schema's, checked before this runs.
                 let limit = input.limit.unwrap_or(20);
-                if !(1..=200).contains(&limit) {
-                    return Err(ToolError::invalid("limit must be from 1 to 200"));
-                }
-                if search::fts_query(&input.query).is_none() {
-                    return Err(ToolError::invalid("query must have at least one word"));
-                }
-                // With `any`, its long words: a query whose words are all short matches nothing.
+                // With `any`, its long words: a query whose words are all short matches nothing,
+                // as does one whose only word characters recall does not index (a lone mark).
                 let query = if input.any {
                     search::fts_query_any(&input.query)
                 } else {

@@ -19,7 +19,7 @@ use crate::tools::ToolError;
 /// A title from a message is its first line, at most this many characters.
 const FROM_MESSAGE: usize = 80;
 /// A name given by `threads.rename`, at most this many characters.
-const NAMED_MAX: usize = 120;
+pub(crate) const NAMED_MAX: usize = 120;
 
 /// A thread's title and lineage, as `threads.list` and `threads.get` show them.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema, PartialEq, Eq)]

@@ -39,6 +39,7 @@ pub struct Folders {
 pub struct RenameInput {
     thread: String,
     /// The thread's new name; empty gives it back its automatic title (its first message's).
+    #[schemars(length(max = about::NAMED_MAX))]
     title: String,
 }
 

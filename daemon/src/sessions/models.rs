@@ -141,5 +141,13 @@ mod tests {
         let schema = serde_json::to_value(schemars::schema_for!(SetInput)).unwrap();
         let pattern = schema["properties"]["purpose"]["pattern"].as_str().unwrap();
         assert_eq!(pattern, format!("^({})$", PURPOSES.join("|")));
+        // threads.start takes the same purposes, as an enum (or none).
+        let start = crate::tools::input::schema_of::<crate::sessions::modules::StartInput>();
+        let mut listed: Vec<serde_json::Value> = PURPOSES.iter().map(|p| (*p).into()).collect();
+        listed.push(serde_json::Value::Null);
+        assert_eq!(
+            start["properties"]["purpose"]["enum"],
+            serde_json::Value::Array(listed)
+        );
     }
 }

@@ -22,12 +22,49 @@ pub const ITEM: &str = r"^[^\s/\\\u0000-\u001F\u007F-\u009F]([^/\\\u0000-\u001F\
 pub const GRANTEE: &str = r"^((module|agent):)?[a-z][a-z0-9_-]{0,31}$";
 
 /// An IP address and a port (`127.0.0.1:4477`, `[::1]:4477`, `http://127.0.0.1:4477/`): IPv4
-/// exactly, IPv6 by its characters (the parser has the last word).
-pub const SOCKET_ADDRESS: &str = r"^(http://)?((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|\[[0-9A-Fa-f:.]+\]):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/?$";
+/// and IPv6 (its hex forms, with `::`) exactly, as `SocketAddr` parses them.
+pub const SOCKET_ADDRESS: &str = r"^(http://)?((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|\[(([0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|([0-9A-Fa-f]{1,4}:){1,7}:|([0-9A-Fa-f]{1,4}:){1,6}:[0-9A-Fa-f]{1,4}|([0-9A-Fa-f]{1,4}:){1,5}(:[0-9A-Fa-f]{1,4}){1,2}|([0-9A-Fa-f]{1,4}:){1,4}(:[0-9A-Fa-f]{1,4}){1,3}|([0-9A-Fa-f]{1,4}:){1,3}(:[0-9A-Fa-f]{1,4}){1,4}|([0-9A-Fa-f]{1,4}:){1,2}(:[0-9A-Fa-f]{1,4}){1,5}|[0-9A-Fa-f]{1,4}:(:[0-9A-Fa-f]{1,4}){1,6}|:((:[0-9A-Fa-f]{1,4}){1,7}|:))\]):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])/?$";
+
+/// A thread's (a session's) id, as Claude Code makes them (a uuid) and as transcripts name them.
+pub const THREAD_ID: &str = r"^[A-Za-z0-9_-]{1,64}$";
+
+/// A Claude setup token as `claude setup-token` prints it (`onboarding/key_shape.rs`).
+pub const SETUP_TOKEN: &str = r"^\s*sk-ant-oat[A-Za-z0-9_-]{23,}\s*$";
+
+/// An Anthropic API key (`onboarding/key_shape.rs`; an Admin key is not one).
+pub const API_KEY: &str = r"^\s*sk-ant-api[A-Za-z0-9_-]{23,}\s*$";
+
+/// A login's TOTP seed: base32, with spaces and dashes as people write it.
+pub const BASE32: &str = r"^[A-Za-z2-7\s-]*$";
 
 /// A module's or an agent's name: lowercase letters, digits and dashes, not starting with a
 /// dash.
 pub const NAME: &str = r"^[a-z0-9][a-z0-9-]*$";
+
+/// What a pattern asks, in words, for the refusal of a value that breaks it (the input layer
+/// names the rule, not the regex); `None` for a pattern without words here.
+pub fn describe(pattern: &str) -> Option<&'static str> {
+    Some(match pattern {
+        LABEL => "must be printable text that is not only white space (no control character)",
+        NOT_BLANK => "must not be empty or only white space",
+        A_WORD => "must hold at least one word (a letter or a digit)",
+        ITEM => "must not contain / or \\ or a control character, or start or end with white space",
+        GRANTEE => {
+            "must name a module (`sessions`, `module:sessions`) or an agent (`agent:<name>`)"
+        }
+        SOCKET_ADDRESS => "must be an IP address and a port (`127.0.0.1:4477`, `[::1]:4477`)",
+        THREAD_ID => "must be a thread id (letters, digits, - and _, up to 64)",
+        SETUP_TOKEN => {
+            "must be a setup token alone: the sk-ant-oat… line `claude setup-token` prints (an API key, sk-ant-api…, goes with mode api-key)"
+        }
+        API_KEY => {
+            "must be an Anthropic API key alone: sk-ant-api… from console.anthropic.com (a setup token, sk-ant-oat…, goes with mode setup-token; a gateway's key goes in from a terminal: vyre vault put anthropic-api-key)"
+        }
+        BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
+        NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
+        _ => return None,
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -66,16 +103,23 @@ mod tests {
             assert!(!grantee.is_match(bad), "{bad:?}");
         }
         let addr = re(SOCKET_ADDRESS);
-        for ok in [
+        let addr_ok = [
             "127.0.0.1:4477",
             "10.0.0.255:1",
             "[::1]:65535",
+            "[fe80::1:2]:80",
+            "[1:2:3:4:5:6:7:8]:1",
+            "[::]:9",
             "http://127.0.0.1:4477/",
-        ] {
+        ];
+        for ok in addr_ok {
             assert!(addr.is_match(ok), "{ok:?}");
         }
         for bad in [
             "",
+            "[3c]:65530",
+            "[1:2:3]:1",
+            "[::1::]:1",
             "box:4477",
             "256.0.0.1:1",
             "1.2.3.4:0",
@@ -83,6 +127,9 @@ mod tests {
             "1.2.3.4",
         ] {
             assert!(!addr.is_match(bad), "{bad:?}");
+        }
+        for ok in addr_ok {
+            assert!(crate::pairing::parse_address(ok).is_ok(), "{ok:?} parses");
         }
         let word = re(A_WORD);
         assert!(word.is_match("  zebra "));

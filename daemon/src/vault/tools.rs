@@ -45,10 +45,16 @@ pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
     })
 }
 
+/// What each kind needs, said in the schema as the tool checks it: a secret (the default) and a
+/// note need a `value`, a login its `password`; none of them empty.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "properties": { "kind": { "enum": ["secret", "note", null] }, "value": { "type": "string", "minLength": 1 } }, "required": ["value"] },
+    { "properties": { "kind": { "const": "login" }, "password": { "type": "string", "minLength": 1 } }, "required": ["kind", "password"] },
+]))]
 pub struct PutInput {
-    #[schemars(pattern(crate::tools::shape::ITEM))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     name: String,
     /// secret (default), login or note.
     #[serde(default)]
@@ -62,6 +68,7 @@ pub struct PutInput {
     password: Option<Secret>,
     /// A login's TOTP seed (base32).
     #[serde(default)]
+    #[schemars(extend("pattern" = crate::tools::shape::BASE32))]
     totp: Option<Secret>,
     /// Replace the value of an existing item (its grants stay).
     #[serde(default)]
@@ -78,14 +85,14 @@ pub struct PutOutput {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NameInput {
-    #[schemars(pattern(crate::tools::shape::ITEM))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     name: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrantInput {
-    #[schemars(pattern(crate::tools::shape::ITEM))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     item: String,
     /// A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`).
     #[schemars(pattern(crate::tools::shape::GRANTEE))]

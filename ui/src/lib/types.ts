@@ -88,9 +88,14 @@ export interface Command {
   argument_hint?: string;
 }
 
-export interface Image {
-  media_type: string;
-  data: string;
+/** An image sent with words (`threads.send`): its media type is one the tool takes. */
+export type Image = Schema<'threads.send.Image'>;
+
+/** The media types `threads.send` takes for an image, as its schema lists them. */
+export const IMAGE_TYPES: readonly Image['media_type'][] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+
+export function isImageType(type: string): type is Image['media_type'] {
+  return (IMAGE_TYPES as readonly string[]).includes(type);
 }
 
 /** `GET /v1/health`: no credential needed, so the onboarding can read the role too. */

@@ -24,7 +24,7 @@ impl DevicesModule {
 #[serde(deny_unknown_fields)]
 pub struct AddInput {
     /// A name that says which device this is, e.g. "phone".
-    #[schemars(pattern(crate::tools::shape::LABEL))]
+    #[schemars(length(min = 1, max = 64), pattern(crate::tools::shape::LABEL))]
     name: String,
 }
 

@@ -17,6 +17,7 @@ pub struct System;
 pub struct EventsInput {
     /// How many events, newest last (1 to 1000, default 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     limit: Option<u32>,
     /// Only these types; `thread.*` matches a prefix.
     #[serde(default)]
@@ -129,10 +130,8 @@ async fn recent_events(
     input: EventsInput,
     fence: Option<Fenced>,
 ) -> Result<Vec<EventOut>, ToolError> {
+    // 1 to 1000: the schema's range, checked before the tool runs.
     let limit = input.limit.unwrap_or(20);
-    if !(1..=1000).contains(&limit) {
-        return Err(ToolError::invalid("limit must be from 1 to 1000"));
-    }
     let filter = Filter {
         types: input.types,
         thread: input.thread,

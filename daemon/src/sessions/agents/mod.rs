@@ -67,24 +67,33 @@ pub enum Grant {
     Recall,
 }
 
-/// How an agent's sessions authenticate.
+/// How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
+/// or api-key): the schema says so as [`AgentAuth::check`] does.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "properties": { "mode": { "enum": ["setup-token", "api-key"] } }, "required": ["mode"] },
+    { "properties": { "vault": { "type": "null" } } },
+]))]
 pub struct AgentAuth {
     /// `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
     /// or `api-key`.
     #[serde(default)]
+    #[schemars(extend("enum" = ["sessions", "setup-token", "api-key", null]))]
     pub mode: Option<String>,
     /// The vault item the credential is in (default `claude-setup-token` or
     /// `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     pub vault: Option<String>,
     /// An API key item to fall back to when the subscription's limit is reached; none means no
     /// fallback is allowed.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     pub fallback: Option<String>,
     /// The most one session may spend, in US dollars (the CLI's `--max-budget-usd`).
     #[serde(default)]
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub budget_usd: Option<f64>,
 }
 
@@ -136,11 +145,27 @@ impl AgentAuth {
 }
 
 /// The projects an agent may draw context from: every one (`"*"`) or those named.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum Projects {
     All(String),
     Only(Vec<String>),
+}
+
+impl JsonSchema for Projects {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Projects".into()
+    }
+    /// What [`Projects::check`] takes: `"*"`, or a list of names none of them blank.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "`\"*\"` (every project) or the names of the projects.",
+            "anyOf": [
+                { "type": "string", "const": "*" },
+                { "type": "array", "items": { "type": "string", "pattern": crate::tools::shape::NOT_BLANK } },
+            ]
+        })
+    }
 }
 
 impl Default for Projects {

@@ -6,11 +6,11 @@ use super::*;
 #[serde(deny_unknown_fields)]
 pub struct CreateInput {
     /// Lowercase letters, digits and dashes, up to 32.
-    #[schemars(pattern(crate::tools::shape::NAME))]
+    #[schemars(length(min = 1, max = 32), pattern(crate::tools::shape::NAME))]
     name: String,
     /// `agent` (the default) or `assistant` (one per machine, made at onboarding).
     #[serde(default)]
-    #[schemars(pattern(r"^(agent|assistant)$"))]
+    #[schemars(extend("enum" = ["agent", "assistant", null]))]
     kind: Option<String>,
     /// Appended to Claude Code's system prompt in every session of this agent.
     #[serde(default)]
@@ -27,6 +27,7 @@ pub struct CreateInput {
     /// The folder its sessions work in (absolute, existing); `VYRE_HOME/agents/<name>` when
     /// left out.
     #[serde(default)]
+    #[schemars(pattern(r"^/"))]
     cwd: Option<PathBuf>,
     /// Powers beyond its own threads: `threads` (start, drive, monitor and stop any session),
     /// `recall` (read every session's history). None when left out, the assistant included.
@@ -47,7 +48,9 @@ pub struct UpdateInput {
     auth: Option<AgentAuth>,
     #[serde(default)]
     projects: Option<Projects>,
+    /// The folder its sessions work in (absolute, existing).
     #[serde(default)]
+    #[schemars(pattern(r"^/"))]
     cwd: Option<PathBuf>,
     /// Replaces its grants (`[]` takes them all back).
     #[serde(default)]
@@ -58,6 +61,7 @@ pub struct UpdateInput {
 #[serde(deny_unknown_fields)]
 pub struct AskInput {
     agent: String,
+    #[schemars(pattern(crate::tools::shape::NOT_BLANK))]
     text: String,
     /// Start a new thread instead of going on with the current one.
     #[serde(default)]

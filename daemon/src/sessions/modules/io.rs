@@ -38,6 +38,7 @@ pub struct StartInput {
     pub(crate) model: Option<String>,
     /// chat, agent, project, capsule, job, memory, planner or learn.
     #[serde(default)]
+    #[schemars(extend("enum" = ["chat", "agent", "project", "capsule", "job", "memory", "planner", "learn", null]))]
     pub(crate) purpose: Option<String>,
     #[serde(default)]
     pub(crate) project: Option<String>,
@@ -53,16 +54,23 @@ pub struct Started {
     pub(crate) thread: String,
 }
 
+/// Images go with steer or a new turn: the queue keeps words only.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "properties": { "mode": { "enum": ["steer", null] } } },
+    { "properties": { "mode": { "const": "queue" }, "images": { "maxItems": 0 } } },
+]))]
 pub struct SendInput {
     pub(crate) thread: String,
+    #[schemars(pattern(crate::tools::shape::NOT_BLANK))]
     pub(crate) text: String,
     /// An idempotency key, the user message's uuid.
     #[serde(default)]
     pub(crate) uuid: Option<String>,
     /// While a turn runs: steer (join it, the default) or queue (after it).
     #[serde(default)]
+    #[schemars(extend("enum" = ["steer", "queue", null]))]
     pub(crate) mode: Option<String>,
     /// Images to send with the words.
     #[serde(default)]
@@ -77,8 +85,10 @@ pub struct SendInput {
 #[serde(deny_unknown_fields)]
 pub struct Image {
     /// image/png, image/jpeg, image/gif or image/webp.
+    #[schemars(extend("enum" = ["image/png", "image/jpeg", "image/gif", "image/webp"]))]
     pub(crate) media_type: String,
     /// The image, base64.
+    #[schemars(pattern(r"^[A-Za-z0-9+/=]+$"))]
     pub(crate) data: String,
 }
 
@@ -140,6 +150,7 @@ pub struct EditInput {
 pub struct AnswerInput {
     pub(crate) ask: String,
     /// allow, deny or always.
+    #[schemars(extend("enum" = ["allow", "deny", "always"]))]
     pub(crate) decision: String,
     /// For a question: the chosen labels keyed by the question text.
     #[serde(default)]

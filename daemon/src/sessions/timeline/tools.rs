@@ -26,6 +26,7 @@ pub struct TimelineInput {
     before: Option<f64>,
     /// Items in the page, 1 to 500 (100).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     limit: Option<u32>,
 }
 
@@ -60,11 +61,6 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), StartError> {
             let b = b.clone();
             async move {
                 let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-                if !(1..=MAX_LIMIT).contains(&limit) {
-                    return Err(ToolError::invalid(format!(
-                        "limit must be from 1 to {MAX_LIMIT}"
-                    )));
-                }
                 if input.before.is_some_and(|b| !b.is_finite()) {
                     return Err(ToolError::invalid("before must be a page's `before`"));
                 }

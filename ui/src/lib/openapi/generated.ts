@@ -1349,7 +1349,10 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description How an agent's sessions authenticate. */
+        /**
+         * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
+         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         */
         "agents.create.AgentAuth": {
             /**
              * Format: double
@@ -1364,13 +1367,19 @@ export interface components {
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
+             * @enum {string|null}
              */
-            mode?: string | null;
+            mode?: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
             vault?: string | null;
+        } | {
+            /** @enum {unknown} */
+            mode: "setup-token" | "api-key";
+        } | {
+            vault?: null;
         };
         /**
          * @description What a person granted an agent beyond its own threads (spec section 10: the assistant "can
@@ -1378,9 +1387,12 @@ export interface components {
          *     session"). Without a grant an agent's sessions are fenced like any session's.
          */
         "agents.create.Grant": "threads" | "recall";
-        /** @description The projects an agent may draw context from: every one (`"*"`) or those named. */
-        "agents.create.Projects": string | string[];
-        /** @description How an agent's sessions authenticate. */
+        /** @description `"*"` (every project) or the names of the projects. */
+        "agents.create.Projects": "*" | string[];
+        /**
+         * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
+         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         */
         "agents.list.AgentAuth": {
             /**
              * Format: double
@@ -1395,13 +1407,19 @@ export interface components {
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
+             * @enum {string|null}
              */
-            mode?: string | null;
+            mode?: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
             vault?: string | null;
+        } | {
+            /** @enum {unknown} */
+            mode: "setup-token" | "api-key";
+        } | {
+            vault?: null;
         };
         /** @description An agent as tools show it and launches use it. Never holds a credential's value. */
         "agents.list.AgentProfile": {
@@ -1429,9 +1447,12 @@ export interface components {
          *     session"). Without a grant an agent's sessions are fenced like any session's.
          */
         "agents.list.Grant": "threads" | "recall";
-        /** @description The projects an agent may draw context from: every one (`"*"`) or those named. */
-        "agents.list.Projects": string | string[];
-        /** @description How an agent's sessions authenticate. */
+        /** @description `"*"` (every project) or the names of the projects. */
+        "agents.list.Projects": "*" | string[];
+        /**
+         * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
+         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         */
         "agents.update.AgentAuth": {
             /**
              * Format: double
@@ -1446,13 +1467,19 @@ export interface components {
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
+             * @enum {string|null}
              */
-            mode?: string | null;
+            mode?: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
             vault?: string | null;
+        } | {
+            /** @enum {unknown} */
+            mode: "setup-token" | "api-key";
+        } | {
+            vault?: null;
         };
         /**
          * @description What a person granted an agent beyond its own threads (spec section 10: the assistant "can
@@ -1460,8 +1487,8 @@ export interface components {
          *     session"). Without a grant an agent's sessions are fenced like any session's.
          */
         "agents.update.Grant": "threads" | "recall";
-        /** @description The projects an agent may draw context from: every one (`"*"`) or those named. */
-        "agents.update.Projects": string | string[];
+        /** @description `"*"` (every project) or the names of the projects. */
+        "agents.update.Projects": "*" | string[];
         /** @description A device as lists show it. Never carries the token. */
         "devices.add.DeviceRecord": {
             /** Format: int64 */
@@ -2267,8 +2294,11 @@ export interface components {
         "threads.send.Image": {
             /** @description The image, base64. */
             data: string;
-            /** @description image/png, image/jpeg, image/gif or image/webp. */
-            media_type: string;
+            /**
+             * @description image/png, image/jpeg, image/gif or image/webp.
+             * @enum {string}
+             */
+            media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
         };
         /** @description A message held for a session a terminal is writing. */
         "threads.take_held.Held": {
@@ -2552,8 +2582,11 @@ export interface operations {
                     grants?: components["schemas"]["agents.create.Grant"][] | null;
                     /** @description Appended to Claude Code's system prompt in every session of this agent. */
                     instructions?: string | null;
-                    /** @description `agent` (the default) or `assistant` (one per machine, made at onboarding). */
-                    kind?: string | null;
+                    /**
+                     * @description `agent` (the default) or `assistant` (one per machine, made at onboarding).
+                     * @enum {string|null}
+                     */
+                    kind?: "agent" | "assistant" | null;
                     /** @description Its model; the `agent` purpose's model when left out. */
                     model?: string | null;
                     /** @description Lowercase letters, digits and dashes, up to 32. */
@@ -2737,6 +2770,7 @@ export interface operations {
             content: {
                 "application/json": {
                     auth?: components["schemas"]["agents.update.AgentAuth"] | null;
+                    /** @description The folder its sessions work in (absolute, existing). */
                     cwd?: string | null;
                     /** @description Replaces its grants (`[]` takes them all back). */
                     grants?: components["schemas"]["agents.update.Grant"][] | null;
@@ -3087,7 +3121,15 @@ export interface operations {
                     mode: components["schemas"]["onboarding.claude.ClaudeMode"];
                     /** @description The secret. It goes into the vault and nowhere else. */
                     value: string;
-                };
+                } & ({
+                    /** @constant */
+                    mode?: "setup-token";
+                    value?: unknown;
+                } | {
+                    /** @constant */
+                    mode?: "api-key";
+                    value?: unknown;
+                });
             };
         };
         responses: {
@@ -3744,7 +3786,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: uint32
-                     * @description At most this many, newest first (default 200).
+                     * @description At most this many, newest first (1 to 5000, default 200).
                      */
                     limit?: number | null;
                     /** @description Only this project's sessions. */
@@ -4708,8 +4750,11 @@ export interface operations {
                     /** @description For a question: the chosen labels keyed by the question text. */
                     answers?: unknown;
                     ask: string;
-                    /** @description allow, deny or always. */
-                    decision: string;
+                    /**
+                     * @description allow, deny or always.
+                     * @enum {string}
+                     */
+                    decision: "allow" | "deny" | "always";
                     /** @description For a deny: what to tell Claude. */
                     message?: string | null;
                 };
@@ -5397,12 +5442,22 @@ export interface operations {
                      * @default false
                      */
                     internal?: boolean;
-                    /** @description While a turn runs: steer (join it, the default) or queue (after it). */
-                    mode?: string | null;
+                    /**
+                     * @description While a turn runs: steer (join it, the default) or queue (after it).
+                     * @enum {string|null}
+                     */
+                    mode?: "steer" | "queue" | null;
                     text: string;
                     thread: string;
                     /** @description An idempotency key, the user message's uuid. */
                     uuid?: string | null;
+                } | {
+                    /** @enum {unknown} */
+                    mode?: "steer" | null;
+                } | {
+                    images?: unknown;
+                    /** @constant */
+                    mode?: "queue";
                 };
             };
         };
@@ -5525,8 +5580,11 @@ export interface operations {
                     project?: string | null;
                     /** @description Which provider (default claude). */
                     provider?: string | null;
-                    /** @description chat, agent, project, capsule, job, memory, planner or learn. */
-                    purpose?: string | null;
+                    /**
+                     * @description chat, agent, project, capsule, job, memory, planner or learn.
+                     * @enum {string|null}
+                     */
+                    purpose?: "chat" | "agent" | "project" | "capsule" | "job" | "memory" | "planner" | "learn" | null;
                     /** @description A first message. */
                     text?: string | null;
                 };
@@ -5967,6 +6025,14 @@ export interface operations {
                     username?: components["schemas"]["vault.put.Secret"] | null;
                     /** @description The secret or the note's text. */
                     value?: components["schemas"]["vault.put.Secret"] | null;
+                } | {
+                    /** @enum {unknown} */
+                    kind?: "secret" | "note" | null;
+                    value: string;
+                } | {
+                    /** @constant */
+                    kind: "login";
+                    password: string;
                 };
             };
         };

@@ -87,8 +87,6 @@ impl Switchboard {
         };
         let t = thread.to_string();
         let ours: i64 = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::runs::ours_updated_at(c, &t)?))
             .await
             .unwrap_or(0);
@@ -122,8 +120,6 @@ impl Switchboard {
             // The same send, made meanwhile.
             let u = uuid.clone();
             return self
-                .ctx
-                .store()
                 .read(move |c| Ok(rows::sent(c, &u)?))
                 .await?
                 .ok_or(Error::NotLive("the session just ended"));

@@ -270,8 +270,6 @@ impl Fence for Switchboard {
     fn thread_of_queued(&self, queued: i64) -> BoxFuture<'_, Result<Option<String>, ToolError>> {
         Box::pin(async move {
             Ok(self
-                .ctx
-                .store()
                 .read(move |c| Ok(super::rows::inbox::thread_of(c, queued)?))
                 .await?)
         })

@@ -97,11 +97,7 @@ impl Switchboard {
     /// Whether this thread's transcript is known to have been written.
     async fn history(&self, thread: &str) -> Result<bool> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| Ok(rows::runs::history(c, &t)?))
-            .await?)
+        Ok(self.read(move |c| Ok(rows::runs::history(c, &t)?)).await?)
     }
 
     /// Whether this thread runs on the fallback API key: its subscription's limit was reached
@@ -109,8 +105,6 @@ impl Switchboard {
     pub(super) async fn on_fallback(&self, thread: &str) -> bool {
         let t = thread.to_string();
         let until = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::runs::fallback_until(c, &t)?))
             .await
             .unwrap_or(None);
@@ -166,11 +160,7 @@ impl Switchboard {
     /// The options a thread was started with (what a resume or a fork reuses) and its turns.
     pub(super) async fn launch_options(&self, thread: &str) -> Result<Option<(StartRequest, u64)>> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| Ok(rows::runs::options(c, &t)?))
-            .await?)
+        Ok(self.read(move |c| Ok(rows::runs::options(c, &t)?)).await?)
     }
 
     /// A new thread that continues from this one's history (up to `at`, when given);

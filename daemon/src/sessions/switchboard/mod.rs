@@ -15,6 +15,7 @@
 //! session may see and act on).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,6 +67,14 @@ pub struct Switchboard {
     commands: Mutex<HashMap<String, Vec<Value>>>,
     /// Who started each thread and for which agent: what the Fence decides ownership from.
     owners: Arc<Owners>,
+    work: Work,
+}
+
+/// The store work the Switchboard asked for, counted (relaxed atomics: a figure, not a lock).
+#[derive(Default)]
+struct Work {
+    reads: AtomicU64,
+    writes: AtomicU64,
 }
 
 /// Record a thread's event inside a change's transaction, folded into its timeline.
@@ -92,6 +101,7 @@ impl Switchboard {
             max_live,
             commands: Mutex::new(HashMap::new()),
             owners: Arc::new(owners),
+            work: Work::default(),
         })
     }
 
@@ -105,7 +115,27 @@ impl Switchboard {
         T: Send + 'static,
         F: FnOnce(&mut WriteTx<'_>) -> Result<T, StoreError> + Send + 'static,
     {
+        self.work.writes.fetch_add(1, Ordering::Relaxed);
         self.ctx.store().write(f).await
+    }
+
+    /// Read with a connection of the store's pool.
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.work.reads.fetch_add(1, Ordering::Relaxed);
+        self.ctx.store().read(f).await
+    }
+
+    /// How many reads and write transactions the Switchboard has asked of the store (its one
+    /// way to it is [`Switchboard::read`] and [`Switchboard::change`]).
+    pub fn work(&self) -> (u64, u64) {
+        (
+            self.work.reads.load(Ordering::Relaxed),
+            self.work.writes.load(Ordering::Relaxed),
+        )
     }
 
     /// Record one event of the thread (a failure is logged: the event is what is lost).
@@ -157,11 +187,7 @@ impl Switchboard {
             return Err(Error::ImagesInQueue);
         }
         if let Some(uuid) = message.uuid.clone()
-            && let Some(earlier) = self
-                .ctx
-                .store()
-                .read(move |c| Ok(rows::sent(c, &uuid)?))
-                .await?
+            && let Some(earlier) = self.read(move |c| Ok(rows::sent(c, &uuid)?)).await?
         {
             return Ok(earlier);
         }
@@ -195,8 +221,6 @@ impl Switchboard {
     ) -> Result<Value> {
         let a = ask.to_string();
         let row = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::asks::get(c, &a)?))
             .await?
             .ok_or_else(|| Error::UnknownAsk(ask.into()))?;
@@ -323,19 +347,13 @@ impl Switchboard {
     pub async fn info(&self, thread: &str) -> Result<Option<ThreadInfo>> {
         let t = thread.to_string();
         let mut found = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::runs::infos(c, Some(&t))?))
             .await?;
         Ok(found.pop().map(|i| self.with_live(i)))
     }
 
     pub async fn list(&self) -> Result<Vec<ThreadInfo>> {
-        let all = self
-            .ctx
-            .store()
-            .read(|c| Ok(rows::runs::infos(c, None)?))
-            .await?;
+        let all = self.read(|c| Ok(rows::runs::infos(c, None)?)).await?;
         Ok(all.into_iter().map(|i| self.with_live(i)).collect())
     }
 
@@ -350,22 +368,19 @@ impl Switchboard {
     /// The thread's waiting messages, oldest first.
     pub async fn queued(&self, thread: &str) -> Result<Vec<QueuedInfo>> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| Ok(rows::inbox::waiting(c, &t)?))
-            .await?)
+        Ok(self.read(move |c| Ok(rows::inbox::waiting(c, &t)?)).await?)
     }
 
     pub async fn asks(&self, thread: &str, open_only: bool) -> Result<Vec<AskInfo>> {
         let t = thread.to_string();
         Ok(self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::asks::list(c, &t, open_only)?))
             .await?)
     }
 }
+
+#[cfg(test)]
+mod tests;
 
 /// Why an idle session of a changed agent stops.
 const ANOTHER_AGENT: &str = "agent updated";

@@ -11,8 +11,6 @@ impl Switchboard {
     /// or there never was such a message.
     async fn not_queued(&self, queued: i64) -> Error {
         let known = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::inbox::thread_of(c, queued)?.is_some()))
             .await
             .unwrap_or(true);
@@ -66,8 +64,6 @@ impl Switchboard {
     /// Send a queued message at once.
     pub async fn send_now(&self, queued: i64) -> Result<Sent> {
         let thread = self
-            .ctx
-            .store()
             .read(move |c| Ok(rows::inbox::thread_of(c, queued)?))
             .await?
             .ok_or(Error::UnknownQueued)?;

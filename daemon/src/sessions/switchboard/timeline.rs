@@ -31,8 +31,6 @@ impl Switchboard {
         let known = self.timeline_ready(thread).await?;
         let t = thread.to_string();
         let page = self
-            .ctx
-            .store()
             .read(move |c| Ok(store::page(c, &t, before, limit)?))
             .await?;
         if page.items.is_empty() && before.is_none() && !known {
@@ -47,8 +45,6 @@ impl Switchboard {
     pub(super) async fn timeline_ready(&self, thread: &str) -> Result<bool> {
         let t = thread.to_string();
         let (marker, has_run) = self
-            .ctx
-            .store()
             .read(move |c| {
                 let has_run = rows::runs::exists(c, &t)?;
                 Ok((store::marker(c, &t)?, has_run))
@@ -56,18 +52,14 @@ impl Switchboard {
             .await?;
         if marker.is_none() {
             let t = thread.to_string();
-            self.ctx
-                .store()
-                .write(move |tx| Ok(store::start_marker(tx.conn(), &t)?))
+            self.change(move |tx| Ok(store::start_marker(tx.conn(), &t)?))
                 .await?;
         }
         if marker.is_none_or(|m| m.backfill_below > 0) {
             loop {
                 let t = thread.to_string();
                 let more = self
-                    .ctx
-                    .store()
-                    .write(move |tx| Ok(store::backfill(tx.conn(), &t)?))
+                    .change(move |tx| Ok(store::backfill(tx.conn(), &t)?))
                     .await?;
                 if !more {
                     break;
@@ -94,8 +86,6 @@ impl Switchboard {
         };
         let t = thread.to_string();
         let accounted = self
-            .ctx
-            .store()
             .read(move |c| Ok(store::marker(c, &t)?.and_then(|m| m.transcript)))
             .await?;
         let p = path.clone();
@@ -122,9 +112,7 @@ impl Switchboard {
         });
         let t = thread.to_string();
         let changed = self
-            .ctx
-            .store()
-            .write(move |tx| {
+            .change(move |tx| {
                 let have = store::have(tx.conn(), &t)?;
                 let placed = import::merge(items, &have, !has_run);
                 let n = store::write_placed(tx.conn(), &t, &placed)?;
@@ -168,9 +156,7 @@ impl Switchboard {
         }
         let (f, t) = (from.to_string(), to.to_string());
         if let Err(e) = self
-            .ctx
-            .store()
-            .write(move |tx| Ok(store::copy(tx.conn(), &f, &t, at.as_deref())?))
+            .change(move |tx| Ok(store::copy(tx.conn(), &f, &t, at.as_deref())?))
             .await
         {
             tracing::warn!(thread = to, error = %e, "the fork's timeline was not copied");
@@ -183,8 +169,6 @@ impl Switchboard {
         self.timeline_ready(thread).await?;
         let (t, c) = (thread.to_string(), call.to_string());
         let item = self
-            .ctx
-            .store()
             .read(move |conn| Ok(store::tool(conn, &t, &c)?))
             .await?;
         let Some(crate::sessions::timeline::Item::Tool(tool)) = item else {

@@ -138,8 +138,7 @@ impl Actor {
 
     /// What the send with this uuid did (it was recorded while this one waited).
     async fn earlier(&self, uuid: String) -> Result<Sent> {
-        let store = self.board.ctx.store();
-        store
+        self.board
             .read(move |c| Ok(rows::sent(c, &uuid)?))
             .await?
             .ok_or(Error::NotLive("the session just ended"))

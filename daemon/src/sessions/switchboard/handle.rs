@@ -136,15 +136,15 @@ impl Handle {
     /// Send words (a uuid is made when none is given).
     pub(super) async fn send(&self, mut message: Message) -> Result<Sent> {
         let uuid = message.uuid.take().unwrap_or_else(crate::ids::uuid_v4);
-        self.request(
-            |reply| Command::Send {
-                message,
-                uuid,
-                reply,
-            },
-            || Error::NotLive("the session just ended"),
-        )
-        .await?
+        let gone = || Error::NotLive("the session just ended");
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Send {
+            message,
+            uuid,
+            reply,
+        };
+        self.tx.send(command).map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
     }
 
     /// Stop the session (only if idle, asked of its actor so a turn just ending counts as

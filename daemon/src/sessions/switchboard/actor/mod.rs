@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::error::{Error, Op, Result};
 use super::handle::{Command, Shown};
-use super::types::{ThreadStatus, clean, merge};
+use super::types::{SendMode, ThreadStatus, clean, merge};
 use super::{STOP_GRACE, Switchboard, rows, tell};
 use crate::sessions::provider::Session;
 
@@ -173,12 +173,20 @@ impl Actor {
 
     async fn on_command(&mut self, session: &dyn Session, command: Command) {
         match command {
+            // A new turn when idle; while a turn runs, steered into it or queued.
             Command::Send {
                 message,
                 uuid,
                 reply,
             } => {
-                let _ = reply.send(self.on_send(session, message, uuid).await);
+                let sent = match (&self.turn, message.mode) {
+                    (TurnState::Idle, _) => self.new_turn(session, message, uuid).await,
+                    (TurnState::Running(_), SendMode::Steer) => {
+                        self.steer(session, message, uuid).await
+                    }
+                    (TurnState::Running(_), SendMode::Queue) => self.queue(message, uuid).await,
+                };
+                let _ = reply.send(sent);
             }
             Command::SendNow { queued, reply } => {
                 let _ = reply.send(self.send_now(session, queued).await);

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::sessions::switchboard::handle::Message;
 use crate::sessions::switchboard::rows::inbox::Waiting;
-use crate::sessions::switchboard::types::{InboxStatus, SendMode, Sent, Via};
+use crate::sessions::switchboard::types::{InboxStatus, Sent, Via};
 use crate::store::{StoreError, WriteTx};
 
 /// Where the thread's turn stands. Waiting on a person is a running turn with open asks
@@ -75,16 +75,19 @@ impl Beginning {
     }
 }
 
-/// What the timeline says of a message beyond its words.
-fn marks(internal: bool, images: usize) -> Value {
+/// A message's words, its content blocks (its images, then its words) and what the timeline
+/// says of it beyond its words (`internal`, `images`).
+fn content(message: Message) -> (String, Value, Value) {
     let mut marks = json!({});
-    if internal {
+    if message.internal {
         marks["internal"] = json!(true);
     }
-    if images > 0 {
-        marks["images"] = json!(images);
+    if !message.images.is_empty() {
+        marks["images"] = json!(message.images.len());
     }
-    marks
+    let mut blocks = message.images;
+    blocks.push(json!({ "type": "text", "text": message.text }));
+    (message.text, Value::Array(blocks), marks)
 }
 
 fn words(text: &str) -> Value {
@@ -144,34 +147,9 @@ impl Actor {
             .ok_or(Error::NotLive("the session just ended"))
     }
 
-    /// A send: a new turn when idle; while a turn runs, steered into it or queued.
-    pub(super) async fn on_send(
-        &mut self,
-        session: &dyn Session,
-        message: Message,
-        uuid: String,
-    ) -> Result<Sent> {
-        let marks = marks(message.internal, message.images.len());
-        match (&self.turn, message.mode) {
-            (TurnState::Running(_), SendMode::Queue) => self.queue(message.text, uuid).await,
-            (TurnState::Running(_), SendMode::Steer) => {
-                let mut blocks = message.images;
-                blocks.push(json!({ "type": "text", "text": message.text }));
-                self.steer(session, &message.text, uuid, blocks, marks)
-                    .await
-            }
-            (TurnState::Idle, _) => {
-                let mut blocks = message.images;
-                blocks.push(json!({ "type": "text", "text": message.text }));
-                self.new_turn(session, &message.text, uuid, blocks, marks)
-                    .await
-            }
-        }
-    }
-
     /// "After this turn": Vyre's own queue, where it can be taken back or edited.
-    async fn queue(&mut self, text: String, uuid: String) -> Result<Sent> {
-        let (t, u) = (self.thread.clone(), uuid.clone());
+    pub(super) async fn queue(&mut self, message: Message, uuid: String) -> Result<Sent> {
+        let (t, u, text) = (self.thread.clone(), uuid.clone(), message.text);
         let payload = json!({ "uuid": uuid, "text": clean(&text), "turn": self.last, "status": InboxStatus::Queued });
         let queued = self
             .board
@@ -198,14 +176,14 @@ impl Actor {
     }
 
     /// Words into the running turn, recorded first.
-    async fn steer(
+    pub(super) async fn steer(
         &mut self,
         session: &dyn Session,
-        text: &str,
+        message: Message,
         uuid: String,
-        content: Vec<Value>,
-        marks: Value,
     ) -> Result<Sent> {
+        let (text, content, marks) = content(message);
+        let text = text.as_str();
         let mut payload =
             json!({ "text": clean(text), "uuid": uuid, "via": Via::Steer, "turn": self.last });
         merge(&mut payload, &marks);
@@ -224,7 +202,7 @@ impl Actor {
             return self.earlier(uuid).await;
         }
         session
-            .send(Value::Array(content), &uuid, Some("next"))
+            .send(content, &uuid, Some("next"))
             .map_err(refused)?;
         self.steered.insert(uuid.clone(), text.to_string());
         Ok(Sent {
@@ -235,14 +213,14 @@ impl Actor {
     }
 
     /// A new turn: recorded (one change), then handed to the session.
-    async fn new_turn(
+    pub(super) async fn new_turn(
         &mut self,
         session: &dyn Session,
-        text: &str,
+        message: Message,
         uuid: String,
-        content: Vec<Value>,
-        marks: Value,
     ) -> Result<Sent> {
+        let (text, content, marks) = content(message);
+        let text = text.as_str();
         let beginning = Beginning::new(&self.thread, self.turns + 1, &uuid, text, &marks);
         if !self
             .board
@@ -252,7 +230,7 @@ impl Actor {
             return self.earlier(uuid).await;
         }
         self.open(text, &uuid);
-        if let Err(message) = session.send(Value::Array(content), &uuid, None) {
+        if let Err(message) = session.send(content, &uuid, None) {
             let error = clean(&format!("the session did not take the message: {message}"));
             self.abandon_turn(json!({ "error": error })).await;
             self.state(ThreadStatus::Idle, json!({})).await;

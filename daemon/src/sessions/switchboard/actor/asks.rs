@@ -127,22 +127,28 @@ impl Actor {
 
     /// Withdraw an ask (`why`: the turn ended, an interrupt, a stop); told only if it was open.
     pub(super) async fn close_ask(&self, ask: &str, why: &str) {
-        let (id, t) = (ask.to_string(), self.thread.clone());
-        let payload =
-            json!({ "ask": ask, "decision": Outcome::Cancelled, "reason": why, "turn": self.last });
+        self.withdraw(vec![ask.to_string()], why).await;
+    }
+
+    /// Withdraw every open ask, in one change.
+    pub(super) async fn cancel_asks(&mut self, why: &str) {
+        let open: Vec<String> = self.asks.drain().map(|(_, ask)| ask).collect();
+        if !open.is_empty() {
+            self.withdraw(open, why).await;
+        }
+    }
+
+    async fn withdraw(&self, asks: Vec<String>, why: &str) {
+        let (t, turn, why) = (self.thread.clone(), self.last.clone(), why.to_string());
         self.record(move |tx| {
-            if rows::asks::cancel(tx.conn(), &id)? {
-                tell(tx, &t, "ask.answered", payload)?;
+            for ask in asks {
+                if rows::asks::cancel(tx.conn(), &ask)? {
+                    let payload = json!({ "ask": ask, "decision": Outcome::Cancelled, "reason": why, "turn": turn });
+                    tell(tx, &t, "ask.answered", payload)?;
+                }
             }
             Ok(())
         })
         .await;
-    }
-
-    pub(super) async fn cancel_asks(&mut self, why: &str) {
-        let open: Vec<String> = self.asks.drain().map(|(_, ask)| ask).collect();
-        for ask in open {
-            self.close_ask(&ask, why).await;
-        }
     }
 }

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use vyre::client::{Client, EventStream};
-use vyre::paths::VyreHome;
 use vyre::contracts::provider::Credential;
+use vyre::contracts::secret::Secret;
+use vyre::paths::VyreHome;
 use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess};
 use vyre::sessions::wire::Incoming;
-use vyre::contracts::secret::Secret;
 
 use crate::fake_api::FakeApi;
 use crate::inproc::InProcess;

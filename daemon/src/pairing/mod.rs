@@ -402,6 +402,13 @@ impl Module for PairingModule {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn every_address_the_schema_accepts_parses() {
+        for ok in crate::tools::shape::ADDRESS_EXAMPLES {
+            assert!(super::parse_address(ok).is_ok(), "{ok:?} parses");
+        }
+    }
+
+    #[test]
     fn an_address_is_an_ip_and_a_port_with_or_without_the_scheme() {
         assert_eq!(
             super::parse_address("http://127.0.0.1:4477/")

@@ -66,6 +66,18 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
     })
 }
 
+/// Addresses [`SOCKET_ADDRESS`] accepts; the pairing module checks that each also parses.
+#[cfg(test)]
+pub(crate) const ADDRESS_EXAMPLES: &[&str] = &[
+    "127.0.0.1:4477",
+    "10.0.0.255:1",
+    "[::1]:65535",
+    "[fe80::1:2]:80",
+    "[1:2:3:4:5:6:7:8]:1",
+    "[::]:9",
+    "http://127.0.0.1:4477/",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,15 +115,7 @@ mod tests {
             assert!(!grantee.is_match(bad), "{bad:?}");
         }
         let addr = re(SOCKET_ADDRESS);
-        let addr_ok = [
-            "127.0.0.1:4477",
-            "10.0.0.255:1",
-            "[::1]:65535",
-            "[fe80::1:2]:80",
-            "[1:2:3:4:5:6:7:8]:1",
-            "[::]:9",
-            "http://127.0.0.1:4477/",
-        ];
+        let addr_ok = ADDRESS_EXAMPLES;
         for ok in addr_ok {
             assert!(addr.is_match(ok), "{ok:?}");
         }
@@ -127,9 +131,6 @@ mod tests {
             "1.2.3.4",
         ] {
             assert!(!addr.is_match(bad), "{bad:?}");
-        }
-        for ok in addr_ok {
-            assert!(crate::pairing::parse_address(ok).is_ok(), "{ok:?} parses");
         }
         let word = re(A_WORD);
         assert!(word.is_match("  zebra "));

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::contracts::provider::ProcessIds;
-use crate::sessions::switchboard::{AskInfo, ThreadInfo};
+use crate::sessions::switchboard::{AskInfo, Decision, SendMode, ThreadInfo};
 use crate::tools::ToolError;
 
 #[derive(Deserialize, JsonSchema)]
@@ -70,8 +70,7 @@ pub struct SendInput {
     pub(crate) uuid: Option<String>,
     /// While a turn runs: steer (join it, the default) or queue (after it).
     #[serde(default)]
-    #[schemars(extend("enum" = ["steer", "queue", null]))]
-    pub(crate) mode: Option<String>,
+    pub(crate) mode: Option<SendMode>,
     /// Images to send with the words.
     #[serde(default)]
     pub(crate) images: Vec<Image>,
@@ -150,8 +149,7 @@ pub struct EditInput {
 pub struct AnswerInput {
     pub(crate) ask: String,
     /// allow, deny or always.
-    #[schemars(extend("enum" = ["allow", "deny", "always"]))]
-    pub(crate) decision: String,
+    pub(crate) decision: Decision,
     /// For a question: the chosen labels keyed by the question text.
     #[serde(default)]
     pub(crate) answers: Option<Value>,

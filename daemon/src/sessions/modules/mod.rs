@@ -126,59 +126,13 @@ impl Module for ThreadsModule {
                 .await?;
             // Sessions a vyred left live when it died (a crash, kill -9): their processes went
             // with it; say so, and they resume on the next send.
-            let left = ctx.store()
-                .write(|tx| {
-                    let left: Vec<(String, String, i64)> = {
-                        let mut stmt = tx.conn().prepare(
-                            "SELECT id, status, turns FROM threads_runs WHERE status NOT IN ('stopped', 'failed')",
-                        )?;
-                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-                        rows.collect::<Result<_, _>>()?
-                    };
-                    // `updated_at` now: what their processes wrote before they went was Vyre's own
-                    // (see the one-writer check in switchboard/adopt.rs).
-                    tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'restart', updated_at = ?1
-                         WHERE status NOT IN ('stopped', 'failed')",
-                        [crate::now_ms()],
-                    )?;
-                    let asks: Vec<(String, String)> = {
-                        let mut stmt = tx.conn().prepare("SELECT id, thread FROM threads_asks WHERE status = 'open'")?;
-                        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                        rows.collect::<Result<_, _>>()?
-                    };
-                    tx.conn().execute("UPDATE threads_asks SET status = 'cancelled', decision = 'cancelled' WHERE status = 'open'", [])?;
-                    // Recorded through the timeline, which closes what they leave open.
-                    use crate::sessions::timeline::record;
-                    for (ask, thread) in asks {
-                        record(
-                            tx,
-                            crate::events::NewEvent::new("ask.answered", serde_json::json!({ "ask": ask, "decision": "cancelled", "reason": "restart" }))
-                                .thread(thread),
-                        )?;
-                    }
-                    for (thread, status, turns) in &left {
-                        let thread = thread.clone();
-                        // A turn is running exactly when its row says so: the turn's start and
-                        // its end each commit with the row's status.
-                        if status == "running" || status == "waiting" {
-                            record(
-                                tx,
-                                crate::events::NewEvent::new("thread.finished", serde_json::json!({ "ok": false, "canceled": true, "reason": "restart", "turn": format!("{thread}:{turns}") }))
-                                    .thread(thread.clone()),
-                            )?;
-                        }
-                        record(tx, crate::events::NewEvent::new("thread.stopped", serde_json::json!({ "reason": "restart" })).thread(thread))?;
-                    }
-                    Ok(left)
-                })
-                .await?;
+            let left = ctx.store().write(Switchboard::after_restart).await?;
             // A process of theirs that outlived the old vyred (its stdin closed with it, so this
             // is rare) must not write the transcript the next resume writes: end it.
             if !left.is_empty() {
                 let swept = tokio::task::spawn_blocking(move || {
                     left.iter()
-                        .map(|(t, ..)| crate::sessions::spawn::kill_tagged("VYRE_THREAD", t))
+                        .map(|t| crate::sessions::spawn::kill_tagged("VYRE_THREAD", t))
                         .sum::<usize>()
                 })
                 .await

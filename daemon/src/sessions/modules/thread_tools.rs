@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::io::*;
 use super::session_thread;
 use crate::modules::{Ctx, ToolDef};
-use crate::sessions::switchboard::{StartRequest, Switchboard};
+use crate::sessions::switchboard::{Message, PermissionMode, StartRequest, Switchboard};
 use crate::tools::fence::{not_your_project, not_your_thread};
 use crate::tools::{Caller, Reach, ToolError};
 
@@ -120,13 +120,16 @@ pub(super) fn register(
                     project: input.project,
                     provider: input.provider.unwrap_or_else(|| "claude".into()),
                     agent: input.agent,
-                    mode: "default".into(),
+                    mode: PermissionMode::Default,
                 };
                 let internal = internal_by(&cx.caller, input.internal)?;
                 let thread = b.start(request, started_by).await?;
                 if let Some(text) = input.text {
-                    b.send_as(&thread, &text, None, false, vec![], internal)
-                        .await?;
+                    let message = Message {
+                        internal,
+                        ..Message::words(text)
+                    };
+                    b.send(&thread, message).await?;
                 }
                 Ok::<_, ToolError>(Started { thread })
             }
@@ -142,13 +145,15 @@ pub(super) fn register(
             let b = b.clone();
             async move {
                 let internal = internal_by(&cx.caller, input.internal)?;
-                let queue = match input.mode.as_deref() {
-                    None | Some("steer") => false,
-                    Some("queue") => true,
-                    Some(other) => return Err(ToolError::invalid(format!("mode must be steer or queue, not {other:?}"))),
-                };
                 let images = input.images.iter().map(Image::block).collect::<Result<Vec<_>, _>>()?;
-                b.send_as(&input.thread, &input.text, input.uuid, queue, images, internal).await
+                let message = Message {
+                    text: input.text,
+                    uuid: input.uuid,
+                    mode: input.mode.unwrap_or_default(),
+                    images,
+                    internal,
+                };
+                Ok(b.send(&input.thread, message).await?)
             }
         },
     )?;
@@ -235,7 +240,7 @@ pub(super) fn register(
         ).finishes().sessions_own_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
-            async move { b.take_held(&input.thread).await }
+            async move { Ok::<_, ToolError>(b.take_held(&input.thread).await?) }
         },
     )?;
     let b = board.clone();
@@ -243,7 +248,7 @@ pub(super) fn register(
         ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.").finishes().sessions_own_queued("queued"),
         move |input: QueuedInput, _| {
             let b = b.clone();
-            async move { b.send_now(input.queued).await }
+            async move { Ok::<_, ToolError>(b.send_now(input.queued).await?) }
         },
     )?;
     let b = board.clone();
@@ -257,14 +262,16 @@ pub(super) fn register(
         move |input: AnswerInput, cx| {
             let b = b.clone();
             async move {
-                b.answer(
-                    &input.ask,
-                    &input.decision,
-                    input.answers,
-                    input.message,
-                    &cx.caller,
+                Ok::<_, ToolError>(
+                    b.answer(
+                        &input.ask,
+                        input.decision,
+                        input.answers,
+                        input.message,
+                        &cx.caller,
+                    )
+                    .await?,
                 )
-                .await
             }
         },
     )?;
@@ -308,7 +315,7 @@ pub(super) fn register(
         ).sessions_see_thread("thread"),
         move |input: ThreadInput, _| {
             let b = b.clone();
-            async move { b.commands(&input.thread).await }
+            async move { Ok::<_, ToolError>(b.commands(&input.thread).await?) }
         },
     )?;
     let b = board.clone();
@@ -427,7 +434,8 @@ pub(super) fn register(
                         "a session cannot change its own mode",
                     ));
                 }
-                b.set_mode(&input.thread, &input.mode).await?;
+                let mode: PermissionMode = input.mode.parse().map_err(ToolError::invalid)?;
+                b.set_mode(&input.thread, mode).await?;
                 Ok::<_, ToolError>(Done { ok: true })
             }
         },

@@ -8,18 +8,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::params;
 use serde_json::json;
 
 use super::*;
-
-/// A message held for a session a terminal is writing.
-#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
-pub struct Held {
-    pub queued: i64,
-    pub uuid: String,
-    pub text: String,
-}
 
 /// A transcript that grew this recently is being written by someone.
 const QUIET: Duration = Duration::from_secs(30);
@@ -28,7 +19,7 @@ const RECHECK: Duration = Duration::from_secs(5);
 
 impl Switchboard {
     /// The record of a session found in the transcripts; `None` when there is no such session.
-    pub(super) async fn adopt(&self, thread: &str) -> Result<Option<StartRequest>, ToolError> {
+    pub(super) async fn adopt(&self, thread: &str) -> Result<Option<StartRequest>> {
         let sessions = self.ctx.call("recall.sessions", json!({})).await?;
         let Some(found) = sessions
             .as_array()
@@ -39,19 +30,15 @@ impl Switchboard {
             return Ok(None);
         };
         let cwd = found["cwd"].as_str().map(PathBuf::from).ok_or_else(|| {
-            ToolError::conflict(
-                "no_folder",
-                format!("session {thread} does not say which folder it ran in, so it cannot resume there"),
-            )
+            Error::NoFolder(format!(
+                "session {thread} does not say which folder it ran in, so it cannot resume there"
+            ))
         })?;
         if !cwd.is_dir() {
-            return Err(ToolError::conflict(
-                "no_folder",
-                format!(
-                    "session {thread} ran in {}, which is not on this machine any more",
-                    cwd.display()
-                ),
-            ));
+            return Err(Error::NoFolder(format!(
+                "session {thread} ran in {}, which is not on this machine any more",
+                cwd.display()
+            )));
         }
         let req = StartRequest {
             cwd,
@@ -60,26 +47,16 @@ impl Switchboard {
             project: None,
             provider: "claude".into(),
             agent: None,
-            mode: "default".into(),
+            mode: PermissionMode::Default,
         };
         self.insert_run(thread, &req, None, true).await?;
         let (t, turns) = (thread.to_string(), found["turns"].as_i64().unwrap_or(0));
-        self.ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'adopted', turns = ?2 WHERE id = ?1",
-                    params![t, turns],
-                )?;
-                Ok(())
-            })
-            .await?;
-        self.emit(
-            "thread.adopted",
-            thread,
-            json!({ "cwd": req.cwd.display().to_string(), "source": "terminal" }),
-        )
-        .await;
+        let adopted = json!({ "cwd": req.cwd.display().to_string(), "source": "terminal" });
+        self.change(move |tx| {
+            rows::runs::adopted(tx.conn(), &t, turns)?;
+            tell(tx, &t, "thread.adopted", adopted)
+        })
+        .await?;
         Ok(Some(req))
     }
 
@@ -110,16 +87,7 @@ impl Switchboard {
         };
         let t = thread.to_string();
         let ours: i64 = self
-            .ctx
-            .store()
-            .read(move |c| {
-                Ok(c.query_row(
-                    "SELECT updated_at FROM threads_runs WHERE id = ?1 AND stopped_reason != 'adopted'",
-                    [&t],
-                    |r| r.get(0),
-                )
-                .unwrap_or(0))
-            })
+            .read(move |c| Ok(rows::runs::ours_updated_at(c, &t)?))
             .await
             .unwrap_or(0);
         let written_ms = ms(written);
@@ -133,93 +101,53 @@ impl Switchboard {
         thread: &str,
         text: &str,
         uuid: String,
-    ) -> Result<Sent, ToolError> {
+    ) -> Result<Sent> {
         let (t, u, x) = (thread.to_string(), uuid.clone(), text.to_string());
-        let (row, first) = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                let waiting: bool = tx.conn().query_row(
-                    "SELECT EXISTS(SELECT 1 FROM threads_inbox WHERE thread = ?1 AND status = 'held')",
-                    [&t],
-                    |r| r.get(0),
-                )?;
-                tx.conn().execute(
-                    "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, 'held', ?4)",
-                    params![t, u, x, crate::now_ms()],
-                )?;
-                Ok((tx.conn().last_insert_rowid(), !waiting))
+        let held = self
+            .change(move |tx| {
+                let waiting = rows::inbox::any_held(tx.conn(), &t)?;
+                let row = rows::inbox::insert(tx.conn(), &t, &u, &x, InboxStatus::Held)?;
+                if !rows::claim_sent(tx.conn(), &t, &u, Via::Queued, Some(row))? {
+                    rows::inbox::remove(tx.conn(), row)?;
+                    return Ok(None);
+                }
+                let payload = json!({ "queued": row, "uuid": u, "text": clean(&x), "status": InboxStatus::Held, "reason": "live in a terminal", "fork": "threads.fork continues it as a new thread now" });
+                tell(tx, &t, "thread.queued", payload)?;
+                Ok(Some((row, !waiting)))
             })
             .await?;
-        self.emit(
-            "thread.queued",
-            thread,
-            json!({ "queued": row, "uuid": uuid, "text": clean(text), "status": "held", "reason": "live in a terminal", "fork": "threads.fork continues it as a new thread now" }),
-        )
-        .await;
+        let Some((row, first)) = held else {
+            // The same send, made meanwhile.
+            let u = uuid.clone();
+            return self
+                .read(move |c| Ok(rows::sent(c, &u)?))
+                .await?
+                .ok_or(Error::NotLive("the session just ended"));
+        };
         if first {
             let (me, t) = (self.clone(), thread.to_string());
             self.ctx.spawn(me.hand_over(t));
         }
         Ok(Sent {
             uuid,
-            via: "queued".into(),
+            via: Via::Queued,
             queued: Some(row),
         })
     }
 
     /// The messages held for `thread`, taken (the terminal's Stop hook hands them over at the
-    /// end of its turn, so the terminal's own session carries on with them).
-    pub async fn take_held(&self, thread: &str) -> Result<Vec<Held>, ToolError> {
-        let held = self.take_held_rows(thread, "delivered").await?;
-        for h in &held {
-            self.emit(
-                "thread.unqueued",
-                thread,
-                json!({ "queued": h.queued, "uuid": h.uuid, "reason": "delivered", "by": "terminal" }),
-            )
-            .await;
-        }
-        Ok(held)
-    }
-
-    /// Take the messages held for `thread`, oldest first, marking them `status`. When Vyre sends
-    /// them itself (`taken`), their sends' "queued" answers go, so what they become is recorded
-    /// anew; delivered by the terminal, a retry still answers "queued".
-    async fn take_held_rows(
-        &self,
-        thread: &str,
-        status: &'static str,
-    ) -> Result<Vec<Held>, ToolError> {
+    /// end of its turn, so the terminal's own session carries on with them). A retry of their
+    /// sends still answers "queued".
+    pub async fn take_held(&self, thread: &str) -> Result<Vec<Held>> {
         let t = thread.to_string();
         Ok(self
-            .ctx
-            .store()
-            .write(move |tx| {
-                let rows = {
-                    let mut stmt = tx.conn().prepare(
-                        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'held' ORDER BY id",
-                    )?;
-                    stmt.query_map([&t], |r| {
-                        Ok(Held {
-                            queued: r.get(0)?,
-                            uuid: r.get(1)?,
-                            text: r.get(2)?,
-                        })
-                    })?
-                    .collect::<Result<Vec<_>, _>>()?
-                };
-                tx.conn().execute(
-                    "UPDATE threads_inbox SET status = ?2 WHERE thread = ?1 AND status = 'held'",
-                    params![t, status],
-                )?;
-                if status == "taken" {
-                    for h in &rows {
-                        tx.conn()
-                            .execute("DELETE FROM threads_sent WHERE uuid = ?1", [&h.uuid])?;
-                    }
+            .change(move |tx| {
+                let held = rows::inbox::take_held(tx.conn(), &t, InboxStatus::Delivered)?;
+                for h in &held {
+                    let payload = json!({ "queued": h.queued, "uuid": h.uuid, "reason": "delivered", "by": "terminal" });
+                    tell(tx, &t, "thread.unqueued", payload)?;
                 }
-                Ok(rows)
+                Ok(held)
             })
             .await?)
     }
@@ -241,21 +169,28 @@ impl Switchboard {
                 _ = tokio::time::sleep(RECHECK) => {}
             }
         }
+        // Taken by Vyre itself: their sends' "queued" answers go, so what they become now is
+        // recorded anew.
+        let t = thread.clone();
         let held = self
-            .take_held_rows(&thread, "taken")
+            .change(move |tx| {
+                let held = rows::inbox::take_held(tx.conn(), &t, InboxStatus::Taken)?;
+                for h in &held {
+                    rows::forget_sent(tx.conn(), &h.uuid)?;
+                    let payload = json!({ "queued": h.queued, "uuid": h.uuid, "reason": "taken" });
+                    tell(tx, &t, "thread.unqueued", payload)?;
+                }
+                Ok(held)
+            })
             .await
             .unwrap_or_default();
         for h in held {
-            self.emit(
-                "thread.unqueued",
-                &thread,
-                json!({ "queued": h.queued, "uuid": h.uuid, "reason": "taken" }),
-            )
-            .await;
-            if let Err(e) = self
-                .send(&thread, &h.text, Some(h.uuid), true, vec![])
-                .await
-            {
+            let message = Message {
+                uuid: Some(h.uuid),
+                mode: SendMode::Queue,
+                ..Message::words(h.text)
+            };
+            if let Err(e) = self.send(&thread, message).await {
                 tracing::warn!(thread, error = %e, "a held message could not be handed over");
             }
         }

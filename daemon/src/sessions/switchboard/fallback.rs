@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use rusqlite::params;
 use serde_json::json;
 
 use super::*;
@@ -58,42 +57,35 @@ impl Switchboard {
             return;
         }
         let t = thread.to_string();
+        let told = notice("The subscription's limit was reached: this thread goes on with the API key until the limit resets, and runs your last message again.".into());
         let stored = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_runs SET fallback_until = ?1 WHERE id = ?2",
-                    params![until, t],
+            .change(move |tx| {
+                rows::runs::set_fallback(tx.conn(), &t, until)?;
+                tell(
+                    tx,
+                    &t,
+                    "thread.fallback",
+                    json!({ "to": "api-key", "until": until }),
                 )?;
-                Ok(())
+                tell(tx, &t, "thread.notice", told)
             })
             .await;
         if let Err(e) = stored {
             tracing::warn!(thread, error = %e, "cannot record the fallback");
             return;
         }
-        self.emit(
-            "thread.fallback",
-            thread,
-            json!({ "to": "api-key", "until": until }),
-        )
-        .await;
-        self.emit(
-            "thread.notice",
-            thread,
-            notice("The subscription's limit was reached: this thread goes on with the API key until the limit resets, and runs your last message again.".into()),
-        )
-        .await;
         if let Err(e) = self.stop(thread, "fallback").await {
             tracing::warn!(thread, error = %e, "cannot stop the thread to fall back");
             return;
         }
-        if let Err(e) = self.send(thread, text, None, false, vec![]).await {
+        if let Err(e) = self.send(thread, Message::words(text)).await {
             self.emit(
                 "thread.notice",
                 thread,
-                notice(format!("Going on with the API key failed: {}", e.message)),
+                notice(format!(
+                    "Going on with the API key failed: {}",
+                    crate::tools::ToolError::from(e).message
+                )),
             )
             .await;
         }

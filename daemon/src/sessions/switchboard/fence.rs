@@ -16,7 +16,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use rusqlite::OptionalExtension;
 use serde_json::json;
 
 use super::Switchboard;
@@ -45,18 +44,18 @@ const MAX_DEPTH: usize = 64;
 impl Owners {
     /// Load every thread's row (at the threads module's start).
     pub(crate) fn load(conn: &rusqlite::Connection) -> rusqlite::Result<Owners> {
-        let mut stmt = conn.prepare("SELECT id, started_by, agent FROM threads_runs")?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                Run {
-                    started_by: r.get(1)?,
-                    agent: r.get(2)?,
-                },
-            ))
-        })?;
+        let runs = super::rows::runs::owners(conn)?
+            .into_iter()
+            .map(|o| {
+                let run = Run {
+                    started_by: o.started_by,
+                    agent: o.agent,
+                };
+                (o.thread, run)
+            })
+            .collect();
         Ok(Owners {
-            runs: RwLock::new(rows.collect::<Result<_, _>>()?),
+            runs: RwLock::new(runs),
         })
     }
 
@@ -271,16 +270,7 @@ impl Fence for Switchboard {
     fn thread_of_queued(&self, queued: i64) -> BoxFuture<'_, Result<Option<String>, ToolError>> {
         Box::pin(async move {
             Ok(self
-                .ctx
-                .store()
-                .read(move |c| {
-                    Ok(c.query_row(
-                        "SELECT thread FROM threads_inbox WHERE id = ?1",
-                        [queued],
-                        |r| r.get(0),
-                    )
-                    .optional()?)
-                })
+                .read(move |c| Ok(super::rows::inbox::thread_of(c, queued)?))
                 .await?)
         })
     }

@@ -1,41 +1,37 @@
 //! Starting sessions: a new thread, a resume, a fork, a rewind, and the cap on live sessions.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use rusqlite::{OptionalExtension, params};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use super::actor::Actor;
+use super::handle::{Handle, Shown};
 use super::*;
-use crate::contracts::provider::Unresumable;
+use crate::contracts::provider::{Launch, Unresumable};
 use crate::contracts::sockets::SessionSockets;
 use crate::sessions::agents::AgentProfile;
 
 /// The error for a thread that cannot go on from its history, and what to do instead.
-fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> ToolError {
-    match why {
-        Unresumable::NoHistory { looked_in } => ToolError::conflict(
-            "no_history",
-            format!(
-                "thread {thread} cannot resume: its transcript is gone (looked in {}). Start a new thread in the same folder instead: `vyre threads start --cwd {}` (threads.start {{\"cwd\": {:?}}})",
-                looked_in.display(),
-                req.cwd.display(),
-                req.cwd.display().to_string()
-            ),
-        ),
-        Unresumable::UnknownMessage { uuid } => ToolError::not_found(
-            "unknown_message",
-            format!(
-                "thread {thread} has no message {uuid:?} to go back to; the uuids are those threads.send answered and thread.turn events carry"
-            ),
-        ),
+fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> Error {
+    Error::Unresumable {
+        thread: thread.to_string(),
+        cwd: req.cwd.clone(),
+        why,
     }
+}
+
+/// How a launch starts its session.
+enum How {
+    New,
+    Resume { at: Option<String> },
+    Fork { from: String, at: Option<String> },
 }
 
 impl Switchboard {
     /// What a launch needs to know about an agent.
-    pub async fn agent(&self, name: &str) -> Result<AgentProfile, ToolError> {
-        self.router.agent(name).await
+    pub async fn agent(&self, name: &str) -> Result<AgentProfile> {
+        Ok(self.router.agent(name).await?)
     }
 
     /// Start a new session; `started_by` is the thread of the session that asked, if one did.
@@ -43,30 +39,20 @@ impl Switchboard {
         self: &Arc<Self>,
         req: StartRequest,
         started_by: Option<String>,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String> {
         if let Some(name) = &req.agent {
             let agent = self.agent(name).await?;
             if let Some(project) = &req.project
                 && !agent.projects.allows(project)
             {
-                return Err(ToolError::refused(
-                    "project_not_allowed",
-                    format!(
-                        "agent {name:?} may not draw on project {project:?}; agents.update sets its projects"
-                    ),
-                ));
+                return Err(Error::ProjectNotAllowed {
+                    agent: name.clone(),
+                    project: project.clone(),
+                });
             }
         }
         if !req.cwd.is_absolute() || !req.cwd.is_dir() {
-            return Err(ToolError::invalid(format!(
-                "cwd {:?} must be an existing folder, given as an absolute path",
-                req.cwd
-            )));
-        }
-        if !matches!(req.mode.as_str(), "default" | "acceptEdits" | "plan") {
-            return Err(ToolError::invalid(
-                "mode must be default, acceptEdits or plan",
-            ));
+            return Err(Error::BadFolder(req.cwd));
         }
         let thread = crate::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
@@ -76,26 +62,23 @@ impl Switchboard {
     }
 
     /// Start the session of an existing thread that is not live, resuming its transcript.
-    pub(super) async fn resume(
-        self: &Arc<Self>,
-        thread: &str,
-        at: Option<String>,
-    ) -> Result<(), ToolError> {
+    pub(super) async fn resume(self: &Arc<Self>, thread: &str, at: Option<String>) -> Result<()> {
         let _one_at_a_time = self.launching.lock().await;
         if self.live(thread).is_some() {
             return Ok(());
         }
-        let row = match self.launch_options(thread).await? {
+        let (req, turns) = match self.launch_options(thread).await? {
             Some(row) => row,
             // A session Vyre did not start: adopt it from its transcript.
             None => {
-                self.adopt(thread).await?.ok_or_else(|| not_found(thread))?;
+                self.adopt(thread)
+                    .await?
+                    .ok_or_else(|| Error::UnknownThread(thread.into()))?;
                 self.launch_options(thread)
                     .await?
-                    .ok_or_else(|| not_found(thread))?
+                    .ok_or_else(|| Error::UnknownThread(thread.into()))?
             }
         };
-        let (req, turns) = row;
         // What a terminal wrote since Vyre's last run (or before it adopted the session) goes
         // into the timeline before this run adds to it.
         if let Err(e) = self.import_transcript(thread, true).await {
@@ -109,43 +92,21 @@ impl Switchboard {
             }
             _ => How::Resume { at },
         };
-        self.launch(thread, &req, how, turns.max(0) as u64).await
+        self.launch(thread, &req, how, turns).await
     }
 
     /// Whether this thread's transcript is known to have been written.
-    async fn history(&self, thread: &str) -> Result<bool, ToolError> {
+    async fn history(&self, thread: &str) -> Result<bool> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| {
-                Ok(c.query_row(
-                    "SELECT history FROM threads_runs WHERE id = ?1",
-                    [&t],
-                    |r| r.get::<_, i64>(0),
-                )
-                .optional()?
-                .is_none_or(|h| h != 0))
-            })
-            .await?)
+        Ok(self.read(move |c| Ok(rows::runs::history(c, &t)?)).await?)
     }
 
     /// Whether this thread runs on the fallback API key: its subscription's limit was reached
     /// and has not reset yet.
     pub(super) async fn on_fallback(&self, thread: &str) -> bool {
         let t = thread.to_string();
-        let until: Option<i64> = self
-            .ctx
-            .store()
-            .read(move |c| {
-                Ok(c.query_row(
-                    "SELECT fallback_until FROM threads_runs WHERE id = ?1",
-                    [&t],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .flatten())
-            })
+        let until = self
+            .read(move |c| Ok(rows::runs::fallback_until(c, &t)?))
             .await
             .unwrap_or(None);
         until.is_some_and(|u| u > crate::now_ms())
@@ -153,15 +114,12 @@ impl Switchboard {
 
     /// Keep within `sessions.max_live`: close the oldest idle session, or refuse when every one
     /// is busy. Called with the launching lock held.
-    pub(super) async fn make_room(&self) -> Result<(), ToolError> {
+    async fn make_room(&self) -> Result<()> {
         let (count, oldest_idle) = {
             let live = self.live.lock().expect("live");
             let oldest = live
                 .iter()
-                .filter_map(|(t, l)| {
-                    let shown = l.state.lock().expect("state");
-                    (shown.state == "idle").then(|| (shown.since, t.clone()))
-                })
+                .filter_map(|(t, l)| l.idle_since().map(|since| (since, t.clone())))
                 .min()
                 .map(|(_, t)| t);
             (live.len(), oldest)
@@ -174,14 +132,7 @@ impl Switchboard {
                 self.stop(&thread, "idle").await?;
                 Ok(())
             }
-            None => Err(ToolError::new(
-                ErrorKind::Busy,
-                "busy",
-                format!(
-                    "all {} live sessions are busy (sessions.max_live); try again when one finishes",
-                    self.max_live
-                ),
-            )),
+            None => Err(Error::Busy(self.max_live)),
         }
     }
 
@@ -194,57 +145,23 @@ impl Switchboard {
         req: &StartRequest,
         started_by: Option<String>,
         import: bool,
-    ) -> Result<(), ToolError> {
+    ) -> Result<()> {
         let driver = self.router.get(&req.provider)?.driver().to_string();
         let (t, r, by) = (thread.to_string(), req.clone(), started_by.clone());
-        self.ctx
-            .store()
-            .write(move |tx| {
-                let now = crate::now_ms();
-                tx.conn().execute(
-                    "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history, started_by)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, 'starting', ?10, ?10, 0, ?11)",
-                    params![t, r.provider, driver, r.purpose, r.model, r.cwd.display().to_string(), r.project, r.agent, r.mode, now, by],
-                )?;
-                crate::sessions::timeline::store::new_marker(tx.conn(), &t, import)?;
-                Ok(())
-            })
-            .await?;
+        self.change(move |tx| {
+            rows::runs::insert(tx.conn(), &t, &r, &driver, by.as_deref())?;
+            crate::sessions::timeline::store::new_marker(tx.conn(), &t, import)?;
+            Ok(())
+        })
+        .await?;
         self.owners.insert(thread, started_by, req.agent.clone());
         Ok(())
     }
 
-    /// The options a thread was started with (what a resume or a fork reuses) and its turn count.
-    pub(super) async fn launch_options(
-        &self,
-        thread: &str,
-    ) -> Result<Option<(StartRequest, i64)>, ToolError> {
+    /// The options a thread was started with (what a resume or a fork reuses) and its turns.
+    pub(super) async fn launch_options(&self, thread: &str) -> Result<Option<(StartRequest, u64)>> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| {
-                Ok(c.query_row(
-                    "SELECT provider, purpose, model, cwd, project, agent, mode, turns FROM threads_runs WHERE id = ?1",
-                    [&t],
-                    |r| {
-                        Ok((
-                            StartRequest {
-                                provider: r.get(0)?,
-                                purpose: r.get(1)?,
-                                model: r.get(2)?,
-                                cwd: PathBuf::from(r.get::<_, String>(3)?),
-                                project: r.get(4)?,
-                                agent: r.get(5)?,
-                                mode: r.get(6)?,
-                            },
-                            r.get::<_, i64>(7)?,
-                        ))
-                    },
-                )
-                .optional()?)
-            })
-            .await?)
+        Ok(self.read(move |c| Ok(rows::runs::options(c, &t)?)).await?)
     }
 
     /// A new thread that continues from this one's history (up to `at`, when given);
@@ -254,34 +171,29 @@ impl Switchboard {
         thread: &str,
         at: Option<String>,
         started_by: Option<String>,
-    ) -> Result<String, ToolError> {
+    ) -> Result<String> {
         let req = match self.launch_options(thread).await? {
             Some((req, _)) => req,
-            None => self.adopt(thread).await?.ok_or_else(|| not_found(thread))?,
+            None => self
+                .adopt(thread)
+                .await?
+                .ok_or_else(|| Error::UnknownThread(thread.into()))?,
         };
         let new = crate::ids::uuid_v4();
         self.copy_timeline(thread, &new, at.clone()).await;
         let _one_at_a_time = self.launching.lock().await;
         self.insert_run(&new, &req, started_by, false).await?;
-        self.launch(
-            &new,
-            &req,
-            How::Fork {
-                from: thread.to_string(),
-                at,
-            },
-            0,
-        )
-        .await?;
+        let from = thread.to_string();
+        self.launch(&new, &req, How::Fork { from, at }, 0).await?;
         Ok(new)
     }
 
     /// Continue this thread from an earlier message: everything after it is dropped.
-    pub async fn rewind(self: &Arc<Self>, thread: &str, uuid: &str) -> Result<(), ToolError> {
+    pub async fn rewind(self: &Arc<Self>, thread: &str, uuid: &str) -> Result<()> {
         let (req, _) = self
             .launch_options(thread)
             .await?
-            .ok_or_else(|| not_found(thread))?;
+            .ok_or_else(|| Error::UnknownThread(thread.into()))?;
         // Refuse a bad point before the live session is stopped for it.
         self.router
             .get(&req.provider)?
@@ -294,16 +206,9 @@ impl Switchboard {
         let (req, turns) = self
             .launch_options(thread)
             .await?
-            .ok_or_else(|| not_found(thread))?;
-        self.launch(
-            thread,
-            &req,
-            How::Resume {
-                at: Some(uuid.to_string()),
-            },
-            turns.max(0) as u64,
-        )
-        .await?;
+            .ok_or_else(|| Error::UnknownThread(thread.into()))?;
+        let at = Some(uuid.to_string());
+        self.launch(thread, &req, How::Resume { at }, turns).await?;
         self.emit(
             "thread.rewound",
             thread,
@@ -314,17 +219,17 @@ impl Switchboard {
     }
 
     /// Launch (or relaunch) a thread's process and its actor.
-    pub(super) async fn launch(
+    async fn launch(
         self: &Arc<Self>,
         thread: &str,
         req: &StartRequest,
         how: How,
         turns: u64,
-    ) -> Result<(), ToolError> {
-        let (resume, fork_from, resume_at) = match &how {
+    ) -> Result<()> {
+        let (resume, fork_from, resume_at) = match how {
             How::New => (false, None, None),
-            How::Resume { at } => (true, None, at.clone()),
-            How::Fork { from, at } => (false, Some(from.clone()), at.clone()),
+            How::Resume { at } => (true, None, at),
+            How::Fork { from, at } => (false, Some(from), at),
         };
         let provider = self.router.get(&req.provider)?;
         // A resume, rewind or fork needs its history: check before closing anything for room.
@@ -348,10 +253,17 @@ impl Switchboard {
             .ok()
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default();
-        self.update_run(thread, "auth", Some(auth_name.clone()))
-            .await;
-        self.emit("thread.state", thread, json!({ "state": "starting" }))
-            .await;
+        let (t, a) = (thread.to_string(), auth_name.clone());
+        self.change(move |tx| {
+            rows::runs::set_auth(tx.conn(), &t, &a)?;
+            tell(
+                tx,
+                &t,
+                "thread.state",
+                json!({ "state": ThreadStatus::Starting }),
+            )
+        })
+        .await?;
         let harness = self.harness_for(thread);
         let launch = Launch {
             id: thread.to_string(),
@@ -360,7 +272,7 @@ impl Switchboard {
             resume_at,
             cwd: req.cwd.clone(),
             model: req.model.clone(),
-            mode: req.mode.clone(),
+            mode: req.mode.as_str().to_string(),
             append_system_prompt: agent
                 .as_ref()
                 .map(|a| a.instructions.clone())
@@ -384,18 +296,18 @@ impl Switchboard {
             Ok(s) => s,
             Err(e) => {
                 self.close_socket(thread);
-                self.set_status(thread, "failed").await;
-                self.emit(
-                    "thread.state",
-                    thread,
-                    json!({ "state": "failed", "error": clean(&e) }),
-                )
-                .await;
-                return Err(ToolError::new(
-                    ErrorKind::Unavailable,
-                    "start_failed",
-                    format!("the session could not start: {e}"),
-                ));
+                let (t, error) = (thread.to_string(), clean(&e));
+                self.change(move |tx| {
+                    rows::runs::set_status(tx.conn(), &t, ThreadStatus::Failed)?;
+                    tell(
+                        tx,
+                        &t,
+                        "thread.state",
+                        json!({ "state": ThreadStatus::Failed, "error": error }),
+                    )
+                })
+                .await?;
+                return Err(Error::StartFailed(e));
             }
         };
         let ids = session.ids();
@@ -409,45 +321,39 @@ impl Switchboard {
         if let Some(ns) = ids.pid_namespace {
             self.ctx.session_processes().register_namespace(thread, ns);
         }
-        {
-            let t = thread.to_string();
-            self.ctx
-                .store()
-                .write(move |tx| {
-                    tx.conn().execute(
-                        "UPDATE threads_runs SET status = 'idle', pid = ?1, pgid = ?2, sid = ?3, stopped_reason = NULL, updated_at = ?4, history = MAX(history, ?6) WHERE id = ?5",
-                        params![ids.pid, ids.pgid, ids.sid, crate::now_ms(), t, resume as i64],
-                    )?;
-                    Ok(())
-                })
-                .await?;
-        }
-        self.emit(
-            "thread.started",
-            thread,
-            json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume, "forked_from": fork_from }),
-        )
-        .await;
-        self.emit("thread.state", thread, json!({ "state": "idle" }))
-            .await;
+        let started = json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume, "forked_from": fork_from });
+        let t = thread.to_string();
+        self.change(move |tx| {
+            rows::runs::launched(tx.conn(), &t, ids, resume)?;
+            tell(tx, &t, "thread.started", started)?;
+            tell(
+                tx,
+                &t,
+                "thread.state",
+                json!({ "state": ThreadStatus::Idle }),
+            )
+        })
+        .await?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let (weak, project) = (tx.downgrade(), req.project.clone());
-        let state = Arc::new(Mutex::new(Shown::new("idle")));
+        let shown = Shown::new(ThreadStatus::Idle);
+        let actor = Actor::new(
+            self.clone(),
+            thread,
+            req.project.clone(),
+            turns,
+            tx.downgrade(),
+            shown.clone(),
+        );
         self.live.lock().expect("live").insert(
             thread.to_string(),
-            Live {
+            Handle {
                 tx,
                 ids,
                 agent: agent.as_ref().map(|a| (a.name.clone(), a.updated_at)),
-                state: state.clone(),
+                shown,
             },
         );
-        let me = self.clone();
-        let t = thread.to_string();
-        self.ctx.spawn(async move {
-            me.run(t, session, (rx, weak), state, (turns, project))
-                .await
-        });
+        self.ctx.spawn(actor.run(session, rx));
         Ok(())
     }
 }

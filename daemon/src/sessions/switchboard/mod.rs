@@ -1,125 +1,61 @@
-//! The Switchboard: everything above the provider (ADR 0030). One actor task per live session
-//! owns its provider session; tools send it commands; it turns what the session says into rows
-//! and the events of the ADR's table (`thread.*`, `ask.*`).
+//! The Switchboard: everything above the provider (ADR 0030), as mini-redis would build it.
+//!
+//! - Each live session is an actor task ([`actor`]) that owns its provider session, its
+//!   [`actor::TurnState`] and everything it knows of its turn; it turns what the session says
+//!   into rows and the events of the ADR's table (`thread.*`, `ask.*`).
+//! - The Switchboard is a map of cheap [`handle::Handle`]s to those tasks (a command sender,
+//!   the process ids, and the state readers show), and the API the tools call: it checks what
+//!   can be checked without the session, then sends the actor a command and waits for its reply.
+//! - Every SQL statement is in [`rows`]; a change writes its rows and its events in one
+//!   transaction. Errors are [`Error`], said to a caller in one place (`error.rs`).
+//!
+//! Beside them: `launch.rs` (start, resume, fork, rewind, the cap), `queue.rs` (the queue's
+//! tools), `adopt.rs` (sessions Vyre did not start, one writer per transcript), `fallback.rs`
+//! (the subscription's limit), `timeline.rs` (the timeline's reads) and `fence.rs` (what a
+//! session may see and act on).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, oneshot};
 
 use super::router::Router;
-use crate::contracts::provider::{Happening, Launch, ProcessIds, Question, Session};
+use crate::contracts::provider::ProcessIds;
 use crate::events::NewEvent;
 use crate::modules::Ctx;
-use crate::store::StoreError;
-use crate::tools::{Caller, ErrorKind, ToolError};
+use crate::store::{StoreError, WriteTx};
+use crate::tools::Caller;
 
 mod actor;
 mod adopt;
+mod error;
 mod fallback;
 mod fence;
+mod handle;
 mod launch;
 mod queue;
-mod slots;
+mod restart;
+pub mod rows;
 mod timeline;
+mod types;
 
-use actor::Actor;
+pub use error::{Error, Op, Result};
 pub use fence::Owners;
+pub use handle::Message;
+pub use types::*;
+
+use handle::{Command, Handle};
 
 /// How long a stopping session gets to exit before its group is killed.
 const STOP_GRACE: Duration = Duration::from_secs(2);
-
-/// What to start.
-#[derive(Debug, Clone)]
-pub struct StartRequest {
-    pub cwd: PathBuf,
-    pub model: Option<String>,
-    pub purpose: String,
-    pub project: Option<String>,
-    pub provider: String,
-    pub agent: Option<String>,
-    pub mode: String,
-}
-
-enum Command {
-    Send {
-        text: String,
-        uuid: String,
-        queue: bool,
-        /// Image content blocks to send before the text.
-        images: Vec<Value>,
-        /// Vyre's own words (a greeting), not the person's: marked so, hidden by default.
-        internal: bool,
-        reply: oneshot::Sender<Result<Sent, ToolError>>,
-    },
-    SendNow {
-        queued: i64,
-        reply: oneshot::Sender<Result<Sent, ToolError>>,
-    },
-    Answer {
-        ask: String,
-        request: String,
-        response: Value,
-        decision: String,
-        by: String,
-        reply: oneshot::Sender<Result<(), ToolError>>,
-    },
-    Interrupt {
-        reply: oneshot::Sender<Result<(), ToolError>>,
-    },
-    Mode {
-        mode: String,
-        reply: oneshot::Sender<Result<(), ToolError>>,
-    },
-    Model {
-        model: Option<String>,
-        reply: oneshot::Sender<Result<(), ToolError>>,
-    },
-    /// A subagent's slot came free (sent by the session's own waiting task).
-    SlotGranted { request: String },
-    Stop {
-        reason: String,
-        /// Only when no turn runs and no question is open; the reply says whether it stopped.
-        idle_only: bool,
-        reply: oneshot::Sender<bool>,
-    },
-}
-
-#[derive(Clone)]
-struct Live {
-    tx: mpsc::UnboundedSender<Command>,
-    ids: ProcessIds,
-    /// The agent this session runs for, and its record's `updated_at` at launch.
-    agent: Option<(String, i64)>,
-    // std Mutex: read by tools, written by the actor, never held across an await.
-    state: Arc<Mutex<Shown>>,
-}
-
-/// A live session's state as tools see it, and since when.
-pub(super) struct Shown {
-    pub(super) state: String,
-    pub(super) since: std::time::Instant,
-}
-
-impl Shown {
-    fn new(state: &str) -> Shown {
-        Shown {
-            state: state.to_string(),
-            since: std::time::Instant::now(),
-        }
-    }
-}
 
 pub struct Switchboard {
     ctx: Ctx,
     router: Arc<Router>,
     // std Mutex: a map lookup or insert, never across an await.
-    live: Mutex<HashMap<String, Live>>,
+    live: Mutex<HashMap<String, Handle>>,
     // tokio Mutex: held across a launch, so two sends never resume one thread twice.
     launching: tokio::sync::Mutex<()>,
     /// Close a session after this long with no turn and no open question (`sessions.idle_minutes`).
@@ -127,103 +63,29 @@ pub struct Switchboard {
     /// At most this many live sessions (`sessions.max_live`).
     max_live: usize,
     /// Each thread's slash commands, as its session last said at start.
+    // std Mutex: a map lookup or insert, never across an await.
     commands: Mutex<HashMap<String, Vec<Value>>>,
     /// Who started each thread and for which agent: what the Fence decides ownership from.
     owners: Arc<Owners>,
+    work: Work,
 }
 
-/// A thread as `threads.get` and `threads.list` show it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct ThreadInfo {
-    pub thread: String,
-    pub provider: String,
-    pub purpose: String,
-    pub model: Option<String>,
-    pub cwd: String,
-    pub project: Option<String>,
-    pub agent: Option<String>,
-    pub auth: String,
-    pub mode: String,
-    pub state: String,
-    pub live: bool,
-    pub turns: i64,
-    pub total_cost_usd: f64,
-    pub stopped_reason: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+/// The store work the Switchboard asked for, counted (relaxed atomics: a figure, not a lock).
+#[derive(Default)]
+struct Work {
+    reads: AtomicU64,
+    writes: AtomicU64,
 }
 
-/// How a launch starts its session.
-enum How {
-    New,
-    Resume { at: Option<String> },
-    Fork { from: String, at: Option<String> },
-}
-
-/// What became of a send.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Sent {
-    pub uuid: String,
-    /// `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
-    /// end) or `now` (a queued message sent at once).
-    pub via: String,
-    /// The `threads_inbox` row, for a queued message.
-    pub queued: Option<i64>,
-}
-
-/// An open or past permission question.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct AskInfo {
-    pub ask: String,
-    pub thread: String,
-    pub turn: Option<String>,
-    pub kind: String,
-    pub tool: String,
-    pub summary: String,
-    pub status: String,
-    pub decision: Option<String>,
-    /// What the tool was to run with (a command, a file, AskUserQuestion's questions and
-    /// options), exactly, with only the credentials in it masked (`redact::mask`).
-    pub input: Value,
-}
-
-/// A message waiting in a thread's inbox.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct QueuedInfo {
-    pub queued: i64,
-    pub uuid: String,
-    pub text: String,
-    /// `queued` (for the turn's end) or `held` (for a terminal to let go).
-    pub status: String,
-    pub created_at: i64,
-}
-
-/// Strings that go into events pass here: each credential in one is masked, the rest kept, so
-/// a person sees the command they approve (`echo hi # sk-ant-…[redacted]`) and the event log
-/// holds no secret (`redact::mask`).
-fn clean(s: &str) -> String {
-    crate::redact::mask(s).into_owned()
-}
-
-/// A JSON value for an event: every string in it passes [`clean`].
-pub(crate) fn clean_value(v: &Value) -> Value {
-    match v {
-        Value::String(s) => Value::String(clean(s)),
-        Value::Array(items) => Value::Array(items.iter().map(clean_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), clean_value(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn not_found(thread: &str) -> ToolError {
-    ToolError::not_found(
-        "unknown_thread",
-        format!("there is no thread {thread:?}; threads.list shows them"),
-    )
+/// Record a thread's event inside a change's transaction, folded into its timeline.
+pub(super) fn tell(
+    tx: &mut WriteTx<'_>,
+    thread: &str,
+    kind: &str,
+    payload: Value,
+) -> Result<(), StoreError> {
+    crate::sessions::timeline::record(tx, NewEvent::new(kind, payload).thread(thread))?;
+    Ok(())
 }
 
 impl Switchboard {
@@ -239,97 +101,71 @@ impl Switchboard {
             max_live,
             commands: Mutex::new(HashMap::new()),
             owners: Arc::new(owners),
+            work: Work::default(),
         })
     }
 
-    /// The thread's slash commands as its session said at its last start (none before one).
-    pub async fn commands(&self, thread: &str) -> Result<Vec<Value>, ToolError> {
-        if self.info(thread).await?.is_none() {
-            return Err(ToolError::not_found(
-                "unknown_thread",
-                format!("there is no thread {thread:?}"),
-            ));
+    fn live(&self, thread: &str) -> Option<Handle> {
+        self.live.lock().expect("live").get(thread).cloned()
+    }
+
+    /// Change rows and record what tells of it, in one transaction.
+    async fn change<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut WriteTx<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.work.writes.fetch_add(1, Ordering::Relaxed);
+        self.ctx.store().write(f).await
+    }
+
+    /// Read with a connection of the store's pool.
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.work.reads.fetch_add(1, Ordering::Relaxed);
+        self.ctx.store().read(f).await
+    }
+
+    /// How many reads and write transactions the Switchboard has asked of the store (its one
+    /// way to it is [`Switchboard::read`] and [`Switchboard::change`]).
+    pub fn work(&self) -> (u64, u64) {
+        (
+            self.work.reads.load(Ordering::Relaxed),
+            self.work.writes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Record one event of the thread (a failure is logged: the event is what is lost).
+    async fn emit(&self, kind: &str, thread: &str, payload: Value) {
+        let (k, t) = (kind.to_string(), thread.to_string());
+        if let Err(e) = self.change(move |tx| tell(tx, &t, &k, payload)).await {
+            tracing::warn!(thread, kind, error = %e, "event not recorded");
         }
-        Ok(self
-            .commands
-            .lock()
-            .expect("commands")
-            .get(thread)
-            .cloned()
-            .unwrap_or_default())
+    }
+
+    /// The thread's slash commands as its session said at its last start (none before one).
+    pub async fn commands(&self, thread: &str) -> Result<Vec<Value>> {
+        self.info(thread)
+            .await?
+            .ok_or_else(|| Error::UnknownThread(thread.into()))?;
+        let commands = self.commands.lock().expect("commands");
+        Ok(commands.get(thread).cloned().unwrap_or_default())
     }
 
     /// The thread's folder, for pickers.
-    pub async fn cwd(&self, thread: &str) -> Result<std::path::PathBuf, ToolError> {
+    pub async fn cwd(&self, thread: &str) -> Result<std::path::PathBuf> {
         match self.info(thread).await? {
-            Some(info) => Ok(std::path::PathBuf::from(info.cwd)),
-            None => Err(ToolError::not_found(
-                "unknown_thread",
-                format!("there is no thread {thread:?}"),
-            )),
+            Some(info) => Ok(info.cwd.into()),
+            None => Err(Error::UnknownThread(thread.into())),
         }
-    }
-
-    /// Record an event of the thread, folded into its timeline in the same transaction.
-    async fn emit(&self, kind: &str, thread: &str, payload: Value) {
-        let event = NewEvent::new(kind, payload).thread(thread);
-        let written = self
-            .ctx
-            .store()
-            .write(move |tx| crate::sessions::timeline::record(tx, event))
-            .await;
-        if let Err(e) = written {
-            tracing::warn!(thread, kind, error = %e, "event not recorded");
-        }
-    }
-
-    /// Change rows and record the event that tells of it in one transaction, so that a crash
-    /// never keeps the one without the other. `rows` says whether the event is still to be told
-    /// (false: nothing changed, so nothing is recorded).
-    async fn emit_with<F>(&self, kind: &str, thread: &str, payload: Value, rows: F)
-    where
-        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<bool> + Send + 'static,
-    {
-        if let Err(e) = self.try_emit_with(kind, thread, payload, rows).await {
-            tracing::warn!(thread, kind, error = %e, "event not recorded");
-        }
-    }
-
-    /// [`Switchboard::emit_with`], saying whether it was written.
-    async fn try_emit_with<F>(
-        &self,
-        kind: &str,
-        thread: &str,
-        payload: Value,
-        rows: F,
-    ) -> Result<(), StoreError>
-    where
-        F: FnOnce(&rusqlite::Connection) -> rusqlite::Result<bool> + Send + 'static,
-    {
-        let event = NewEvent::new(kind, payload).thread(thread);
-        self.ctx
-            .store()
-            .write(move |tx| {
-                if rows(tx.conn())? {
-                    crate::sessions::timeline::record(tx, event)?;
-                }
-                Ok(())
-            })
-            .await
-    }
-
-    async fn set_status(&self, thread: &str, status: &str) {
-        self.update_run(thread, "status", Some(status.to_string()))
-            .await;
-    }
-
-    fn live(&self, thread: &str) -> Option<Live> {
-        self.live.lock().expect("live").get(thread).cloned()
     }
 
     /// Whether an idle session runs for an agent that was changed since it started; if so it
     /// is stopped here, so the next launch takes the new instructions, credentials and budget.
-    async fn agent_changed(&self, live: &Live) -> bool {
+    async fn agent_changed(&self, live: &Handle) -> bool {
         let Some((name, rev)) = &live.agent else {
             return false;
         };
@@ -337,42 +173,21 @@ impl Switchboard {
             Ok(now) => now.updated_at != *rev,
             Err(_) => false,
         };
-        changed && self.stop_if_idle(live, "agent updated").await
+        changed && live.stop(ANOTHER_AGENT, true).await
     }
 
-    /// Send words to a thread: a new turn when idle, steered into the running turn otherwise.
-    pub async fn send(
-        self: &Arc<Self>,
-        thread: &str,
-        text: &str,
-        uuid: Option<String>,
-        queue: bool,
-        images: Vec<Value>,
-    ) -> Result<Sent, ToolError> {
-        self.send_as(thread, text, uuid, queue, images, false).await
-    }
-
-    /// [`Switchboard::send`]; `internal`: Vyre's own words (a greeting, an instruction), which
-    /// the timeline marks so and surfaces hide by default. Only modules send them.
-    pub async fn send_as(
-        self: &Arc<Self>,
-        thread: &str,
-        text: &str,
-        uuid: Option<String>,
-        queue: bool,
-        images: Vec<Value>,
-        internal: bool,
-    ) -> Result<Sent, ToolError> {
-        if text.trim().is_empty() {
-            return Err(ToolError::invalid("text must not be empty"));
+    /// Send words to a thread: a new turn when idle; while a turn runs, steered into it or
+    /// queued for its end (`message.mode`). The send's uuid is looked up once, here: the same
+    /// send retried answers as before, without resuming or holding anything.
+    pub async fn send(self: &Arc<Self>, thread: &str, message: Message) -> Result<Sent> {
+        if message.text.trim().is_empty() {
+            return Err(Error::EmptyText);
         }
-        if queue && !images.is_empty() {
-            return Err(ToolError::invalid(
-                "images go with steer or a new turn; the queue keeps words only",
-            ));
+        if message.mode == SendMode::Queue && !message.images.is_empty() {
+            return Err(Error::ImagesInQueue);
         }
-        if let Some(uuid) = &uuid
-            && let Some(earlier) = self.sent_before(uuid).await?
+        if let Some(uuid) = message.uuid.clone()
+            && let Some(earlier) = self.read(move |c| Ok(rows::sent(c, &uuid)?)).await?
         {
             return Ok(earlier);
         }
@@ -383,208 +198,133 @@ impl Switchboard {
             _ => {
                 // One writer: a session a terminal is writing waits for it to let go.
                 if self.live_elsewhere(thread).await {
-                    let uuid = uuid.unwrap_or_else(crate::ids::uuid_v4);
-                    let sent = self.hold(thread, text, uuid).await?;
-                    self.record_sent(thread, &sent).await;
-                    return Ok(sent);
+                    let uuid = message.uuid.unwrap_or_else(crate::ids::uuid_v4);
+                    return self.hold(thread, &message.text, uuid).await;
                 }
                 self.resume(thread, None).await?;
-                self.live(thread).ok_or_else(|| {
-                    ToolError::conflict("not_live", "the session ended as it resumed")
-                })?
+                self.live(thread)
+                    .ok_or(Error::NotLive("the session ended as it resumed"))?
             }
         };
-        let uuid = uuid.unwrap_or_else(crate::ids::uuid_v4);
-        let (reply, answer) = oneshot::channel();
-        live.tx
-            .send(Command::Send {
-                text: text.to_string(),
-                uuid: uuid.clone(),
-                queue,
-                images,
-                internal,
-                reply,
-            })
-            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?;
-        answer
-            .await
-            .map_err(|_| ToolError::conflict("not_live", "the session just ended"))?
+        live.send(message).await
     }
 
+    /// Answer an ask: a person's decision, checked against the ask's row, then given to the
+    /// session that asked.
     pub async fn answer(
         &self,
         ask: &str,
-        decision: &str,
+        decision: Decision,
         answers: Option<Value>,
         message: Option<String>,
         caller: &Caller,
-    ) -> Result<Value, ToolError> {
+    ) -> Result<Value> {
         let a = ask.to_string();
         let row = self
-            .ctx
-            .store()
-            .read(move |c| {
-                Ok(c.query_row(
-                    "SELECT thread, request, status, decision, input, suggestions, kind FROM threads_asks WHERE id = ?1",
-                    [&a],
-                    |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<String>>(3)?, r.get::<_, String>(4)?, r.get::<_, String>(5)?, r.get::<_, String>(6)?)),
-                )
-                .optional()?)
-            })
+            .read(move |c| Ok(rows::asks::get(c, &a)?))
             .await?
-            .ok_or_else(|| ToolError::not_found("unknown_ask", format!("there is no ask {ask:?}")))?;
-        let (thread, request, status, earlier, input, suggestions, kind) = row;
+            .ok_or_else(|| Error::UnknownAsk(ask.into()))?;
         if let Caller::Session {
             thread: Some(t), ..
         } = caller
-            && *t == thread
+            && *t == row.thread
         {
-            return Err(ToolError::refused(
-                "own_ask",
-                "a session cannot answer its own question",
-            ));
+            return Err(Error::OwnAsk);
         }
-        match status.as_str() {
-            "answered" => return Ok(json!({ "ask": ask, "decision": earlier, "already": true })),
-            "cancelled" => {
-                return Err(ToolError::conflict(
-                    "ask_closed",
+        match row.status {
+            AskStatus::Answered => {
+                return Ok(json!({ "ask": ask, "decision": row.decision, "already": true }));
+            }
+            AskStatus::Cancelled => {
+                return Err(Error::AskClosed(
                     "this question was withdrawn (the turn was interrupted or moved on)",
                 ));
             }
-            _ => {}
+            AskStatus::Open => {}
         }
-        let input: Value = serde_json::from_str(&input).unwrap_or(json!({}));
         let response = match decision {
-            "deny" => {
+            Decision::Deny => {
                 json!({ "behavior": "deny", "message": message.unwrap_or_else(|| "The person declined this.".into()) })
             }
-            "allow" | "always" => {
-                let mut updated = input;
-                if kind == "question"
+            Decision::Allow | Decision::Always => {
+                let mut updated = row.input;
+                if updated.is_null() {
+                    updated = json!({});
+                }
+                if row.kind == "question"
                     && let Some(answers) = answers
                 {
                     updated["answers"] = answers;
                 }
                 let mut r = json!({ "behavior": "allow", "updatedInput": updated });
-                if decision == "always" {
-                    r["updatedPermissions"] = safe_permissions(
-                        &serde_json::from_str(&suggestions).unwrap_or(Value::Null),
-                    );
+                if decision == Decision::Always {
+                    r["updatedPermissions"] = safe_permissions(&row.suggestions);
                 }
                 r
             }
-            other => {
-                return Err(ToolError::invalid(format!(
-                    "decision must be allow, deny or always, not {other:?}"
-                )));
-            }
         };
         let live = self
-            .live(&thread)
-            .ok_or_else(|| ToolError::conflict("ask_closed", "the session that asked has ended"))?;
-        let (reply, done) = oneshot::channel();
-        live.tx
-            .send(Command::Answer {
-                ask: ask.to_string(),
-                request,
-                response,
-                decision: decision.to_string(),
-                by: caller.label(),
-                reply,
-            })
-            .map_err(|_| ToolError::conflict("ask_closed", "the session that asked has ended"))?;
-        done.await
-            .map_err(|_| ToolError::conflict("ask_closed", "the session that asked has ended"))??;
-        Ok(json!({ "ask": ask, "decision": decision, "already": false }))
+            .live(&row.thread)
+            .ok_or(Error::AskClosed(ASKER_ENDED))?;
+        let answer = handle::Answer {
+            ask: ask.to_string(),
+            request: row.request,
+            response,
+            decision,
+            by: caller.label(),
+        };
+        live.request(
+            |reply| Command::Answer { answer, reply },
+            || Error::AskClosed(ASKER_ENDED),
+        )
+        .await??;
+        Ok(json!({ "ask": ask, "decision": decision.outcome(), "already": false }))
     }
 
-    /// Change a live session's permission mode (`default`, `acceptEdits`, `plan`; never bypass).
-    pub async fn set_mode(&self, thread: &str, mode: &str) -> Result<(), ToolError> {
-        if !matches!(mode, "default" | "acceptEdits" | "plan") {
-            return Err(ToolError::invalid(
-                "mode must be default, acceptEdits or plan",
-            ));
-        }
-        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
-        let (reply, done) = oneshot::channel();
-        live.tx
-            .send(Command::Mode {
-                mode: mode.to_string(),
-                reply,
-            })
-            .map_err(|_| not_found(thread))?;
-        done.await.map_err(|_| not_found(thread))?
+    /// Change a live session's permission mode (never bypass).
+    pub async fn set_mode(&self, thread: &str, mode: PermissionMode) -> Result<()> {
+        let live = self.live_or_unknown(thread)?;
+        live.request(
+            |reply| Command::Mode { mode, reply },
+            || Error::UnknownThread(thread.into()),
+        )
+        .await?
     }
 
     /// Change a live session's model (`None`: the session's default).
-    pub async fn set_model(&self, thread: &str, model: Option<String>) -> Result<(), ToolError> {
-        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
-        let (reply, done) = oneshot::channel();
-        live.tx
-            .send(Command::Model { model, reply })
-            .map_err(|_| not_found(thread))?;
-        done.await.map_err(|_| not_found(thread))?
+    pub async fn set_model(&self, thread: &str, model: Option<String>) -> Result<()> {
+        let live = self.live_or_unknown(thread)?;
+        live.request(
+            |reply| Command::Model { model, reply },
+            || Error::UnknownThread(thread.into()),
+        )
+        .await?
     }
 
-    async fn update_run(&self, thread: &str, column: &'static str, value: Option<String>) {
-        let t = thread.to_string();
-        let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    &format!(
-                        "UPDATE threads_runs SET {column} = ?1, updated_at = ?2 WHERE id = ?3"
-                    ),
-                    params![value, crate::now_ms(), t],
-                )?;
-                Ok(())
-            })
-            .await;
+    pub async fn interrupt(&self, thread: &str) -> Result<()> {
+        let live = self.live_or_unknown(thread)?;
+        live.request(
+            |reply| Command::Interrupt { reply },
+            || Error::UnknownThread(thread.into()),
+        )
+        .await?
     }
 
-    pub async fn interrupt(&self, thread: &str) -> Result<(), ToolError> {
-        let live = self.live(thread).ok_or_else(|| not_found(thread))?;
-        let (reply, done) = oneshot::channel();
-        live.tx
-            .send(Command::Interrupt { reply })
-            .map_err(|_| not_found(thread))?;
-        done.await.map_err(|_| not_found(thread))?
+    fn live_or_unknown(&self, thread: &str) -> Result<Handle> {
+        self.live(thread)
+            .ok_or_else(|| Error::UnknownThread(thread.into()))
     }
 
-    pub async fn stop(&self, thread: &str, reason: &str) -> Result<bool, ToolError> {
+    /// Stop a thread's session; whether one was live.
+    pub async fn stop(&self, thread: &str, reason: &str) -> Result<bool> {
         let Some(live) = self.live(thread) else {
             return match self.info(thread).await? {
                 Some(_) => Ok(false),
-                None => Err(not_found(thread)),
+                None => Err(Error::UnknownThread(thread.into())),
             };
         };
-        let (reply, done) = oneshot::channel();
-        if live
-            .tx
-            .send(Command::Stop {
-                reason: reason.to_string(),
-                idle_only: false,
-                reply,
-            })
-            .is_ok()
-        {
-            let _ = done.await;
-        }
+        live.stop(reason, false).await;
         Ok(true)
-    }
-
-    /// Stop a live session only if it is idle (asked of its actor, so a turn that is just
-    /// ending counts as ended); whether it stopped.
-    async fn stop_if_idle(&self, live: &Live, reason: &str) -> bool {
-        let (reply, done) = oneshot::channel();
-        let command = Command::Stop {
-            reason: reason.to_string(),
-            idle_only: true,
-            reply,
-        };
-        live.tx.send(command).is_ok() && done.await.unwrap_or(false)
     }
 
     /// Stop every live session (vyred is shutting down).
@@ -604,162 +344,45 @@ impl Switchboard {
             .collect()
     }
 
-    pub async fn info(&self, thread: &str) -> Result<Option<ThreadInfo>, ToolError> {
+    pub async fn info(&self, thread: &str) -> Result<Option<ThreadInfo>> {
         let t = thread.to_string();
         let mut found = self
-            .ctx
-            .store()
-            .read(move |c| Ok(query_threads(c, Some(&t))?))
+            .read(move |c| Ok(rows::runs::infos(c, Some(&t))?))
             .await?;
         Ok(found.pop().map(|i| self.with_live(i)))
     }
 
-    pub async fn list(&self) -> Result<Vec<ThreadInfo>, ToolError> {
-        let all = self
-            .ctx
-            .store()
-            .read(|c| Ok(query_threads(c, None)?))
-            .await?;
+    pub async fn list(&self) -> Result<Vec<ThreadInfo>> {
+        let all = self.read(|c| Ok(rows::runs::infos(c, None)?)).await?;
         Ok(all.into_iter().map(|i| self.with_live(i)).collect())
     }
 
     fn with_live(&self, mut info: ThreadInfo) -> ThreadInfo {
         if let Some(live) = self.live(&info.thread) {
             info.live = true;
-            info.state = live.state.lock().expect("state").state.clone();
+            info.state = live.status();
         }
         info
     }
 
     /// The thread's waiting messages, oldest first.
-    pub async fn queued(&self, thread: &str) -> Result<Vec<QueuedInfo>, ToolError> {
+    pub async fn queued(&self, thread: &str) -> Result<Vec<QueuedInfo>> {
         let t = thread.to_string();
-        Ok(self
-            .ctx
-            .store()
-            .read(move |c| {
-                let mut stmt = c.prepare(
-                    "SELECT id, uuid, text, status, created_at FROM threads_inbox
-                     WHERE thread = ?1 AND status IN ('queued', 'held') ORDER BY id",
-                )?;
-                let rows = stmt.query_map([t], |r| {
-                    Ok(QueuedInfo {
-                        queued: r.get(0)?,
-                        uuid: r.get(1)?,
-                        text: clean(&r.get::<_, String>(2)?),
-                        status: r.get(3)?,
-                        created_at: r.get(4)?,
-                    })
-                })?;
-                Ok(rows.collect::<Result<Vec<_>, _>>()?)
-            })
-            .await?)
+        Ok(self.read(move |c| Ok(rows::inbox::waiting(c, &t)?)).await?)
     }
 
-    pub async fn asks(&self, thread: &str, open_only: bool) -> Result<Vec<AskInfo>, ToolError> {
+    pub async fn asks(&self, thread: &str, open_only: bool) -> Result<Vec<AskInfo>> {
         let t = thread.to_string();
         Ok(self
-            .ctx
-            .store()
-            .read(move |c| {
-                let mut stmt = c.prepare(
-                    "SELECT id, thread, turn, kind, tool, summary, status, decision, input FROM threads_asks
-                     WHERE thread = ?1 AND (?2 = 0 OR status = 'open') ORDER BY created_at",
-                )?;
-                let rows = stmt.query_map(params![t, open_only as i64], |r| {
-                    Ok(AskInfo {
-                        ask: r.get(0)?,
-                        thread: r.get(1)?,
-                        turn: r.get(2)?,
-                        kind: r.get(3)?,
-                        tool: r.get(4)?,
-                        summary: r.get(5)?,
-                        status: r.get(6)?,
-                        decision: r.get(7)?,
-                        input: r
-                            .get::<_, Option<String>>(8)?
-                            .and_then(|t| serde_json::from_str(&t).ok())
-                            .map(|v| clean_value(&v))
-                            .unwrap_or(Value::Null),
-                    })
-                })?;
-                Ok(rows.collect::<Result<Vec<_>, _>>()?)
-            })
+            .read(move |c| Ok(rows::asks::list(c, &t, open_only)?))
             .await?)
     }
-}
-
-/// `updatedPermissions` for "always": the suggestions as rules in `localSettings`, without any
-/// switch to a mode Vyre does not offer (never bypassPermissions).
-pub fn safe_permissions(suggestions: &Value) -> Value {
-    let kept: Vec<Value> = suggestions
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|s| match s["type"].as_str() {
-            Some("addRules") => {
-                let mut s = s.clone();
-                s["destination"] = json!("localSettings");
-                Some(s)
-            }
-            Some("setMode") => match s["mode"].as_str() {
-                Some("default" | "acceptEdits" | "plan") => Some(s.clone()),
-                _ => None,
-            },
-            Some("addDirectories") => Some(s.clone()),
-            _ => None,
-        })
-        .collect();
-    Value::Array(kept)
-}
-
-fn query_threads(
-    c: &rusqlite::Connection,
-    thread: Option<&str>,
-) -> rusqlite::Result<Vec<ThreadInfo>> {
-    let mut stmt = c.prepare(
-        "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at
-         FROM threads_runs WHERE (?1 IS NULL OR id = ?1) ORDER BY updated_at DESC",
-    )?;
-    let rows = stmt.query_map([thread], |r| {
-        Ok(ThreadInfo {
-            thread: r.get(0)?,
-            provider: r.get(1)?,
-            purpose: r.get(2)?,
-            model: r.get(3)?,
-            cwd: r.get(4)?,
-            project: r.get(5)?,
-            agent: r.get(6)?,
-            auth: r.get(7)?,
-            mode: r.get(8)?,
-            state: r.get(9)?,
-            live: false,
-            turns: r.get(10)?,
-            total_cost_usd: r.get(11)?,
-            stopped_reason: r.get(12)?,
-            created_at: r.get(13)?,
-            updated_at: r.get(14)?,
-        })
-    })?;
-    rows.collect()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod tests;
 
-    #[test]
-    fn always_never_grants_bypass() {
-        let s = json!([
-            { "type": "addRules", "rules": [{ "toolName": "Bash", "ruleContent": "ls" }], "behavior": "allow", "destination": "session" },
-            { "type": "setMode", "mode": "bypassPermissions", "destination": "session" },
-            { "type": "setMode", "mode": "acceptEdits", "destination": "session" },
-            { "type": "replaceRules", "rules": [], "destination": "userSettings" }
-        ]);
-        let kept = safe_permissions(&s);
-        assert_eq!(kept.as_array().unwrap().len(), 2);
-        assert_eq!(kept[0]["destination"], "localSettings");
-        assert_eq!(kept[1]["mode"], "acceptEdits");
-        assert!(!kept.to_string().contains("bypass"));
-    }
-}
+/// Why an idle session of a changed agent stops.
+const ANOTHER_AGENT: &str = "agent updated";
+/// An ask whose session is gone.
+const ASKER_ENDED: &str = "the session that asked has ended";

@@ -27,21 +27,14 @@ impl Switchboard {
     }
 
     /// A page of the thread's timeline, newest first (see `threads.timeline`).
-    pub async fn timeline(
-        &self,
-        thread: &str,
-        before: Option<f64>,
-        limit: usize,
-    ) -> Result<Page, ToolError> {
+    pub async fn timeline(&self, thread: &str, before: Option<f64>, limit: usize) -> Result<Page> {
         let known = self.timeline_ready(thread).await?;
         let t = thread.to_string();
         let page = self
-            .ctx
-            .store()
             .read(move |c| Ok(store::page(c, &t, before, limit)?))
             .await?;
         if page.items.is_empty() && before.is_none() && !known {
-            return Err(not_found(thread));
+            return Err(Error::UnknownThread(thread.into()));
         }
         Ok(page)
     }
@@ -49,33 +42,24 @@ impl Switchboard {
     /// Make the thread's timeline whole: fold its events from before the timeline existed,
     /// and read in its transcript's history when Vyre did not see it. Whether the thread is
     /// known at all (a record, or a transcript).
-    pub(super) async fn timeline_ready(&self, thread: &str) -> Result<bool, ToolError> {
+    pub(super) async fn timeline_ready(&self, thread: &str) -> Result<bool> {
         let t = thread.to_string();
         let (marker, has_run) = self
-            .ctx
-            .store()
             .read(move |c| {
-                let has_run = c
-                    .query_row("SELECT 1 FROM threads_runs WHERE id = ?1", [&t], |_| Ok(()))
-                    .optional()?
-                    .is_some();
+                let has_run = rows::runs::exists(c, &t)?;
                 Ok((store::marker(c, &t)?, has_run))
             })
             .await?;
         if marker.is_none() {
             let t = thread.to_string();
-            self.ctx
-                .store()
-                .write(move |tx| Ok(store::start_marker(tx.conn(), &t)?))
+            self.change(move |tx| Ok(store::start_marker(tx.conn(), &t)?))
                 .await?;
         }
         if marker.is_none_or(|m| m.backfill_below > 0) {
             loop {
                 let t = thread.to_string();
                 let more = self
-                    .ctx
-                    .store()
-                    .write(move |tx| Ok(store::backfill(tx.conn(), &t)?))
+                    .change(move |tx| Ok(store::backfill(tx.conn(), &t)?))
                     .await?;
                 if !more {
                     break;
@@ -96,24 +80,17 @@ impl Switchboard {
     /// adopted, or between Vyre's runs), and the tool details its older events lack. Only when
     /// the transcript changed since it was last accounted for; `thread.imported` tells the
     /// surfaces to read the timeline again. Whether the thread has a transcript.
-    pub(super) async fn import_transcript(
-        &self,
-        thread: &str,
-        has_run: bool,
-    ) -> Result<bool, ToolError> {
+    pub(super) async fn import_transcript(&self, thread: &str, has_run: bool) -> Result<bool> {
         let Some(path) = self.transcript_path(thread).await else {
             return Ok(false);
         };
         let t = thread.to_string();
         let accounted = self
-            .ctx
-            .store()
             .read(move |c| Ok(store::marker(c, &t)?.and_then(|m| m.transcript)))
             .await?;
         let p = path.clone();
         let size = tokio::task::spawn_blocking(move || crate::transcripts::open(&p)?.metadata())
-            .await
-            .map_err(ToolError::internal)?
+            .await?
             .map(|m| m.len() as i64)
             .ok();
         let Some(size) = size else {
@@ -126,8 +103,7 @@ impl Switchboard {
             entry::read_path(&path, crate::sessions::timeline::item::OUTPUT_CAP)
                 .map(|entries| import::items(&entry::current_branch(entries)))
         })
-        .await
-        .map_err(ToolError::internal)?
+        .await?
         .unwrap_or_default();
         // Its first words are its title when nothing gave it one (a terminal's session).
         let first = items.iter().find_map(|i| match &i.item {
@@ -136,9 +112,7 @@ impl Switchboard {
         });
         let t = thread.to_string();
         let changed = self
-            .ctx
-            .store()
-            .write(move |tx| {
+            .change(move |tx| {
                 let have = store::have(tx.conn(), &t)?;
                 let placed = import::merge(items, &have, !has_run);
                 let n = store::write_placed(tx.conn(), &t, &placed)?;
@@ -171,15 +145,7 @@ impl Switchboard {
         };
         let (t, size) = (thread.to_string(), meta.len() as i64);
         let _ = self
-            .ctx
-            .store()
-            .write(move |tx| {
-                tx.conn().execute(
-                    "UPDATE threads_timeline SET transcript = ?2 WHERE thread = ?1 AND transcript IS NOT NULL",
-                    rusqlite::params![t, size],
-                )?;
-                Ok(())
-            })
+            .change(move |tx| Ok(rows::account_transcript(tx.conn(), &t, size)?))
             .await;
     }
 
@@ -190,9 +156,7 @@ impl Switchboard {
         }
         let (f, t) = (from.to_string(), to.to_string());
         if let Err(e) = self
-            .ctx
-            .store()
-            .write(move |tx| Ok(store::copy(tx.conn(), &f, &t, at.as_deref())?))
+            .change(move |tx| Ok(store::copy(tx.conn(), &f, &t, at.as_deref())?))
             .await
         {
             tracing::warn!(thread = to, error = %e, "the fork's timeline was not copied");
@@ -201,19 +165,17 @@ impl Switchboard {
 
     /// A tool call's whole output: from its item when that holds all of it, else from the
     /// transcript (masked as every string shown is).
-    pub async fn tool_output(&self, thread: &str, call: &str) -> Result<tools::Output, ToolError> {
+    pub async fn tool_output(&self, thread: &str, call: &str) -> Result<tools::Output> {
         self.timeline_ready(thread).await?;
         let (t, c) = (thread.to_string(), call.to_string());
         let item = self
-            .ctx
-            .store()
             .read(move |conn| Ok(store::tool(conn, &t, &c)?))
             .await?;
         let Some(crate::sessions::timeline::Item::Tool(tool)) = item else {
-            return Err(ToolError::not_found(
-                "unknown_call",
-                format!("thread {thread} has no tool call {call:?}"),
-            ));
+            return Err(Error::UnknownCall {
+                thread: thread.into(),
+                call: call.into(),
+            });
         };
         let kept = tool.output.clone().unwrap_or_default();
         let bytes = tool.output_bytes.unwrap_or(kept.len() as u64);
@@ -231,8 +193,7 @@ impl Switchboard {
                 tokio::task::spawn_blocking(move || {
                     entry::tool_output(&path, &c, tools::FULL_OUTPUT_CAP)
                 })
-                .await
-                .map_err(ToolError::internal)?
+                .await?
             }
             None => None,
         };

@@ -64,8 +64,8 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), StartError> {
                 if input.before.is_some_and(|b| !b.is_finite()) {
                     return Err(ToolError::invalid("before must be a page's `before`"));
                 }
-                b.timeline(&input.thread, input.before, limit as usize)
-                    .await
+                Ok(b.timeline(&input.thread, input.before, limit as usize)
+                    .await?)
             }
         },
     )?;
@@ -78,7 +78,7 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), StartError> {
         .sessions_see_thread("thread"),
         move |input: OutputInput, _| {
             let b = b.clone();
-            async move { b.tool_output(&input.thread, &input.call).await }
+            async move { Ok::<_, ToolError>(b.tool_output(&input.thread, &input.call).await?) }
         },
     )?;
     Ok(())

@@ -2180,6 +2180,8 @@ export interface components {
             /** Format: uint64 */
             wal_bytes: number;
         };
+        /** @description A person's answer to an ask. */
+        "threads.answer.Decision": ("allow" | "deny") | "always";
         /** @description One suggested folder. */
         "threads.folders.Folder": {
             /**
@@ -2215,7 +2217,7 @@ export interface components {
         /** @description An ask in `threads.get`, with what a person reads before answering it. */
         "threads.get.Ask": {
             ask: string;
-            decision?: string | null;
+            decision?: components["schemas"]["threads.get.Outcome"] | null;
             /** @description Why the call deserves a second look (it deletes or discards something), if it does. */
             destructive?: string | null;
             /**
@@ -2226,12 +2228,26 @@ export interface components {
             kind: string;
             /** @description What answering `always` would write; null when it would write nothing. */
             rule?: components["schemas"]["threads.get.Always"] | null;
-            status: string;
+            status: components["schemas"]["threads.get.AskStatus"];
             summary: string;
             thread: string;
             tool: string;
             turn?: string | null;
         };
+        /**
+         * @description Where an ask stands.
+         * @enum {string}
+         */
+        "threads.get.AskStatus": "open" | "answered" | "cancelled";
+        /** @description Where a message in a thread's inbox stands. */
+        "threads.get.InboxStatus": "queued" | "held" | "taken" | "unqueued" | "delivered";
+        /** @description How an ask was closed: a person's decision, or withdrawn. */
+        "threads.get.Outcome": ("allow" | "deny" | "always") | "cancelled";
+        /**
+         * @description A session's permission mode (never bypass).
+         * @enum {string}
+         */
+        "threads.get.PermissionMode": "default" | "acceptEdits" | "plan";
         /** @description A message waiting in a thread's inbox. */
         "threads.get.QueuedInfo": {
             /** Format: int64 */
@@ -2239,10 +2255,12 @@ export interface components {
             /** Format: int64 */
             queued: number;
             /** @description `queued` (for the turn's end) or `held` (for a terminal to let go). */
-            status: string;
+            status: components["schemas"]["threads.get.InboxStatus"];
             text: string;
             uuid: string;
         };
+        /** @description A thread's state: its row's `status`, and what a live session shows. */
+        "threads.get.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
         /** @description A thread in `threads.list`. */
         "threads.list.Listed": {
             agent?: string | null;
@@ -2255,14 +2273,14 @@ export interface components {
             /** @description The thread it was forked from. */
             forked_from?: string | null;
             live: boolean;
-            mode: string;
+            mode: components["schemas"]["threads.list.PermissionMode"];
             model?: string | null;
             project?: string | null;
             provider: string;
             purpose: string;
             /** @description Whether `title` is a name a person or its session gave it. */
             renamed: boolean;
-            state: string;
+            state: components["schemas"]["threads.list.ThreadStatus"];
             stopped_reason?: string | null;
             thread: string;
             /**
@@ -2277,6 +2295,13 @@ export interface components {
             /** Format: int64 */
             updated_at: number;
         };
+        /**
+         * @description A session's permission mode (never bypass).
+         * @enum {string}
+         */
+        "threads.list.PermissionMode": "default" | "acceptEdits" | "plan";
+        /** @description A thread's state: its row's `status`, and what a live session shows. */
+        "threads.list.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
         /** @description pid, process group and session of a live session's process. */
         "threads.pids.ProcessIds": {
             /** Format: int32 */
@@ -2291,6 +2316,8 @@ export interface components {
             /** Format: int32 */
             sid: number;
         };
+        /** @description What became of a send. */
+        "threads.send_now.Via": "turn" | "steer" | "queued" | "now";
         "threads.send.Image": {
             /** @description The image, base64. */
             data: string;
@@ -2300,6 +2327,10 @@ export interface components {
              */
             media_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
         };
+        /** @description How a send waits while a turn runs. */
+        "threads.send.SendMode": "steer" | "queue";
+        /** @description What became of a send. */
+        "threads.send.Via": "turn" | "steer" | "queued" | "now";
         /** @description A message held for a session a terminal is writing. */
         "threads.take_held.Held": {
             /** Format: int64 */
@@ -4750,11 +4781,8 @@ export interface operations {
                     /** @description For a question: the chosen labels keyed by the question text. */
                     answers?: unknown;
                     ask: string;
-                    /**
-                     * @description allow, deny or always.
-                     * @enum {string}
-                     */
-                    decision: "allow" | "deny" | "always";
+                    /** @description allow, deny or always. */
+                    decision: components["schemas"]["threads.answer.Decision"];
                     /** @description For a deny: what to tell Claude. */
                     message?: string | null;
                 };
@@ -5038,7 +5066,7 @@ export interface operations {
                             /** @description The thread it was forked from. */
                             forked_from?: string | null;
                             live: boolean;
-                            mode: string;
+                            mode: components["schemas"]["threads.get.PermissionMode"];
                             model?: string | null;
                             project?: string | null;
                             provider: string;
@@ -5047,7 +5075,7 @@ export interface operations {
                             queued: components["schemas"]["threads.get.QueuedInfo"][];
                             /** @description Whether `title` is a name a person or its session gave it. */
                             renamed: boolean;
-                            state: string;
+                            state: components["schemas"]["threads.get.ThreadStatus"];
                             stopped_reason?: string | null;
                             thread: string;
                             /**
@@ -5442,11 +5470,8 @@ export interface operations {
                      * @default false
                      */
                     internal?: boolean;
-                    /**
-                     * @description While a turn runs: steer (join it, the default) or queue (after it).
-                     * @enum {string|null}
-                     */
-                    mode?: "steer" | "queue" | null;
+                    /** @description While a turn runs: steer (join it, the default) or queue (after it). */
+                    mode?: components["schemas"]["threads.send.SendMode"] | null;
                     text: string;
                     thread: string;
                     /** @description An idempotency key, the user message's uuid. */
@@ -5484,7 +5509,7 @@ export interface operations {
                              * @description `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
                              *     end) or `now` (a queued message sent at once).
                              */
-                            via: string;
+                            via: components["schemas"]["threads.send.Via"];
                         };
                     };
                 };
@@ -5541,7 +5566,7 @@ export interface operations {
                              * @description `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
                              *     end) or `now` (a queued message sent at once).
                              */
-                            via: string;
+                            via: components["schemas"]["threads.send_now.Via"];
                         };
                     };
                 };

@@ -230,3 +230,29 @@ fn the_walk_sees_every_form_of_a_crossing() {
     );
     assert!(found("use crate::contracts::vault::VaultAccess;").is_empty());
 }
+
+/// No source file over 600 lines: a file that long holds more than one job (issue 19). The
+/// redactor's tables are one job however long they are.
+#[test]
+fn no_source_file_is_over_600_lines() {
+    const LIMIT: usize = 600;
+    const ALLOWED: &[&str] = &["redact.rs"];
+    let root = src();
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let rel = f
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            (lines > LIMIT && !ALLOWED.contains(&rel.as_str()))
+                .then(|| format!("{rel}: {lines} lines"))
+        })
+        .collect();
+    long.sort();
+    assert!(long.is_empty(), "split these by job:\n{}", long.join("\n"));
+}

@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use vyre::contracts::provider::{
-    BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
+    BoxFuture, Capabilities, Exit, Happening, Launch, Priority, ProcessIds, Provider,
+    ProviderError, Question, Session,
 };
 use vyre::modules::{Ctx, Module, StartFuture};
 use vyre::sessions::spawn::{self, SpawnSpec, Spawned};
@@ -33,7 +34,7 @@ impl Provider for FakeProvider {
             ..Default::default()
         }
     }
-    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {
             let spawned = spawn::spawn(SpawnSpec {
                 program: "/bin/sh".into(),
@@ -45,7 +46,7 @@ impl Provider for FakeProvider {
                 run_as: None,
                 sandbox: None,
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| ProviderError::Start(e.to_string()))?;
             let (tx, rx) = mpsc::unbounded_channel();
             Ok(Box::new(FakeSession {
                 ids: ProcessIds {
@@ -117,7 +118,12 @@ impl Session for FakeSession {
     fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
         Box::pin(async move { self.rx.recv().await })
     }
-    fn send(&self, content: Value, _uuid: &str, _priority: Option<&str>) -> Result<(), String> {
+    fn send(
+        &self,
+        content: Value,
+        _uuid: &str,
+        _priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
         let text: String = content
             .as_array()
             .into_iter()
@@ -142,12 +148,12 @@ impl Session for FakeSession {
         }
         Ok(())
     }
-    fn answer(&self, request: &str, response: Value) -> Result<(), String> {
+    fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError> {
         let Some((asked, command)) = self.pending.lock().unwrap().take() else {
-            return Err("no open question".into());
+            return Err(ProviderError::Refused("no open question".into()));
         };
         if asked != request {
-            return Err("not the open question".into());
+            return Err(ProviderError::Refused("not the open question".into()));
         }
         let _ = self.tx.send(Happening::ToolStarted {
             call: "fake_call".into(),
@@ -175,7 +181,7 @@ impl Session for FakeSession {
         self.finish(true, false);
         Ok(())
     }
-    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async move {
             if let Some((request, _)) = self.pending.lock().unwrap().take() {
                 let _ = self.tx.send(Happening::Withdrawn { request });
@@ -184,10 +190,10 @@ impl Session for FakeSession {
             Ok(())
         })
     }
-    fn set_mode(&self, _mode: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn set_mode(&self, _mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
-    fn set_model(&self, _model: Option<&str>) -> BoxFuture<'_, Result<(), String>> {
+    fn set_model(&self, _model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {

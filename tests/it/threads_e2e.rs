@@ -358,7 +358,11 @@ async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
         )
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("purpose must be one of"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("purpose: must be one of chat, agent"),
+        "{err}"
+    );
 
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     r.sock

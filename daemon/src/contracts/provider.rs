@@ -185,6 +185,39 @@ impl Exit {
     }
 }
 
+/// Why a provider could not do what it was asked: typed, so the Switchboard decides by kind and
+/// says the provider's own words, never parses them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The session's process is gone: its pipes closed, nothing more will reach it.
+    #[error("the session's process is gone")]
+    Gone,
+    /// The program refused the request, in its own words.
+    #[error("{0}")]
+    Refused(String),
+    /// The session's process could not be started, and why.
+    #[error("{0}")]
+    Start(String),
+}
+
+/// Where a user message goes while a turn runs (stream-json's `priority`); none is a new turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// Into the running turn at its next step: a steer.
+    Next,
+    /// At once, ahead of anything queued.
+    Now,
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Next => "next",
+            Priority::Now => "now",
+        }
+    }
+}
+
 /// One live session of a provider.
 pub trait Session: Send + Sync {
     fn ids(&self) -> ProcessIds;
@@ -194,13 +227,18 @@ pub trait Session: Send + Sync {
     }
     /// The next thing the session says; `None` once its process is gone.
     fn next(&mut self) -> BoxFuture<'_, Option<Happening>>;
-    /// A user message; `priority` steers a running turn.
-    fn send(&self, content: Value, uuid: &str, priority: Option<&str>) -> Result<(), String>;
+    /// A user message; with a `priority` it joins a running turn.
+    fn send(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError>;
     /// Answer a question: the provider-specific response.
-    fn answer(&self, request: &str, response: Value) -> Result<(), String>;
-    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>>;
-    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), String>>;
-    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), String>>;
+    fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError>;
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>>;
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>>;
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>>;
     /// End the session and its whole process group.
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit>;
     /// Wait for the process to end on its own (after `next` returned `None`).
@@ -221,7 +259,7 @@ pub trait Provider: Send + Sync {
     fn id(&self) -> &str;
     fn driver(&self) -> &str;
     fn capabilities(&self) -> Capabilities;
-    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>>;
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>>;
     /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked
     /// before any process starts. A provider that keeps no history Vyre can read says yes.
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {

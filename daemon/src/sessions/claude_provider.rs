@@ -9,10 +9,10 @@ use serde_json::{Value, json};
 
 use super::claude::{ClaudeOptions, ClaudeProcess, SLOT_HOOK};
 use super::sandbox::Containment;
-use super::wire::Incoming;
+use super::wire::{Incoming, WireError};
 use crate::contracts::provider::{
-    BoxFuture, Capabilities, Exit, Happening, Launch, ProcessIds, Provider, Question, Session,
-    Unresumable,
+    BoxFuture, Capabilities, Exit, Happening, Launch, Priority, ProcessIds, Provider,
+    ProviderError, Question, Session, Unresumable,
 };
 use crate::transcripts;
 
@@ -42,15 +42,16 @@ impl Provider for ClaudeProvider {
             transcripts: true,
         }
     }
-    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, String>> {
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {
-            let program = self.cli.program().await?;
-            let (run_as, sandbox, claude_sandbox) = match self.contain.get().await? {
-                Containment::User(r) => (Some(*r), None, None),
-                Containment::Sandbox(s) => (None, Some(s.clone()), None),
-                Containment::Claude { hide } => (None, None, Some(hide.clone())),
-                Containment::None => (None, None, None),
-            };
+            let program = self.cli.program().await.map_err(ProviderError::Start)?;
+            let (run_as, sandbox, claude_sandbox) =
+                match self.contain.get().await.map_err(ProviderError::Start)? {
+                    Containment::User(r) => (Some(*r), None, None),
+                    Containment::Sandbox(s) => (None, Some(s.clone()), None),
+                    Containment::Claude { hide } => (None, None, Some(hide.clone())),
+                    Containment::None => (None, None, None),
+                };
             let options = ClaudeOptions {
                 program,
                 cwd: launch.cwd,
@@ -76,7 +77,7 @@ impl Provider for ClaudeProvider {
             };
             let (process, init) = ClaudeProcess::start(&options)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| ProviderError::Start(e.to_string()))?;
             // `initialize`'s commands: `{name, description, argumentHint, builtin}` (2.1.328).
             let commands = init["commands"]
                 .as_array()
@@ -403,15 +404,23 @@ fn question(id: String, r: &Value) -> Question {
 
 impl ClaudeSession {
     /// A control request whose answer only matters for success or failure.
-    fn control(&self, request: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn control(&self, request: Value) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async move {
             self.process
                 .peer
                 .request(request)
                 .await
                 .map(|_| ())
-                .map_err(|e| e.to_string())
+                .map_err(provider_error)
         })
+    }
+}
+
+/// The wire's failure as the provider contract says it.
+fn provider_error(e: WireError) -> ProviderError {
+    match e {
+        WireError::Closed => ProviderError::Gone,
+        refused @ WireError::Refused { .. } => ProviderError::Refused(refused.to_string()),
     }
 }
 
@@ -437,28 +446,33 @@ impl Session for ClaudeSession {
         })
     }
 
-    fn send(&self, content: Value, uuid: &str, priority: Option<&str>) -> Result<(), String> {
+    fn send(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
         self.process
-            .send_user(content, uuid, priority)
-            .map_err(|e| e.to_string())
+            .send_user(content, uuid, priority.map(Priority::as_str))
+            .map_err(provider_error)
     }
 
-    fn answer(&self, request: &str, response: Value) -> Result<(), String> {
+    fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError> {
         self.process
             .peer
             .respond(request, response)
-            .map_err(|e| e.to_string())
+            .map_err(provider_error)
     }
 
-    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         self.control(json!({ "subtype": "interrupt" }))
     }
 
-    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
         self.control(json!({ "subtype": "set_permission_mode", "mode": mode }))
     }
 
-    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), String>> {
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
         self.control(json!({ "subtype": "set_model", "model": model }))
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::contracts::provider::{Happening, Launch, Provider, Session};
+use crate::contracts::provider::{Happening, Launch, Provider, ProviderError, Session};
 
 /// What the provider under test is asked to do.
 pub struct Script {
@@ -20,6 +20,11 @@ pub struct Script {
 }
 
 const WAIT: Duration = Duration::from_secs(60);
+
+/// A provider's refusal as a failed check says it.
+fn said(e: ProviderError) -> String {
+    format!("the provider refused: {e}")
+}
 
 async fn next(session: &mut Box<dyn Session>) -> Result<Happening, String> {
     tokio::time::timeout(WAIT, session.next())
@@ -62,7 +67,7 @@ pub async fn conform(
     script: &Script,
 ) -> Result<Vec<&'static str>, String> {
     let mut passed = Vec::new();
-    let mut session = provider.start(launch(false)).await?;
+    let mut session = provider.start(launch(false)).await.map_err(said)?;
     let ids = session.ids();
     if ids.pid <= 0 || ids.pgid <= 0 || ids.sid <= 0 || !group_alive(ids.pgid) {
         return Err(format!(
@@ -71,11 +76,13 @@ pub async fn conform(
     }
     passed.push("reports pid, process group and session at spawn");
 
-    session.send(
-        json!([{ "type": "text", "text": script.hello }]),
-        &crate::ids::uuid_v4(),
-        None,
-    )?;
+    session
+        .send(
+            json!([{ "type": "text", "text": script.hello }]),
+            &crate::ids::uuid_v4(),
+            None,
+        )
+        .map_err(said)?;
     let seen = until_finished(&mut session, |_, q| {
         Err(format!("a plain prompt asked about {}", q.tool))
     })
@@ -89,11 +96,13 @@ pub async fn conform(
     passed.push("a turn streams and finishes");
 
     let marker = work.join("conform-allowed.txt");
-    session.send(
-        json!([{ "type": "text", "text": (script.tool)(&marker) }]),
-        &crate::ids::uuid_v4(),
-        None,
-    )?;
+    session
+        .send(
+            json!([{ "type": "text", "text": (script.tool)(&marker) }]),
+            &crate::ids::uuid_v4(),
+            None,
+        )
+        .map_err(said)?;
     let mut asked = 0;
     until_finished(&mut session, |s, q| {
         asked += 1;
@@ -101,6 +110,7 @@ pub async fn conform(
             &q.request,
             json!({ "behavior": "allow", "updatedInput": q.input }),
         )
+        .map_err(said)
     })
     .await?;
     if asked != 1 || !marker.exists() {
@@ -112,17 +122,19 @@ pub async fn conform(
     passed.push("a question reaches the tool once allowed");
 
     let second = work.join("conform-interrupted.txt");
-    session.send(
-        json!([{ "type": "text", "text": (script.tool)(&second) }]),
-        &crate::ids::uuid_v4(),
-        None,
-    )?;
+    session
+        .send(
+            json!([{ "type": "text", "text": (script.tool)(&second) }]),
+            &crate::ids::uuid_v4(),
+            None,
+        )
+        .map_err(said)?;
     loop {
         if let Happening::Asked(_) = next(&mut session).await? {
             break;
         }
     }
-    session.interrupt().await?;
+    session.interrupt().await.map_err(said)?;
     let mut withdrawn = false;
     loop {
         match next(&mut session).await? {
@@ -137,11 +149,13 @@ pub async fn conform(
             second.exists()
         ));
     }
-    session.send(
-        json!([{ "type": "text", "text": script.hello }]),
-        &crate::ids::uuid_v4(),
-        None,
-    )?;
+    session
+        .send(
+            json!([{ "type": "text", "text": script.hello }]),
+            &crate::ids::uuid_v4(),
+            None,
+        )
+        .map_err(said)?;
     let seen = until_finished(&mut session, |_, q| Err(format!("asked about {}", q.tool))).await?;
     if !matches!(seen.last(), Some(Happening::Finished { ok: true, .. })) {
         return Err("the session must outlive an interrupt".into());
@@ -158,12 +172,14 @@ pub async fn conform(
     }
     passed.push("stop takes the whole process group");
 
-    let mut resumed = provider.start(launch(true)).await?;
-    resumed.send(
-        json!([{ "type": "text", "text": script.hello }]),
-        &crate::ids::uuid_v4(),
-        None,
-    )?;
+    let mut resumed = provider.start(launch(true)).await.map_err(said)?;
+    resumed
+        .send(
+            json!([{ "type": "text", "text": script.hello }]),
+            &crate::ids::uuid_v4(),
+            None,
+        )
+        .map_err(said)?;
     let seen = until_finished(&mut resumed, |_, q| Err(format!("asked about {}", q.tool))).await?;
     if !matches!(seen.last(), Some(Happening::Finished { ok: true, .. })) {
         return Err("a resumed session must answer".into());

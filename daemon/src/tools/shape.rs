@@ -41,6 +41,12 @@ pub const BASE32: &str = r"^[A-Za-z2-7\s-]*$";
 /// dash.
 pub const NAME: &str = r"^[a-z0-9][a-z0-9-]*$";
 
+/// Base64 data (an image's bytes).
+pub const BASE64: &str = r"^[A-Za-z0-9+/=]+$";
+
+/// A permission mode a person may pick: never `bypassPermissions`.
+pub const PICKABLE_MODE: &str = r"^(default|acceptEdits|plan)$";
+
 /// What a pattern asks, in words, for the refusal of a value that breaks it (the input layer
 /// names the rule, not the regex); `None` for a pattern without words here.
 pub fn describe(pattern: &str) -> Option<&'static str> {
@@ -62,6 +68,10 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
         }
         BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
         NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
+        BASE64 => "must be base64 data (letters, digits, +, / and =)",
+        PICKABLE_MODE => {
+            "must be default, acceptEdits or plan (bypassPermissions is never offered)"
+        }
         _ => return None,
     })
 }

@@ -87,7 +87,7 @@ pub struct Image {
     #[schemars(extend("enum" = ["image/png", "image/jpeg", "image/gif", "image/webp"]))]
     pub(crate) media_type: String,
     /// The image, base64.
-    #[schemars(pattern(r"^[A-Za-z0-9+/=]+$"))]
+    #[schemars(pattern(crate::tools::shape::BASE64))]
     pub(crate) data: String,
 }
 
@@ -169,7 +169,7 @@ pub struct ThreadInput {
 pub struct ModeInput {
     pub(crate) thread: String,
     /// default, acceptEdits or plan.
-    #[schemars(pattern(r"^(default|acceptEdits|plan)$"))]
+    #[schemars(pattern(crate::tools::shape::PICKABLE_MODE))]
     pub(crate) mode: String,
 }
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::contracts::provider::Unresumable;
+use crate::contracts::provider::{ProviderError, Unresumable};
 use crate::store::StoreError;
 use crate::tools::{ErrorKind, ToolError};
 
@@ -26,8 +26,8 @@ pub enum Error {
     NotLive(&'static str),
     /// The session's provider refused a command (its own words: typed provider errors are the
     /// provider contract's).
-    #[error("{message}")]
-    Provider { op: Op, message: String },
+    #[error("{error}")]
+    Provider { op: Op, error: ProviderError },
     #[error("text must not be empty")]
     EmptyText,
     #[error("images go with steer or a new turn; the queue keeps words only")]
@@ -59,7 +59,7 @@ pub enum Error {
     #[error("all {0} live sessions are busy (sessions.max_live); try again when one finishes")]
     Busy(usize),
     #[error("the session could not start: {0}")]
-    StartFailed(String),
+    StartFailed(ProviderError),
     /// An adopted session's folder is unknown or gone; why.
     #[error("{0}")]
     NoFolder(String),
@@ -163,7 +163,7 @@ mod tests {
             (
                 Error::Provider {
                     op: Op::Answer,
-                    message: "closed".into(),
+                    error: ProviderError::Gone,
                 },
                 "ask_closed",
                 ErrorKind::Conflict,

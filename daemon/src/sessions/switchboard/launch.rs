@@ -296,7 +296,7 @@ impl Switchboard {
             Ok(s) => s,
             Err(e) => {
                 self.close_socket(thread);
-                let (t, error) = (thread.to_string(), clean(&e));
+                let (t, error) = (thread.to_string(), clean(&e.to_string()));
                 self.change(move |tx| {
                     rows::runs::set_status(tx.conn(), &t, ThreadStatus::Failed)?;
                     tell(

@@ -11,7 +11,7 @@ use super::actor::Actor;
 use super::handle::{Handle, Shown};
 use super::*;
 use crate::config::{Config, LoadedConfig, Role};
-use crate::contracts::provider::{BoxFuture, Exit, Happening, Session};
+use crate::contracts::provider::{BoxFuture, Exit, Happening, Priority, ProviderError, Session};
 use crate::kernel::Kernel;
 use crate::modules::{Health, Manifest};
 use crate::paths::VyreHome;
@@ -36,21 +36,26 @@ impl Session for Listening {
     fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
         Box::pin(std::future::pending())
     }
-    fn send(&self, _content: Value, uuid: &str, priority: Option<&str>) -> Result<(), String> {
-        let said = (uuid.to_string(), priority.map(String::from));
+    fn send(
+        &self,
+        _content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
+        let said = (uuid.to_string(), priority.map(|p| p.as_str().to_string()));
         self.said.lock().unwrap().push(said);
         Ok(())
     }
-    fn answer(&self, _request: &str, _response: Value) -> Result<(), String> {
+    fn answer(&self, _request: &str, _response: Value) -> Result<(), ProviderError> {
         Ok(())
     }
-    fn interrupt(&self) -> BoxFuture<'_, Result<(), String>> {
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
-    fn set_mode(&self, _mode: &str) -> BoxFuture<'_, Result<(), String>> {
+    fn set_mode(&self, _mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
-    fn set_model(&self, _model: Option<&str>) -> BoxFuture<'_, Result<(), String>> {
+    fn set_model(&self, _model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
     fn stop(self: Box<Self>, _grace: Duration) -> BoxFuture<'static, Exit> {

@@ -399,7 +399,10 @@ impl InputCheck {
             if !re.is_match(text) {
                 return Err(at.says(&match crate::tools::shape::describe(pattern) {
                     Some(rule) => rule.to_string(),
-                    None => format!("must match the pattern {pattern}"),
+                    None => match alternatives(pattern) {
+                        Some(words) => format!("must be one of {}", words.join(", ")),
+                        None => format!("must match the pattern {pattern}"),
+                    },
                 }));
             }
         }

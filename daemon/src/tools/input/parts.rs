@@ -205,3 +205,17 @@ pub(super) fn compile(
     }
     Ok(())
 }
+
+/// The words of a pattern that is a plain choice, `^(a|b|c)$`, so its refusal reads as one.
+pub(super) fn alternatives(pattern: &str) -> Option<Vec<&str>> {
+    let inner = pattern.strip_prefix("^(")?.strip_suffix(")$")?;
+    let words: Vec<&str> = inner.split('|').collect();
+    words
+        .iter()
+        .all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        .then_some(words)
+}

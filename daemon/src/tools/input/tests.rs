@@ -172,3 +172,13 @@ async fn input_is_an_object_as_the_schema_says() {
         assert_eq!(err.kind, ErrorKind::InvalidInput, "{bad}");
     }
 }
+
+#[test]
+fn a_pattern_that_is_a_choice_is_refused_as_one() {
+    assert_eq!(
+        alternatives("^(chat|agent|job)$"),
+        Some(vec!["chat", "agent", "job"])
+    );
+    assert_eq!(alternatives("^[a-z]+$"), None);
+    assert_eq!(alternatives("^(a|b.c)$"), None, "not a plain word");
+}

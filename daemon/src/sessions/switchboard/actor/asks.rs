@@ -83,9 +83,9 @@ impl Actor {
             .and_then(|m| m.parse().ok());
         session
             .answer(&request, response)
-            .map_err(|message| Error::Provider {
+            .map_err(|error| Error::Provider {
                 op: Op::Answer,
-                message,
+                error,
             })?;
         // What was chosen, for every surface (AskUserQuestion's answers; none for a permission).
         let outcome = decision.outcome();

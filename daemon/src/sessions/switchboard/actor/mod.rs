@@ -196,13 +196,10 @@ impl Actor {
             }
             Command::Interrupt { reply } => {
                 self.cancel_asks("interrupted").await;
-                let done = session
-                    .interrupt()
-                    .await
-                    .map_err(|message| Error::Provider {
-                        op: Op::Interrupt,
-                        message,
-                    });
+                let done = session.interrupt().await.map_err(|error| Error::Provider {
+                    op: Op::Interrupt,
+                    error,
+                });
                 let _ = reply.send(done);
             }
             Command::Mode { mode, reply } => {
@@ -220,9 +217,9 @@ impl Actor {
                     })
                     .await;
                 }
-                let _ = reply.send(result.map_err(|message| Error::Provider {
+                let _ = reply.send(result.map_err(|error| Error::Provider {
                     op: Op::Mode,
-                    message,
+                    error,
                 }));
             }
             Command::Model { model, reply } => {
@@ -236,9 +233,9 @@ impl Actor {
                     })
                     .await;
                 }
-                let _ = reply.send(result.map_err(|message| Error::Provider {
+                let _ = reply.send(result.map_err(|error| Error::Provider {
                     op: Op::Model,
-                    message,
+                    error,
                 }));
             }
             Command::SlotGranted { request } => self.on_slot_granted(session, &request),

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use crate::contracts::provider::{Priority, ProviderError};
 use crate::sessions::switchboard::handle::Message;
 use crate::sessions::switchboard::rows::inbox::Waiting;
 use crate::sessions::switchboard::types::{InboxStatus, Sent, Via};
@@ -94,10 +95,10 @@ fn words(text: &str) -> Value {
     json!([{ "type": "text", "text": text }])
 }
 
-fn refused(message: String) -> Error {
+fn refused(error: ProviderError) -> Error {
     Error::Provider {
         op: Op::Send,
-        message,
+        error,
     }
 }
 
@@ -202,7 +203,7 @@ impl Actor {
             return self.earlier(uuid).await;
         }
         session
-            .send(content, &uuid, Some("next"))
+            .send(content, &uuid, Some(Priority::Next))
             .map_err(refused)?;
         self.steered.insert(uuid.clone(), text.to_string());
         Ok(Sent {
@@ -290,7 +291,7 @@ impl Actor {
             }
         } else {
             session
-                .send(words(&text), &uuid, Some("now"))
+                .send(words(&text), &uuid, Some(Priority::Now))
                 .map_err(refused)?;
             if let TurnState::Running(turn) = &mut self.turn {
                 turn.then = Some((uuid.clone(), text));
@@ -328,7 +329,7 @@ impl Actor {
             end["reason"] = json!("interrupt");
         }
         if let Some(e) = error {
-            end["error"] = json!(clean(&e));
+            end["error"] = json!(clean(&e.to_string()));
         }
         // Steered words the turn never reached (it had no step left to take them in): Claude
         // answers them next, so they are the next turn, marked `steered` (ADR 0030), and a

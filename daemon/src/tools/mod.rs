@@ -153,7 +153,15 @@ where
     O: Serialize + JsonSchema + 'static,
 {
     let input = input::schema_of::<I>();
-    let output = serde_json::to_value(schemars::schema_for!(O)).expect("schema serializes");
+    // An output is read as it is written: a field that is always sent (an `Option` as `null`
+    // included) is required, which the default, a reader's contract, would leave optional.
+    let output = serde_json::to_value(
+        schemars::generate::SchemaSettings::default()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<O>(),
+    )
+    .expect("schema serializes");
     let check = InputCheck::new(&input).unwrap_or_else(|e| {
         panic!(
             "the input schema of {} cannot be checked: {e}",

@@ -1358,23 +1358,23 @@ export interface components {
              * Format: double
              * @description The most one session may spend, in US dollars (the CLI's `--max-budget-usd`).
              */
-            budget_usd?: number | null;
+            budget_usd: number | null;
             /**
              * @description An API key item to fall back to when the subscription's limit is reached; none means no
              *     fallback is allowed.
              */
-            fallback?: string | null;
+            fallback: string | null;
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
              * @enum {string|null}
              */
-            mode?: "sessions" | "setup-token" | "api-key" | null;
+            mode: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
-            vault?: string | null;
+            vault: string | null;
         } | {
             /** @enum {unknown} */
             mode: "setup-token" | "api-key";
@@ -1398,23 +1398,23 @@ export interface components {
              * Format: double
              * @description The most one session may spend, in US dollars (the CLI's `--max-budget-usd`).
              */
-            budget_usd?: number | null;
+            budget_usd: number | null;
             /**
              * @description An API key item to fall back to when the subscription's limit is reached; none means no
              *     fallback is allowed.
              */
-            fallback?: string | null;
+            fallback: string | null;
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
              * @enum {string|null}
              */
-            mode?: "sessions" | "setup-token" | "api-key" | null;
+            mode: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
-            vault?: string | null;
+            vault: string | null;
         } | {
             /** @enum {unknown} */
             mode: "setup-token" | "api-key";
@@ -1433,11 +1433,11 @@ export interface components {
             instructions: string;
             /** @description `assistant` or `agent`. */
             kind: string;
-            model?: string | null;
+            model: string | null;
             name: string;
             projects: components["schemas"]["agents.list.Projects"];
             /** @description Its current thread: where `agents.ask` goes. */
-            thread?: string | null;
+            thread: string | null;
             /** Format: int64 */
             updated_at: number;
         };
@@ -1458,23 +1458,23 @@ export interface components {
              * Format: double
              * @description The most one session may spend, in US dollars (the CLI's `--max-budget-usd`).
              */
-            budget_usd?: number | null;
+            budget_usd: number | null;
             /**
              * @description An API key item to fall back to when the subscription's limit is reached; none means no
              *     fallback is allowed.
              */
-            fallback?: string | null;
+            fallback: string | null;
             /**
              * @description `sessions` (the machine's own credential, the default), `setup-token` (a subscription)
              *     or `api-key`.
              * @enum {string|null}
              */
-            mode?: "sessions" | "setup-token" | "api-key" | null;
+            mode: "sessions" | "setup-token" | "api-key" | null;
             /**
              * @description The vault item the credential is in (default `claude-setup-token` or
              *     `anthropic-api-key`, by mode); a person grants it to `agent:<name>`.
              */
-            vault?: string | null;
+            vault: string | null;
         } | {
             /** @enum {unknown} */
             mode: "setup-token" | "api-key";
@@ -1496,10 +1496,10 @@ export interface components {
             id: string;
             kind: string;
             /** Format: int64 */
-            last_seen_at?: number | null;
+            last_seen_at: number | null;
             name: string;
             /** Format: int64 */
-            revoked_at?: number | null;
+            revoked_at: number | null;
         };
         "devices.link.LinkKind": "onboard" | "login" | "pair";
         /** @description A device as lists show it. Never carries the token. */
@@ -1509,10 +1509,10 @@ export interface components {
             id: string;
             kind: string;
             /** Format: int64 */
-            last_seen_at?: number | null;
+            last_seen_at: number | null;
             name: string;
             /** Format: int64 */
-            revoked_at?: number | null;
+            revoked_at: number | null;
         };
         Error: {
             error: {
@@ -1524,18 +1524,18 @@ export interface components {
         "onboarding.claude.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.claude.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.claude.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.claude.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.claude.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.claude.AuthMode"] | null;
+            item: components["schemas"]["onboarding.claude.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.claude.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1545,22 +1545,22 @@ export interface components {
          */
         "onboarding.claude.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.claude.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.claude.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @enum {string} */
         "onboarding.claude.ClaudeMode": "setup-token" | "api-key";
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.claude.History": {
-            progress?: components["schemas"]["onboarding.claude.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.claude.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1592,18 +1592,18 @@ export interface components {
         "onboarding.done.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.done.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.done.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.done.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.done.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.done.AuthMode"] | null;
+            item: components["schemas"]["onboarding.done.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.done.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1613,20 +1613,20 @@ export interface components {
          */
         "onboarding.done.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.done.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.done.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.done.History": {
-            progress?: components["schemas"]["onboarding.done.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.done.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1661,10 +1661,10 @@ export interface components {
             id: string;
             kind: string;
             /** Format: int64 */
-            last_seen_at?: number | null;
+            last_seen_at: number | null;
             name: string;
             /** Format: int64 */
-            revoked_at?: number | null;
+            revoked_at: number | null;
         };
         "onboarding.finish.OwnerRecord": {
             /** Format: int64 */
@@ -1675,18 +1675,18 @@ export interface components {
         "onboarding.rename.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.rename.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.rename.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.rename.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.rename.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.rename.AuthMode"] | null;
+            item: components["schemas"]["onboarding.rename.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.rename.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1696,20 +1696,20 @@ export interface components {
          */
         "onboarding.rename.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.rename.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.rename.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.rename.History": {
-            progress?: components["schemas"]["onboarding.rename.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.rename.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1741,18 +1741,18 @@ export interface components {
         "onboarding.skip.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.skip.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.skip.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.skip.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.skip.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.skip.AuthMode"] | null;
+            item: components["schemas"]["onboarding.skip.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.skip.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1762,20 +1762,20 @@ export interface components {
          */
         "onboarding.skip.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.skip.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.skip.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.skip.History": {
-            progress?: components["schemas"]["onboarding.skip.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.skip.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1807,18 +1807,18 @@ export interface components {
         "onboarding.state.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.state.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.state.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.state.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.state.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.state.AuthMode"] | null;
+            item: components["schemas"]["onboarding.state.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.state.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1828,20 +1828,20 @@ export interface components {
          */
         "onboarding.state.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.state.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.state.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.state.History": {
-            progress?: components["schemas"]["onboarding.state.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.state.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1873,18 +1873,18 @@ export interface components {
         "onboarding.you.Assistant": {
             name: string;
             /** @description Its current thread, once it has one. */
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "onboarding.you.AuthMode": "login" | "setup-token" | "api-key";
         "onboarding.you.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["onboarding.you.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["onboarding.you.ItemReadiness"] | null;
-            mode?: components["schemas"]["onboarding.you.AuthMode"] | null;
+            item: components["schemas"]["onboarding.you.ItemReadiness"] | null;
+            mode: components["schemas"]["onboarding.you.AuthMode"] | null;
             source: string;
         };
         /**
@@ -1894,20 +1894,20 @@ export interface components {
          */
         "onboarding.you.Claude": {
             /** @description The mode in force, where it came from, and its item's readiness. */
-            auth?: components["schemas"]["onboarding.you.AuthStatus"] | null;
+            auth: components["schemas"]["onboarding.you.AuthStatus"] | null;
             /** @default false */
             found: boolean;
-            path?: string | null;
+            path: string | null;
             /** @description The version Vyre speaks to. */
-            pinned?: string | null;
+            pinned: string | null;
             /** @description Why it cannot run, and what to do; none when it can. */
-            problem?: string | null;
+            problem: string | null;
             /** @description What `claude --version` printed, first word. */
-            version?: string | null;
+            version: string | null;
         };
         /** @description How far recall has read the history (`recall.status`). */
         "onboarding.you.History": {
-            progress?: components["schemas"]["onboarding.you.HistoryProgress"] | null;
+            progress: components["schemas"]["onboarding.you.HistoryProgress"] | null;
             /** Format: int64 */
             sessions: number;
             /** Format: int64 */
@@ -1938,7 +1938,7 @@ export interface components {
         "pairing.list.Paired": {
             address: string;
             /** @description What the box calls itself (its host name). */
-            box_name?: string | null;
+            box_name: string | null;
             /** Format: int64 */
             created_at: number;
             /** @description This machine's device id on the box. */
@@ -1954,48 +1954,48 @@ export interface components {
         };
         /** @description A session in the catalogue. */
         "projects.catalog.Entry": {
-            cwd?: string | null;
-            first_message?: string | null;
+            cwd: string | null;
+            first_message: string | null;
             /** @description The thread it was forked from, when Vyre forked it. */
-            forked_from?: string | null;
+            forked_from: string | null;
             /** Format: int64 */
-            last_activity?: number | null;
+            last_activity: number | null;
             live: boolean;
             /** @description The projects it belongs to. */
             projects: string[];
             /** @description `vyre` (a session Vyre runs) or `terminal`. */
             source: string;
             /** @description Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it. */
-            state?: string | null;
+            state: string | null;
             thread: string;
-            title?: string | null;
+            title: string | null;
         };
         /** @description A session in the catalogue. */
         "projects.context.Entry": {
-            cwd?: string | null;
-            first_message?: string | null;
+            cwd: string | null;
+            first_message: string | null;
             /** @description The thread it was forked from, when Vyre forked it. */
-            forked_from?: string | null;
+            forked_from: string | null;
             /** Format: int64 */
-            last_activity?: number | null;
+            last_activity: number | null;
             live: boolean;
             /** @description The projects it belongs to. */
             projects: string[];
             /** @description `vyre` (a session Vyre runs) or `terminal`. */
             source: string;
             /** @description Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it. */
-            state?: string | null;
+            state: string | null;
             thread: string;
-            title?: string | null;
+            title: string | null;
         };
         "projects.list.ProjectInfo": {
             home: string;
             /** Format: int64 */
-            last_activity?: number | null;
+            last_activity: number | null;
             /** @description The model its sessions use unless a launch names one (`model` in project.json). */
-            model?: string | null;
+            model: string | null;
             name: string;
-            org?: string | null;
+            org: string | null;
             /** @description Threads picked by a person. */
             picks: string[];
             /**
@@ -2009,8 +2009,8 @@ export interface components {
         /** @description One match. */
         "recall.search.Hit": {
             /** Format: int64 */
-            at?: number | null;
-            cwd?: string | null;
+            at: number | null;
+            cwd: string | null;
             /**
              * Format: double
              * @description FTS5's bm25: lower is better.
@@ -2021,25 +2021,25 @@ export interface components {
             snippet: string;
             /** @description The session (a Vyre thread's id is its session id). */
             thread: string;
-            title?: string | null;
+            title: string | null;
             /** @description The turn: a person's prompt by its uuid, Claude's reply by its message id. */
             turn: string;
             uuid: string;
         };
         /** @description A session found in the transcripts, as the catalogue shows it. */
         "recall.sessions.SessionInfo": {
-            cwd?: string | null;
+            cwd: string | null;
             /** @description `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre). */
-            entrypoint?: string | null;
+            entrypoint: string | null;
             /** Format: int64 */
-            first_at?: number | null;
-            first_text?: string | null;
+            first_at: number | null;
+            first_text: string | null;
             /** Format: int64 */
-            last_at?: number | null;
+            last_at: number | null;
             path: string;
             thread: string;
             /** @description Its `/rename` name, else an older transcript's summary. */
-            title?: string | null;
+            title: string | null;
             /**
              * Format: int64
              * @description Prompts in it.
@@ -2049,7 +2049,7 @@ export interface components {
              * Format: int64
              * @description When its transcript file last changed (ms), as recall last read it.
              */
-            written_at?: number | null;
+            written_at: number | null;
         };
         "recall.status.ProgressView": {
             /** Format: uint64 */
@@ -2064,14 +2064,14 @@ export interface components {
         };
         "recall.thread.Turn": {
             /** Format: int64 */
-            at?: number | null;
+            at: number | null;
             /** @description A prompt's uuid, or a reply's message id. */
             key: string;
             /** @description Seen live, not (yet) read from the transcript. */
             live: boolean;
             role: string;
             text: string;
-            uuid?: string | null;
+            uuid: string | null;
         };
         "sessions.models.get.Choice": {
             model: string;
@@ -2086,23 +2086,23 @@ export interface components {
         /** @description A slot held or waited for. */
         "sessions.slots.list.Entry": {
             kind: components["schemas"]["sessions.slots.list.Kind"];
-            project?: string | null;
+            project: string | null;
             /**
              * Format: int64
              * @description When it was asked for (ms).
              */
             since: number;
             slot: string;
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "sessions.slots.list.Kind": "subagent" | "teammate";
         /** @description The limits in force, per kind: the machine's and, when set, each project's. */
         "sessions.slots.list.Limits": {
             /** Format: uint */
-            per_project_subagent?: number | null;
+            per_project_subagent: number | null;
             /** Format: uint */
-            per_project_teammate?: number | null;
+            per_project_teammate: number | null;
             /** Format: uint */
             subagent: number;
             /** Format: uint */
@@ -2113,14 +2113,14 @@ export interface components {
             kind: components["schemas"]["sessions.slots.list.Kind"];
             /** Format: uint */
             position: number;
-            project?: string | null;
+            project: string | null;
             /**
              * Format: int64
              * @description When it was asked for (ms).
              */
             since: number;
             slot: string;
-            thread?: string | null;
+            thread: string | null;
         };
         /** @enum {string} */
         "sessions.slots.take.Kind": "subagent" | "teammate";
@@ -2131,9 +2131,9 @@ export interface components {
             /** Format: int64 */
             id: number;
             payload: unknown;
-            project?: string | null;
+            project: string | null;
             source: string;
-            thread?: string | null;
+            thread: string | null;
             type: string;
         };
         "system.modules.ModuleState": ("starting" | "started") | "skipped" | "disabled";
@@ -2141,13 +2141,13 @@ export interface components {
         "system.modules.ModuleStatus": {
             name: string;
             /** @description Why it is skipped or disabled. */
-            reason?: string | null;
+            reason: string | null;
             state: components["schemas"]["system.modules.ModuleState"];
             tools: string[];
-            version?: string | null;
+            version: string | null;
         };
         "system.status.ConfigStatus": {
-            file?: string | null;
+            file: string | null;
             warnings: string[];
         };
         /** @description A listener vyred serves on. */
@@ -2162,10 +2162,10 @@ export interface components {
         "system.status.ModuleStatus": {
             name: string;
             /** @description Why it is skipped or disabled. */
-            reason?: string | null;
+            reason: string | null;
             state: components["schemas"]["system.status.ModuleState"];
             tools: string[];
-            version?: string | null;
+            version: string | null;
         };
         /** @description Which machine this vyred runs on; decides which modules start. */
         "system.status.Role": "box" | "local";
@@ -2188,11 +2188,11 @@ export interface components {
              * Format: int64
              * @description The last activity of a session in it, or of its project (ms).
              */
-            last_used?: number | null;
+            last_used: number | null;
             /** @description The folder, absolute: what `threads.start` takes. */
             path: string;
             /** @description The project it belongs to: the project whose home it is, else its sessions' project. */
-            project?: string | null;
+            project: string | null;
             /**
              * Format: uint
              * @description How many sessions ran in it.
@@ -2206,9 +2206,9 @@ export interface components {
             /** @description Folders the session may also work in, and for how long. */
             directories: string[];
             /** @description The file they are written to, in the session's folder. */
-            file?: string | null;
+            file: string | null;
             /** @description A permission mode the session switches to. */
-            mode?: string | null;
+            mode: string | null;
             /** @description Rules allowed from now on, as Claude Code writes them (`Bash(npm test:*)`, `WebFetch`). */
             rules: string[];
             /** @description All of it in words, for a person about to choose. */
@@ -2217,9 +2217,9 @@ export interface components {
         /** @description An ask in `threads.get`, with what a person reads before answering it. */
         "threads.get.Ask": {
             ask: string;
-            decision?: components["schemas"]["threads.get.Outcome"] | null;
+            decision: components["schemas"]["threads.get.Outcome"] | null;
             /** @description Why the call deserves a second look (it deletes or discards something), if it does. */
-            destructive?: string | null;
+            destructive: string | null;
             /**
              * @description What the tool was to run with (a command, a file, AskUserQuestion's questions and
              *     options), exactly, with only the credentials in it masked (`redact::mask`).
@@ -2227,12 +2227,12 @@ export interface components {
             input: unknown;
             kind: string;
             /** @description What answering `always` would write; null when it would write nothing. */
-            rule?: components["schemas"]["threads.get.Always"] | null;
+            rule: components["schemas"]["threads.get.Always"] | null;
             status: components["schemas"]["threads.get.AskStatus"];
             summary: string;
             thread: string;
             tool: string;
-            turn?: string | null;
+            turn: string | null;
         };
         /**
          * @description Where an ask stands.
@@ -2263,31 +2263,31 @@ export interface components {
         "threads.get.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
         /** @description A thread in `threads.list`. */
         "threads.list.Listed": {
-            agent?: string | null;
+            agent: string | null;
             auth: string;
             /** Format: int64 */
             created_at: number;
             cwd: string;
             /** @description The message it was forked at (none: the whole history). */
-            forked_at?: string | null;
+            forked_at: string | null;
             /** @description The thread it was forked from. */
-            forked_from?: string | null;
+            forked_from: string | null;
             live: boolean;
             mode: components["schemas"]["threads.list.PermissionMode"];
-            model?: string | null;
-            project?: string | null;
+            model: string | null;
+            project: string | null;
             provider: string;
             purpose: string;
             /** @description Whether `title` is a name a person or its session gave it. */
             renamed: boolean;
             state: components["schemas"]["threads.list.ThreadStatus"];
-            stopped_reason?: string | null;
+            stopped_reason: string | null;
             thread: string;
             /**
              * @description The name given to it, else its first message's words (or its parent's title, for a
              *     fork); null before its first message.
              */
-            title?: string | null;
+            title: string | null;
             /** Format: double */
             total_cost_usd: number;
             /** Format: int64 */
@@ -2471,8 +2471,8 @@ export interface components {
             in_keychain?: boolean;
             kind: string;
             /** Format: int64 */
-            last_used_at?: number | null;
-            last_used_by?: string | null;
+            last_used_at: number | null;
+            last_used_by: string | null;
             name: string;
             /** Format: int64 */
             updated_at: number;
@@ -2487,12 +2487,12 @@ export interface components {
         "vault.status.AuthMode": "login" | "setup-token" | "api-key";
         "vault.status.AuthStatus": {
             /** @description What to do, when something is missing. */
-            advice?: string | null;
+            advice: string | null;
             /** @description The API key used when the subscription's limit is reached. */
             fallback: components["schemas"]["vault.status.ItemReadiness"];
             /** @description The item the mode needs (none for `login`). */
-            item?: components["schemas"]["vault.status.ItemReadiness"] | null;
-            mode?: components["schemas"]["vault.status.AuthMode"] | null;
+            item: components["schemas"]["vault.status.ItemReadiness"] | null;
+            mode: components["schemas"]["vault.status.AuthMode"] | null;
             source: string;
         };
         /** @description One item's readiness, never its value. */
@@ -2573,8 +2573,8 @@ export interface operations {
                             started: boolean;
                             thread: string;
                             /** @description The send's uuid and how it went (`turn`, `steer`), when it went to a running thread. */
-                            uuid?: string | null;
-                            via?: string | null;
+                            uuid: string | null;
+                            via: string | null;
                         };
                     };
                 };
@@ -2653,11 +2653,11 @@ export interface operations {
                             instructions: string;
                             /** @description `assistant` or `agent`. */
                             kind: string;
-                            model?: string | null;
+                            model: string | null;
                             name: string;
                             projects: components["schemas"]["agents.create.Projects"];
                             /** @description Its current thread: where `agents.ask` goes. */
-                            thread?: string | null;
+                            thread: string | null;
                             /** Format: int64 */
                             updated_at: number;
                         };
@@ -2836,11 +2836,11 @@ export interface operations {
                             instructions: string;
                             /** @description `assistant` or `agent`. */
                             kind: string;
-                            model?: string | null;
+                            model: string | null;
                             name: string;
                             projects: components["schemas"]["agents.update.Projects"];
                             /** @description Its current thread: where `agents.ask` goes. */
-                            thread?: string | null;
+                            thread: string | null;
                             /** Format: int64 */
                             updated_at: number;
                         };
@@ -3019,10 +3019,10 @@ export interface operations {
                             id: string;
                             kind: string;
                             /** Format: int64 */
-                            last_seen_at?: number | null;
+                            last_seen_at: number | null;
                             name: string;
                             /** Format: int64 */
-                            revoked_at?: number | null;
+                            revoked_at: number | null;
                         };
                     };
                 };
@@ -3065,14 +3065,14 @@ export interface operations {
                             /** @description That process still runs (so a terminal has the session now). */
                             alive: boolean;
                             /** Format: int64 */
-                            bound_at?: number | null;
-                            cwd?: string | null;
+                            bound_at: number | null;
+                            cwd: string | null;
                             /**
                              * Format: uint32
                              * @description The Claude Code process that has the session, as its SessionStart hook said.
                              */
-                            pid?: number | null;
-                            project?: string | null;
+                            pid: number | null;
+                            project: string | null;
                             session: string;
                         };
                     };
@@ -3122,7 +3122,7 @@ export interface operations {
                         /** HookOutput */
                         data: {
                             /** @description What the hook prints for Claude Code; nothing when it has nothing to say. */
-                            output?: unknown;
+                            output: unknown;
                         };
                     };
                 };
@@ -3174,16 +3174,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.claude.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.claude.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.claude.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.claude.History"] | null;
+                            history: components["schemas"]["onboarding.claude.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.claude.Names"];
-                            owner?: components["schemas"]["onboarding.claude.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.claude.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3229,16 +3229,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.done.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.done.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.done.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.done.History"] | null;
+                            history: components["schemas"]["onboarding.done.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.done.Names"];
-                            owner?: components["schemas"]["onboarding.done.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.done.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3286,12 +3286,12 @@ export interface operations {
                             /** @description The assistant's name as an agent. */
                             assistant: string;
                             /** @description This browser as a device, when a browser finished it. */
-                            device?: components["schemas"]["onboarding.finish.DeviceRecord"] | null;
+                            device: components["schemas"]["onboarding.finish.DeviceRecord"] | null;
                             /** @description Why the greeting did not start, when it did not. */
-                            greeting_error?: string | null;
+                            greeting_error: string | null;
                             owner: components["schemas"]["onboarding.finish.OwnerRecord"];
                             /** @description The assistant's thread where it greets you (none when sessions cannot run yet). */
-                            thread?: string | null;
+                            thread: string | null;
                         };
                     };
                 };
@@ -3333,16 +3333,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.rename.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.rename.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.rename.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.rename.History"] | null;
+                            history: components["schemas"]["onboarding.rename.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.rename.Names"];
-                            owner?: components["schemas"]["onboarding.rename.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.rename.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3388,16 +3388,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.skip.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.skip.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.skip.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.skip.History"] | null;
+                            history: components["schemas"]["onboarding.skip.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.skip.Names"];
-                            owner?: components["schemas"]["onboarding.skip.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.skip.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3440,16 +3440,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.state.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.state.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.state.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.state.History"] | null;
+                            history: components["schemas"]["onboarding.state.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.state.Names"];
-                            owner?: components["schemas"]["onboarding.state.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.state.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3497,16 +3497,16 @@ export interface operations {
                         /** State */
                         data: {
                             /** @description The assistant agent, once made. */
-                            assistant?: components["schemas"]["onboarding.you.Assistant"] | null;
+                            assistant: components["schemas"]["onboarding.you.Assistant"] | null;
                             /** @description The CLI (`sessions.claude`) and its credential (`vault.status`'s `claude`). */
                             claude: components["schemas"]["onboarding.you.Claude"];
                             /** @description The owner exists: the onboarding was finished once. */
                             finished: boolean;
                             /** @description The history's indexing (`recall.status`); none while recall is not running. */
-                            history?: components["schemas"]["onboarding.you.History"] | null;
+                            history: components["schemas"]["onboarding.you.History"] | null;
                             /** @description The names given (or the defaults finishing would use). */
                             names: components["schemas"]["onboarding.you.Names"];
-                            owner?: components["schemas"]["onboarding.you.OwnerRecord"] | null;
+                            owner: components["schemas"]["onboarding.you.OwnerRecord"] | null;
                             /** @description Each step: `open`, `done` or `skipped`. */
                             steps: {
                                 [key: string]: string;
@@ -3557,7 +3557,7 @@ export interface operations {
                         data: {
                             address: string;
                             /** @description What the box calls itself (its host name). */
-                            box_name?: string | null;
+                            box_name: string | null;
                             /** Format: int64 */
                             created_at: number;
                             /** @description This machine's device id on the box. */
@@ -3611,7 +3611,7 @@ export interface operations {
                              * @description This Vyre's HTTP address, as the Mac must reach it (through `ssh -L` until the private
                              *     network exists).
                              */
-                            address?: string | null;
+                            address: string | null;
                             /** @description Type it on the Mac (`vyre pairing add <address> <code>`); it works once, for ten minutes. */
                             code: string;
                             /** Format: int64 */
@@ -3787,9 +3787,9 @@ export interface operations {
                     "application/json": {
                         /** At */
                         data: {
-                            home?: string | null;
+                            home: string | null;
                             /** @description The project whose folders hold it (the most specific when folders nest), if any. */
-                            project?: string | null;
+                            project: string | null;
                         };
                     };
                 };
@@ -3934,11 +3934,11 @@ export interface operations {
                         data: {
                             home: string;
                             /** Format: int64 */
-                            last_activity?: number | null;
+                            last_activity: number | null;
                             /** @description The model its sessions use unless a launch names one (`model` in project.json). */
-                            model?: string | null;
+                            model: string | null;
                             name: string;
-                            org?: string | null;
+                            org: string | null;
                             /** @description Threads picked by a person. */
                             picks: string[];
                             /**
@@ -3989,11 +3989,11 @@ export interface operations {
                         data: {
                             home: string;
                             /** Format: int64 */
-                            last_activity?: number | null;
+                            last_activity: number | null;
                             /** @description The model its sessions use unless a launch names one (`model` in project.json). */
-                            model?: string | null;
+                            model: string | null;
                             name: string;
-                            org?: string | null;
+                            org: string | null;
                             /** @description Threads picked by a person. */
                             picks: string[];
                             /**
@@ -4303,9 +4303,9 @@ export interface operations {
                     "application/json": {
                         /** Conversation */
                         data: {
-                            cwd?: string | null;
+                            cwd: string | null;
                             thread: string;
-                            title?: string | null;
+                            title: string | null;
                             turns: components["schemas"]["recall.thread.Turn"][];
                         };
                     };
@@ -4348,15 +4348,15 @@ export interface operations {
                          */
                         data: {
                             found: boolean;
-                            path?: string | null;
+                            path: string | null;
                             /** @description The version Vyre speaks to. */
                             pinned: string;
                             /** @description Why it cannot run, and what to do; none when it can. */
-                            problem?: string | null;
+                            problem: string | null;
                             /** @description `installed` (on PATH), `path` (configured) or `bundled`. */
                             source: string;
                             /** @description What `claude --version` printed, first word. */
-                            version?: string | null;
+                            version: string | null;
                         };
                     };
                 };
@@ -4566,7 +4566,7 @@ export interface operations {
                         /** TakeOutput */
                         data: {
                             /** Format: uint */
-                            position?: number | null;
+                            position: number | null;
                             slot: string;
                             /** @description `held`, or `waiting` (then `slot.taken` says when it is held). */
                             state: string;
@@ -5055,20 +5055,20 @@ export interface operations {
                          * @description A thread as `threads.get` and `threads.list` show it.
                          */
                         data: {
-                            agent?: string | null;
+                            agent: string | null;
                             asks: components["schemas"]["threads.get.Ask"][];
                             auth: string;
                             /** Format: int64 */
                             created_at: number;
                             cwd: string;
                             /** @description The message it was forked at (none: the whole history). */
-                            forked_at?: string | null;
+                            forked_at: string | null;
                             /** @description The thread it was forked from. */
-                            forked_from?: string | null;
+                            forked_from: string | null;
                             live: boolean;
                             mode: components["schemas"]["threads.get.PermissionMode"];
-                            model?: string | null;
-                            project?: string | null;
+                            model: string | null;
+                            project: string | null;
                             provider: string;
                             purpose: string;
                             /** @description Messages waiting for the turn's end (`queued`) or for a terminal to let go (`held`). */
@@ -5076,13 +5076,13 @@ export interface operations {
                             /** @description Whether `title` is a name a person or its session gave it. */
                             renamed: boolean;
                             state: components["schemas"]["threads.get.ThreadStatus"];
-                            stopped_reason?: string | null;
+                            stopped_reason: string | null;
                             thread: string;
                             /**
                              * @description The name given to it, else its first message's words (or its parent's title, for a
                              *     fork); null before its first message.
                              */
-                            title?: string | null;
+                            title: string | null;
                             /** Format: double */
                             total_cost_usd: number;
                             /** Format: int64 */
@@ -5385,16 +5385,16 @@ export interface operations {
                          */
                         data: {
                             /** @description The message it was forked at (none: the whole history). */
-                            forked_at?: string | null;
+                            forked_at: string | null;
                             /** @description The thread it was forked from. */
-                            forked_from?: string | null;
+                            forked_from: string | null;
                             /** @description Whether `title` is a name a person or its session gave it. */
                             renamed: boolean;
                             /**
                              * @description The name given to it, else its first message's words (or its parent's title, for a
                              *     fork); null before its first message.
                              */
-                            title?: string | null;
+                            title: string | null;
                         };
                     };
                 };
@@ -5503,7 +5503,7 @@ export interface operations {
                              * Format: int64
                              * @description The `threads_inbox` row, for a queued message.
                              */
-                            queued?: number | null;
+                            queued: number | null;
                             uuid: string;
                             /**
                              * @description `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
@@ -5560,7 +5560,7 @@ export interface operations {
                              * Format: int64
                              * @description The `threads_inbox` row, for a queued message.
                              */
-                            queued?: number | null;
+                            queued: number | null;
                             uuid: string;
                             /**
                              * @description `turn` (a new turn), `steer` (joined the running turn), `queued` (waits for this turn's
@@ -5760,7 +5760,7 @@ export interface operations {
                              * Format: double
                              * @description The cursor for the page before this one (pass it as `before`), or null at the start.
                              */
-                            before?: number | null;
+                            before: number | null;
                             items: components["schemas"]["threads.timeline.Item"][];
                             /**
                              * Format: int64

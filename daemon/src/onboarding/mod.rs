@@ -285,20 +285,16 @@ impl Module for OnboardingModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(MIGRATIONS).await?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.state",
                     "Where the onboarding is: each step's state, the names, Claude Code and its credential, the history's indexing.",
                 )
                 .onboarding(),
-                move |_: crate::tools::NoInput, _| {
-                    let c = c.clone();
-                    async move { state(&c).await }
-                },
+                &ctx,
+                |c, _: crate::tools::NoInput, _| async move { state(&c).await },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.you",
                     "Your name and your assistant's, before the onboarding is finished.",
@@ -306,53 +302,47 @@ impl Module for OnboardingModule {
                 .onboarding()
                 .finishes()
                 .person_only(),
-                move |input: YouInput, _| {
-                    let c = c.clone();
-                    async move {
-                        if c.owner().exists() {
-                            return Err(onboarded());
-                        }
-                        let name = check_display_name("your name", &input.name)?;
-                        let assistant =
-                            check_display_name("the assistant's name", &input.assistant_name)?;
-                        save(
-                            &c,
-                            vec![
-                                ("owner_name".into(), name),
-                                ("assistant_name".into(), assistant),
-                            ],
-                            Some(("you", "done")),
-                        )
-                        .await?;
-                        state(&c).await
+                &ctx,
+                |c, input: YouInput, _| async move {
+                    if c.owner().exists() {
+                        return Err(onboarded());
                     }
+                    let name = check_display_name("your name", &input.name)?;
+                    let assistant =
+                        check_display_name("the assistant's name", &input.assistant_name)?;
+                    save(
+                        &c,
+                        vec![
+                            ("owner_name".into(), name),
+                            ("assistant_name".into(), assistant),
+                        ],
+                        Some(("you", "done")),
+                    )
+                    .await?;
+                    state(&c).await
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.rename",
                     "Your name, once the onboarding is finished (Settings).",
                 )
                 .finishes()
                 .person_only(),
-                move |input: RenameInput, _| {
-                    let c = c.clone();
-                    async move {
-                        let name = check_display_name("your name", &input.name)?;
-                        if c.owner().rename(&name).await?.is_none() {
-                            return Err(ToolError::conflict(
-                                "not_onboarded",
-                                "there is no owner to rename yet: finish the onboarding",
-                            ));
-                        }
-                        save(&c, vec![("owner_name".into(), name)], None).await?;
-                        state(&c).await
+                &ctx,
+                |c, input: RenameInput, _| async move {
+                    let name = check_display_name("your name", &input.name)?;
+                    if c.owner().rename(&name).await?.is_none() {
+                        return Err(ToolError::conflict(
+                            "not_onboarded",
+                            "there is no owner to rename yet: finish the onboarding",
+                        ));
                     }
+                    save(&c, vec![("owner_name".into(), name)], None).await?;
+                    state(&c).await
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.claude",
                     "Store the credential Claude Code sessions use (a setup token or an API key) in the vault, granted to sessions.",
@@ -360,9 +350,8 @@ impl Module for OnboardingModule {
                 .onboarding()
                 .finishes()
                 .person_only(),
-                move |input: ClaudeInput, cx| {
-                    let c = c.clone();
-                    async move {
+                &ctx,
+                |c, input: ClaudeInput, cx| async move {
                         let value = input.value.trim();
                         key_shape::check(value, matches!(input.mode, ClaudeMode::ApiKey))?;
                         let item = match input.mode {
@@ -383,11 +372,9 @@ impl Module for OnboardingModule {
                         .await?;
                         save(&c, vec![], Some(("claude", "done"))).await?;
                         state(&c).await
-                    }
-                },
+                    },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.skip",
                     "Skip a step for now; Settings can finish it later.",
@@ -395,25 +382,22 @@ impl Module for OnboardingModule {
                 .onboarding()
                 .finishes()
                 .person_only(),
-                move |input: SkipInput, _| {
-                    let c = c.clone();
-                    async move {
-                        check_step(&input.step)?;
-                        let current = saved(&c).await?;
-                        // A step done stays done.
-                        if current
-                            .get(&format!("step:{}", input.step))
-                            .map(String::as_str)
-                            != Some("done")
-                        {
-                            save(&c, vec![], Some((&input.step, "skipped"))).await?;
-                        }
-                        state(&c).await
+                &ctx,
+                |c, input: SkipInput, _| async move {
+                    check_step(&input.step)?;
+                    let current = saved(&c).await?;
+                    // A step done stays done.
+                    if current
+                        .get(&format!("step:{}", input.step))
+                        .map(String::as_str)
+                        != Some("done")
+                    {
+                        save(&c, vec![], Some((&input.step, "skipped"))).await?;
                     }
+                    state(&c).await
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.done",
                     "Mark a step done, for steps whose work is other tools' (your history: a first project; your address and devices).",
@@ -421,17 +405,14 @@ impl Module for OnboardingModule {
                 .onboarding()
                 .finishes()
                 .person_only(),
-                move |input: SkipInput, _| {
-                    let c = c.clone();
-                    async move {
+                &ctx,
+                |c, input: SkipInput, _| async move {
                         check_step(&input.step)?;
                         save(&c, vec![], Some((&input.step, "done"))).await?;
                         state(&c).await
-                    }
-                },
+                    },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "onboarding.finish",
                     "Finish the onboarding: make the owner and the assistant, make this browser a device, and have the assistant greet you.",
@@ -439,10 +420,8 @@ impl Module for OnboardingModule {
                 .onboarding()
                 .finishes()
                 .person_only(),
-                move |input: FinishInput, cx| {
-                    let c = c.clone();
-                    async move { finish(&c, &cx.caller, input).await }
-                },
+                &ctx,
+                |c, input: FinishInput, cx| async move { finish(&c, &cx.caller, input).await },
             )?;
             Ok(())
         })

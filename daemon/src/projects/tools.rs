@@ -3,8 +3,7 @@
 use super::*;
 
 pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::StartError> {
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.create",
             "Make a folder a project (writing its .vyre/project.json), or register one that has it already.",
@@ -12,9 +11,8 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::Sta
         .onboarding()
         .finishes()
         .person_only(),
-        move |input: CreateInput, _| {
-            let pr = pr.clone();
-            async move {
+        &p,
+        |pr, input: CreateInput, _| async move {
                 // 1 to 80 characters, not blank: the schema's, checked before this runs.
                 let name = input.name.trim().to_string();
                 // `~` is the sessions' HOME, as in threads.start; a missing folder says so.
@@ -75,82 +73,73 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::Sta
                     ));
                 }
                 Ok::<_, ToolError>(ProjectInfo::of(&f))
-            }
-        },
+            },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.list",
             "Every project: its folders, how many threads, last activity.",
         )
         .onboarding()
         .sessions_fenced(),
-        move |_: crate::tools::NoInput, cx| {
-            let pr = pr.clone();
-            async move {
-                // A session sees the projects it may see, nobody else's.
-                let scope = cx.scope(Reach::Projects).await?;
-                let mut projects = pr.all().await?;
-                projects.retain(|f| scope.sees_project(f.name()));
-                let catalogue = pr.catalogue(&projects).await?;
-                Ok::<_, ToolError>(
-                    projects
-                        .iter()
-                        .map(|f| {
-                            let mine: Vec<&Entry> = catalogue
-                                .iter()
-                                .filter(|e| e.projects.iter().any(|n| n == f.name()))
-                                .collect();
-                            ProjectInfo {
-                                threads: Some(mine.len()),
-                                last_activity: mine.iter().filter_map(|e| e.last_activity).max(),
-                                ..ProjectInfo::of(f)
-                            }
-                        })
-                        .collect::<Vec<_>>(),
-                )
-            }
+        &p,
+        |pr, _: crate::tools::NoInput, cx| async move {
+            // A session sees the projects it may see, nobody else's.
+            let scope = cx.scope(Reach::Projects).await?;
+            let mut projects = pr.all().await?;
+            projects.retain(|f| scope.sees_project(f.name()));
+            let catalogue = pr.catalogue(&projects).await?;
+            Ok::<_, ToolError>(
+                projects
+                    .iter()
+                    .map(|f| {
+                        let mine: Vec<&Entry> = catalogue
+                            .iter()
+                            .filter(|e| e.projects.iter().any(|n| n == f.name()))
+                            .collect();
+                        ProjectInfo {
+                            threads: Some(mine.len()),
+                            last_activity: mine.iter().filter_map(|e| e.last_activity).max(),
+                            ..ProjectInfo::of(f)
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            )
         },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("projects.add-threads", "Pick threads into a project.")
             .onboarding()
             .finishes(),
-        move |input: ThreadsInput, _| {
-            let pr = pr.clone();
-            async move {
-                let mut f = pr.one(&input.project).await?;
-                let mut picks = f.picks();
-                for t in input.threads {
-                    if !picks.contains(&t) {
-                        picks.push(t);
-                    }
+        &p,
+        |pr, input: ThreadsInput, _| async move {
+            let mut f = pr.one(&input.project).await?;
+            let mut picks = f.picks();
+            for t in input.threads {
+                if !picks.contains(&t) {
+                    picks.push(t);
                 }
-                f.set_picks(picks.clone());
-                f.write().map_err(file_error)?;
-                Ok::<_, ToolError>(Picks {
-                    project: input.project,
-                    picks,
-                    still_in_folders: vec![],
-                })
             }
+            f.set_picks(picks.clone());
+            f.write().map_err(file_error)?;
+            Ok::<_, ToolError>(Picks {
+                project: input.project,
+                picks,
+                still_in_folders: vec![],
+            })
         },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.remove-threads",
             "Take threads out of a project's picks (a thread that ran in its folders still belongs).",
         )
         .finishes(),
-        move |input: ThreadsInput, _| {
-            let pr = pr.clone();
-            async move {
+        &p,
+        |pr, input: ThreadsInput, _| async move {
                 let mut f = pr.one(&input.project).await?;
                 let picks: Vec<String> = f
                     .picks()
@@ -170,21 +159,18 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::Sta
                     picks,
                     still_in_folders,
                 })
-            }
-        },
+            },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.catalog",
             "Every session on this machine (or one project's), newest first: name, first message, folder, last activity, live, source; searchable by what was said.",
         )
         .onboarding()
         .sessions_fenced(),
-        move |input: CatalogInput, cx| {
-            let pr = pr.clone();
-            async move {
+        &p,
+        |pr, input: CatalogInput, cx| async move {
                 let limit = input.limit.unwrap_or(200) as usize;
                 // A session's catalogue is what it may see: its threads and its projects'.
                 let scope = cx.scope(Reach::Threads).await?;
@@ -227,99 +213,89 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::modules::Sta
                         .take(limit)
                         .collect::<Vec<_>>(),
                 )
-            }
-        },
+            },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.get",
             "One project as its file declares it (no session counts): cheap, for launches.",
         )
         .sessions_see_project("project"),
-        move |input: ProjectInput, _| {
-            let pr = pr.clone();
-            async move {
-                let f = pr.one(&input.project).await?;
-                Ok::<_, ToolError>(ProjectInfo::of(&f))
-            }
+        &p,
+        |pr, input: ProjectInput, _| async move {
+            let f = pr.one(&input.project).await?;
+            Ok::<_, ToolError>(ProjectInfo::of(&f))
         },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.at",
             "The project a folder belongs to, if any: cheap, for hooks.",
         )
         .sessions_fenced(),
-        move |input: AtInput, cx| {
-            let pr = pr.clone();
-            async move {
-                let cwd = match input.cwd {
-                    Some(c) => c,
-                    // The caller's own folder, from its process (a hook or a plugin command).
-                    None => match &cx.caller {
-                        crate::tools::Caller::Socket { pid: Some(pid), .. }
-                        | crate::tools::Caller::Session { pid: Some(pid), .. } => {
-                            std::fs::read_link(format!("/proc/{pid}/cwd")).map_err(|_| {
-                                ToolError::invalid("cannot tell the caller's folder; give cwd")
-                            })?
-                        }
-                        _ => return Err(ToolError::invalid("cwd is needed")),
-                    },
-                };
-                let best = pr
-                    .all()
-                    .await?
-                    .into_iter()
-                    .filter_map(|f| {
-                        let depth = f
-                            .folders()
-                            .iter()
-                            .filter(|d| cwd.starts_with(d))
-                            .map(|d| d.components().count())
-                            .max()?;
-                        Some((depth, f))
-                    })
-                    .max_by_key(|(depth, _)| *depth)
-                    .map(|(_, f)| f);
-                // A session learns only of projects it may see.
-                let scope = cx.scope(Reach::Projects).await?;
-                let best = best.filter(|f| scope.sees_project(f.name()));
-                Ok::<_, ToolError>(At {
-                    project: best.as_ref().map(|f| f.name().to_string()),
-                    home: best.map(|f| f.home.display().to_string()),
+        &p,
+        |pr, input: AtInput, cx| async move {
+            let cwd = match input.cwd {
+                Some(c) => c,
+                // The caller's own folder, from its process (a hook or a plugin command).
+                None => match &cx.caller {
+                    crate::tools::Caller::Socket { pid: Some(pid), .. }
+                    | crate::tools::Caller::Session { pid: Some(pid), .. } => {
+                        std::fs::read_link(format!("/proc/{pid}/cwd")).map_err(|_| {
+                            ToolError::invalid("cannot tell the caller's folder; give cwd")
+                        })?
+                    }
+                    _ => return Err(ToolError::invalid("cwd is needed")),
+                },
+            };
+            let best = pr
+                .all()
+                .await?
+                .into_iter()
+                .filter_map(|f| {
+                    let depth = f
+                        .folders()
+                        .iter()
+                        .filter(|d| cwd.starts_with(d))
+                        .map(|d| d.components().count())
+                        .max()?;
+                    Some((depth, f))
                 })
-            }
+                .max_by_key(|(depth, _)| *depth)
+                .map(|(_, f)| f);
+            // A session learns only of projects it may see.
+            let scope = cx.scope(Reach::Projects).await?;
+            let best = best.filter(|f| scope.sees_project(f.name()));
+            Ok::<_, ToolError>(At {
+                project: best.as_ref().map(|f| f.name().to_string()),
+                home: best.map(|f| f.home.display().to_string()),
+            })
         },
     )?;
 
-    let pr = p.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.threads",
             "The threads that belong to a project: picked or run in its folders.",
         )
         .sessions_see_project("project"),
-        move |input: ProjectInput, _| {
-            let pr = pr.clone();
-            async move {
-                let f = pr.one(&input.project).await?;
-                let catalogue = pr.catalogue(std::slice::from_ref(&f)).await?;
-                let mut ids: Vec<String> = catalogue
-                    .into_iter()
-                    .filter(|e| !e.projects.is_empty())
-                    .map(|e| e.thread)
-                    .collect();
-                for pick in f.picks() {
-                    if !ids.contains(&pick) {
-                        ids.push(pick);
-                    }
+        &p,
+        |pr, input: ProjectInput, _| async move {
+            let f = pr.one(&input.project).await?;
+            let catalogue = pr.catalogue(std::slice::from_ref(&f)).await?;
+            let mut ids: Vec<String> = catalogue
+                .into_iter()
+                .filter(|e| !e.projects.is_empty())
+                .map(|e| e.thread)
+                .collect();
+            for pick in f.picks() {
+                if !ids.contains(&pick) {
+                    ids.push(pick);
                 }
-                Ok::<_, ToolError>(ids)
             }
+            Ok::<_, ToolError>(ids)
         },
     )?;
 

@@ -151,15 +151,13 @@ fn register(
     roots: Vec<PathBuf>,
     progress: Arc<Progress>,
 ) -> Result<(), crate::modules::StartError> {
-    let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "recall.search",
             "Search every turn of every session on this machine; best matches first, with a snippet.",
         ).sessions_fenced(),
-        move |input: SearchInput, cx| {
-            let c = c.clone();
-            async move {
+        ctx,
+        |c, input: SearchInput, cx| async move {
                 // A session searches only what it may see (spec sections 7.4 and 10): its own
                 // threads and its projects' (an agent: its list's), from what vyred recorded.
                 let scope = cx.scope(Reach::Threads).await?;
@@ -200,19 +198,16 @@ fn register(
                         search::search(conn, &query, threads.as_deref(), limit as usize)
                     })
                     .await?)
-            }
-        },
+            },
     )?;
 
-    let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "recall.thread",
             "A whole conversation: its history from the transcript and its live turns, each once.",
         ).sessions_see_thread("thread"),
-        move |input: ThreadInput, _| {
-            let c = c.clone();
-            async move {
+        ctx,
+        |c, input: ThreadInput, _| async move {
                 let t = input.thread.clone();
                 let mut conversation = c.store().read(move |conn| thread::history(conn, &t)).await?;
                 let live = c
@@ -239,19 +234,16 @@ fn register(
                     ));
                 }
                 Ok(conversation)
-            }
-        },
+            },
     )?;
 
-    let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "recall.sessions",
             "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
         ).sessions_fenced(),
-        move |_: crate::tools::NoInput, cx| {
-            let c = c.clone();
-            async move {
+        ctx,
+        |c, _: crate::tools::NoInput, cx| async move {
                 let scope = cx.scope(Reach::Threads).await?;
                 let mut all: Vec<SessionInfo> = c.store()
                         .read(|conn| {
@@ -279,8 +271,7 @@ fn register(
                         .await?;
                 all.retain(|s| scope.sees(&s.thread));
                 Ok::<_, ToolError>(all)
-            }
-        },
+            },
     )?;
 
     let c = ctx.clone();

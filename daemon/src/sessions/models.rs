@@ -87,25 +87,20 @@ async fn choices(ctx: &Ctx) -> Result<BTreeMap<String, Choice>, ToolError> {
 }
 
 pub fn register(ctx: &Ctx) -> Result<(), StartError> {
-    let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "sessions.models.get",
             "The model each purpose uses and where that comes from (set, config or default).",
         )
         .sessions_open(),
-        move |_: crate::tools::NoInput, _| {
-            let c = c.clone();
-            async move { choices(&c).await }
-        },
+        ctx,
+        |c, _: crate::tools::NoInput, _| async move { choices(&c).await },
     )?;
-    let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("sessions.models.set", "Choose the model for a purpose, or clear the choice.")
         .finishes().person_only(),
-        move |input: SetInput, cx| {
-            let c = c.clone();
-            async move {
+        ctx,
+        |c, input: SetInput, cx| async move {
                 if !PURPOSES.contains(&input.purpose.as_str()) {
                     return Err(ToolError::invalid(format!("purpose must be one of {}", PURPOSES.join(", "))));
                 }
@@ -124,8 +119,7 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
                     })
                     .await?;
                 choices(&c).await
-            }
-        },
+            },
     )?;
     Ok(())
 }

@@ -166,147 +166,120 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
 }
 
 pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.")
         .finishes().person_only(),
-        move |input: PutInput, _| {
-            let v = v.clone();
-            async move {
+        &vault,
+        |v, input: PutInput, _| async move {
                 let kind = input.kind.unwrap_or(Kind::Secret);
                 let (name, value, replace) = value_of(input)?;
                 let replaced = v.put(&name, value, replace).await?;
                 Ok::<_, ToolError>(PutOutput { name, kind, replaced })
-            }
-        },
+            },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.list",
             "Every item's name, kind, grants and last use; never a value.",
         )
         .sessions_open(),
-        move |_: crate::tools::NoInput, _| {
-            let v = v.clone();
-            async move { Ok::<Vec<ItemInfo>, ToolError>(v.list().await?) }
-        },
+        &vault,
+        |v, _: crate::tools::NoInput, _| async move { Ok::<Vec<ItemInfo>, ToolError>(v.list().await?) },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("vault.delete", "Delete an item and its grants.")
             .finishes()
             .person_only(),
-        move |input: NameInput, _| {
-            let v = v.clone();
-            async move {
-                v.delete(&input.name).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &vault,
+        |v, input: NameInput, _| async move {
+            v.delete(&input.name).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("vault.grant", "Let a module or an agent use an item.")
             .finishes()
             .person_only(),
-        move |input: GrantInput, cx| {
-            let v = v.clone();
-            async move {
-                let to = Grantee::parse(&input.to)?;
-                v.grant(&input.item, &to, &cx.caller.label()).await?;
-                Ok::<_, ToolError>(GrantOutput {
-                    item: input.item,
-                    to: to.to_string(),
-                    changed: true,
-                })
-            }
+        &vault,
+        |v, input: GrantInput, cx| async move {
+            let to = Grantee::parse(&input.to)?;
+            v.grant(&input.item, &to, &cx.caller.label()).await?;
+            Ok::<_, ToolError>(GrantOutput {
+                item: input.item,
+                to: to.to_string(),
+                changed: true,
+            })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.revoke",
             "Take back a module's or an agent's use of an item.",
         )
         .finishes()
         .person_only(),
-        move |input: GrantInput, _| {
-            let v = v.clone();
-            async move {
-                let to = Grantee::parse(&input.to)?;
-                let changed = v.revoke(&input.item, &to).await?;
-                Ok::<_, ToolError>(GrantOutput {
-                    item: input.item,
-                    to: to.to_string(),
-                    changed,
-                })
-            }
+        &vault,
+        |v, input: GrantInput, _| async move {
+            let to = Grantee::parse(&input.to)?;
+            let changed = v.revoke(&input.item, &to).await?;
+            Ok::<_, ToolError>(GrantOutput {
+                item: input.item,
+                to: to.to_string(),
+                changed,
+            })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.rotate",
             "Make a new master key and reseal every item with it, all or nothing.",
         )
         .finishes()
         .person_only(),
-        move |_: crate::tools::NoInput, _| {
-            let v = v.clone();
-            async move {
-                Ok::<_, ToolError>(Rotated {
-                    resealed: v.rotate(StopAfter::Nothing).await?,
-                })
-            }
+        &vault,
+        |v, _: crate::tools::NoInput, _| async move {
+            Ok::<_, ToolError>(Rotated {
+                resealed: v.rotate(StopAfter::Nothing).await?,
+            })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.unlock",
             "Unlock a vault whose key file is wrapped by a passphrase.",
         )
         .finishes()
         .person_only(),
-        move |input: PassphraseInput, _| {
-            let v = v.clone();
-            async move {
-                v.unlock(&input.passphrase).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &vault,
+        |v, input: PassphraseInput, _| async move {
+            v.unlock(&input.passphrase).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.lock",
             "Forget the unlocked keys until the passphrase is given again.",
         )
         .finishes()
         .person_only(),
-        move |_: crate::tools::NoInput, _| {
-            let v = v.clone();
-            async move {
-                v.lock().await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &vault,
+        |v, _: crate::tools::NoInput, _| async move {
+            v.lock().await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let v = vault.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "vault.passphrase",
             "Wrap the key file with a passphrase (argon2id), change it, or remove it.",
         )
         .finishes()
         .person_only(),
-        move |input: SetPassphraseInput, _| {
-            let v = v.clone();
-            async move {
-                v.set_passphrase(input.passphrase.as_ref()).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &vault,
+        |v, input: SetPassphraseInput, _| async move {
+            v.set_passphrase(input.passphrase.as_ref()).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
     let v = vault;

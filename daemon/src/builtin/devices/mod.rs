@@ -72,44 +72,36 @@ impl Module for DevicesModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         let devices = self.devices.clone();
         Box::pin(async move {
-            let d = devices.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "devices.add",
                     "Issue a credential for a new device. The token is shown once and stored only as a hash.",
                 )
         .finishes()
                 .person_only(),
-                move |input: AddInput, _| {
-                    let d = d.clone();
-                    async move {
+                &devices,
+                |d, input: AddInput, _| async move {
                         let (device, token) = d.add(&input.name, "token").await?;
                         Ok::<_, ToolError>(Added { device, token })
-                    }
-                },
+                    },
             )?;
-            let d = devices.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "devices.list",
                     "Every device, active and revoked, never with its credential.",
                 ),
-                move |_: crate::tools::NoInput, _| {
-                    let d = d.clone();
-                    async move { d.list().await }
-                },
+                &devices,
+                |d, _: crate::tools::NoInput, _| async move { d.list().await },
             )?;
-            let k = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "devices.link",
                     "A one-time link that makes the browser opening it a device: the onboarding while there is no owner, a login once there is. Valid for an hour, once.",
                 )
         .finishes()
                 .person_only(),
-                move |input: LinkInput, _| {
-                    let k = k.clone();
-                    async move {
+                &ctx,
+                |k, input: LinkInput, _| async move {
                         let ttl = match input.ttl_s {
                             None => LINK_TTL,
                             Some(s @ 1..=3600) => Duration::from_secs(s),
@@ -134,8 +126,7 @@ impl Module for DevicesModule {
                             url: format!("http://{address}{}?t={}", kind.path(), issued.token),
                             expires_at: issued.expires_at,
                         })
-                    }
-                },
+                    },
             )?;
             let d = devices;
             ctx.tool(

@@ -56,68 +56,56 @@ impl Module for System {
 
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "system.status",
                     "What vyred runs: version, role, uptime, each module (started, or disabled and why), the store and the listeners.",
                 ).sessions_open(),
-                move |_: crate::tools::NoInput, _| {
-                    let c = c.clone();
-                    async move { c.kernel_status().await.map_err(ToolError::from) }
-                },
+                &ctx,
+                |c, _: crate::tools::NoInput, _| async move { c.kernel_status().await.map_err(ToolError::from) },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "system.modules",
                     "Every module, with its state and why it is not running.",
                 )
                 .sessions_open(),
-                move |_: crate::tools::NoInput, _| {
-                    let c = c.clone();
-                    async move {
-                        let status: KernelStatus = c.kernel_status().await?;
-                        Ok::<Vec<ModuleStatus>, ToolError>(status.modules)
-                    }
+                &ctx,
+                |c, _: crate::tools::NoInput, _| async move {
+                    let status: KernelStatus = c.kernel_status().await?;
+                    Ok::<Vec<ModuleStatus>, ToolError>(status.modules)
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "system.events",
                     "The most recent events, newest last, optionally filtered by type and thread.",
                 )
                 .sessions_fenced(),
-                move |input: EventsInput, cx| {
-                    let c = c.clone();
-                    async move {
-                        // A session reads only the events of threads it owns.
-                        let fence = match &cx.caller {
-                            crate::tools::Caller::Session { .. } => Some(Fenced(
-                                cx.scope(crate::tools::Reach::Own).await?.owner_test(),
-                            )),
-                            _ => None,
-                        };
-                        recent_events(&c, input, fence).await
-                    }
+                &ctx,
+                |c, input: EventsInput, cx| async move {
+                    // A session reads only the events of threads it owns.
+                    let fence = match &cx.caller {
+                        crate::tools::Caller::Session { .. } => Some(Fenced(
+                            cx.scope(crate::tools::Reach::Own).await?.owner_test(),
+                        )),
+                        _ => None,
+                    };
+                    recent_events(&c, input, fence).await
                 },
             )?;
-            let c = ctx.clone();
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "system.stop",
                     "Stop vyred gracefully: calls in flight finish, then it exits.",
                 )
                 .finishes()
                 .person_only(),
-                move |_: crate::tools::NoInput, cx| {
-                    let c = c.clone();
-                    async move {
-                        tracing::info!(caller = %cx.caller.label(), "stop requested");
-                        c.request_shutdown();
-                        Ok::<_, ToolError>(Stopping { stopping: true })
-                    }
+                &ctx,
+                |c, _: crate::tools::NoInput, cx| async move {
+                    tracing::info!(caller = %cx.caller.label(), "stop requested");
+                    c.request_shutdown();
+                    Ok::<_, ToolError>(Stopping { stopping: true })
                 },
             )?;
             Ok(())

@@ -96,22 +96,19 @@ pub struct Stopped {
 }
 
 pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::StartError> {
-    let b = book.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "agents.list",
             "Every agent (the assistant first) and its current thread.",
         )
         .sessions_fenced(),
-        move |_: crate::tools::NoInput, cx| {
-            let b = b.clone();
-            async move {
-                // A session sees the agents it acts for (its own; every one with the grant).
-                let scope = cx.scope(crate::tools::Reach::Own).await?;
-                let mut all = b.list().await?;
-                all.retain(|a| scope.acts_for(&a.name));
-                Ok::<_, ToolError>(all)
-            }
+        &book,
+        |b, _: crate::tools::NoInput, cx| async move {
+            // A session sees the agents it acts for (its own; every one with the grant).
+            let scope = cx.scope(crate::tools::Reach::Own).await?;
+            let mut all = b.list().await?;
+            all.retain(|a| scope.acts_for(&a.name));
+            Ok::<_, ToolError>(all)
         },
     )?;
 
@@ -172,17 +169,15 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::Star
         },
     )?;
 
-    let b = book.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "agents.update",
             "Change an agent. It applies from the agent's next turn: a live session restarts on its transcript with the change.",
         )
         .finishes()
         .person_only(),
-        move |input: UpdateInput, _| {
-            let b = b.clone();
-            async move {
+        &book,
+        |b, input: UpdateInput, _| async move {
                 let mut p = b.get(&input.name).await?;
                 if let Some(i) = input.instructions {
                     p.instructions = i;
@@ -206,19 +201,16 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::Star
                 }
                 b.save(&p, false).await?;
                 b.get(&p.name).await
-            }
-        },
+            },
     )?;
 
-    let b = book.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "agents.ask",
             "Say something to an agent: to its current thread, starting one if it has none.",
         ).finishes().sessions_own_agent("agent"),
-        move |input: AskInput, cx| {
-            let b = b.clone();
-            async move {
+        &book,
+        |b, input: AskInput, cx| async move {
                 if input.internal && !matches!(cx.caller, crate::tools::Caller::Module { .. }) {
                     return Err(ToolError::refused(
                         "internal_for_modules",
@@ -273,20 +265,16 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::modules::Star
                     uuid: None,
                     via: Some("turn".into()),
                 })
-            }
-        },
+            },
     )?;
 
-    let b = book.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("agents.threads", "An agent's threads, newest first.")
             .sessions_own_agent("agent"),
-        move |input: AgentInput, _| {
-            let b = b.clone();
-            async move {
-                b.get(&input.agent).await?;
-                b.threads(&input.agent).await
-            }
+        &book,
+        |b, input: AgentInput, _| async move {
+            b.get(&input.agent).await?;
+            b.threads(&input.agent).await
         },
     )?;
 

@@ -135,15 +135,13 @@ pub(super) fn register(
             }
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.send",
             "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
         ).finishes().sessions_own_thread("thread"),
-        move |input: SendInput, cx| {
-            let b = b.clone();
-            async move {
+        &board,
+        |b, input: SendInput, cx| async move {
                 let internal = internal_by(&cx.caller, input.internal)?;
                 let images = input.images.iter().map(Image::block).collect::<Result<Vec<_>, _>>()?;
                 let message = Message {
@@ -154,8 +152,7 @@ pub(super) fn register(
                     internal,
                 };
                 Ok(b.send(&input.thread, message).await?)
-            }
-        },
+            },
     )?;
     let b = board.clone();
     let c = ctx.clone();
@@ -187,154 +184,124 @@ pub(super) fn register(
             }
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.rewind",
             "Continue a thread from an earlier message: what came after it is dropped.",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: RewindInput, _| {
-            let b = b.clone();
-            async move {
-                b.rewind(&input.thread, &input.uuid).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &board,
+        |b, input: RewindInput, _| async move {
+            b.rewind(&input.thread, &input.uuid).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.unqueue",
             "Take a queued message back before it is handed over.",
         )
         .finishes()
         .sessions_own_queued("queued"),
-        move |input: QueuedInput, _| {
-            let b = b.clone();
-            async move {
-                b.unqueue(input.queued).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &board,
+        |b, input: QueuedInput, _| async move {
+            b.unqueue(input.queued).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("threads.edit", "Change the words of a queued message.")
             .finishes()
             .sessions_own_queued("queued"),
-        move |input: EditInput, _| {
-            let b = b.clone();
-            async move {
-                b.edit(input.queued, &input.text).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &board,
+        |b, input: EditInput, _| async move {
+            b.edit(input.queued, &input.text).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.take_held",
             "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
         ).finishes().sessions_own_thread("thread"),
-        move |input: ThreadInput, _| {
-            let b = b.clone();
-            async move { Ok::<_, ToolError>(b.take_held(&input.thread).await?) }
-        },
+        &board,
+        |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.take_held(&input.thread).await?) },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.").finishes().sessions_own_queued("queued"),
-        move |input: QueuedInput, _| {
-            let b = b.clone();
-            async move { Ok::<_, ToolError>(b.send_now(input.queued).await?) }
-        },
+        &board,
+        |b, input: QueuedInput, _| async move { Ok::<_, ToolError>(b.send_now(input.queued).await?) },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.answer",
             "Answer a session's question: allow, deny, or always (a rule for next time).",
         )
         .finishes()
         .person_only(),
-        move |input: AnswerInput, cx| {
-            let b = b.clone();
-            async move {
-                Ok::<_, ToolError>(
-                    b.answer(
-                        &input.ask,
-                        input.decision,
-                        input.answers,
-                        input.message,
-                        &cx.caller,
-                    )
-                    .await?,
+        &board,
+        |b, input: AnswerInput, cx| async move {
+            Ok::<_, ToolError>(
+                b.answer(
+                    &input.ask,
+                    input.decision,
+                    input.answers,
+                    input.message,
+                    &cx.caller,
                 )
-            }
+                .await?,
+            )
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.interrupt",
             "Stop the running turn at once; the session stays.",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: ThreadInput, _| {
-            let b = b.clone();
-            async move {
-                b.interrupt(&input.thread).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &board,
+        |b, input: ThreadInput, _| async move {
+            b.interrupt(&input.thread).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.stop",
             "End a thread's session and everything it started.",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: ThreadInput, _| {
-            let b = b.clone();
-            async move {
-                let stopped = b.stop(&input.thread, "stopped").await?;
-                Ok::<_, ToolError>(Done { ok: stopped })
-            }
+        &board,
+        |b, input: ThreadInput, _| async move {
+            let stopped = b.stop(&input.thread, "stopped").await?;
+            Ok::<_, ToolError>(Done { ok: stopped })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.commands",
             "The thread's slash commands (name, description, argument hint), as its session said at its start: a surface's slash menu.",
         ).sessions_see_thread("thread"),
-        move |input: ThreadInput, _| {
-            let b = b.clone();
-            async move { Ok::<_, ToolError>(b.commands(&input.thread).await?) }
-        },
+        &board,
+        |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.commands(&input.thread).await?) },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.files",
             "Files in the thread's folder whose path holds the query (best first): a surface's @file picker.",
         ).sessions_see_thread("thread"),
-        move |input: FilesInput, _| {
-            let b = b.clone();
-            async move {
+        &board,
+        |b, input: FilesInput, _| async move {
                 let cwd = b.cwd(&input.thread).await?;
                 let limit = input.limit.unwrap_or(20).clamp(1, 100) as usize;
                 let query = input.query.unwrap_or_default();
                 tokio::task::spawn_blocking(move || crate::sessions::files::find(&cwd, &query, limit))
                     .await
                     .map_err(ToolError::internal)
-            }
-        },
+            },
     )?;
     let b = board.clone();
     let c = ctx.clone();
@@ -413,47 +380,41 @@ pub(super) fn register(
             }
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.mode",
             "Change a session's permission mode: default, acceptEdits or plan (never bypass).",
         )
         .finishes()
         .person_only(),
-        move |input: ModeInput, cx| {
-            let b = b.clone();
-            async move {
-                if let Caller::Session {
-                    thread: Some(t), ..
-                } = &cx.caller
-                    && *t == input.thread
-                {
-                    return Err(ToolError::refused(
-                        "own_thread",
-                        "a session cannot change its own mode",
-                    ));
-                }
-                let mode: PermissionMode = input.mode.parse().map_err(ToolError::invalid)?;
-                b.set_mode(&input.thread, mode).await?;
-                Ok::<_, ToolError>(Done { ok: true })
+        &board,
+        |b, input: ModeInput, cx| async move {
+            if let Caller::Session {
+                thread: Some(t), ..
+            } = &cx.caller
+                && *t == input.thread
+            {
+                return Err(ToolError::refused(
+                    "own_thread",
+                    "a session cannot change its own mode",
+                ));
             }
+            let mode: PermissionMode = input.mode.parse().map_err(ToolError::invalid)?;
+            b.set_mode(&input.thread, mode).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.model",
             "Change a live session's model; leave it out for the session's default.",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: ModelInput, _| {
-            let b = b.clone();
-            async move {
-                b.set_model(&input.thread, input.model).await?;
-                Ok::<_, ToolError>(Done { ok: true })
-            }
+        &board,
+        |b, input: ModelInput, _| async move {
+            b.set_model(&input.thread, input.model).await?;
+            Ok::<_, ToolError>(Done { ok: true })
         },
     )?;
     let b = board;

@@ -50,24 +50,21 @@ pub struct Output {
 }
 
 pub fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), StartError> {
-    let b = board.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.timeline",
             "A thread's timeline, newest page first: messages, Claude's words, tool calls with their input and output, asks with their answers, interrupts, retries and errors, in order. `before` pages back; apply thread.item and thread.text events after `last_event`.",
         )
         .sessions_see_thread("thread"),
-        move |input: TimelineInput, _| {
-            let b = b.clone();
-            async move {
+        &board,
+        |b, input: TimelineInput, _| async move {
                 let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
                 if input.before.is_some_and(|b| !b.is_finite()) {
                     return Err(ToolError::invalid("before must be a page's `before`"));
                 }
                 Ok(b.timeline(&input.thread, input.before, limit as usize)
                     .await?)
-            }
-        },
+            },
     )?;
     let b = board;
     ctx.tool(

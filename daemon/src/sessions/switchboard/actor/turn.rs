@@ -337,6 +337,12 @@ impl Actor {
         let late = !canceled && turn.limited.is_none() && !self.steered.is_empty();
         let t = self.thread.clone();
         let idle = (!late).then(|| json!({ "state": ThreadStatus::Idle, "turn": last }));
+        if !late {
+            // Idle before the events that say so: a client that reads `thread.finished` and at
+            // once starts another session finds this one idle (so the cap can close it), never
+            // still running.
+            self.show(ThreadStatus::Idle);
+        }
         self.record(move |tx| {
             tell(tx, &t, "thread.usage", usage)?;
             rows::runs::turn_finished(tx.conn(), &t, total_cost_usd)?;
@@ -359,7 +365,6 @@ impl Actor {
                 .await;
             return;
         }
-        self.show(ThreadStatus::Idle);
         if let Some(limit) = turn.limited {
             // Another task: falling back stops this very actor.
             let board = self.board.clone();

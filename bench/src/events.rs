@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::sync::watch;
-use vyre::client::{Client, EventStream};
-use vyre::events::NewEvent;
 use vyre::kernel::Kernel;
-use vyre::paths::VyreHome;
+use vyre::kernel::events::NewEvent;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::{Client, EventStream};
 
 use crate::Opts;
 use crate::inproc::InProcess;

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use vyre::client::Client;
 use vyre::daemon::{Daemon, DaemonError, DaemonOptions};
 use vyre::kernel::Kernel;
-use vyre::modules::Module;
-use vyre::paths::VyreHome;
+use vyre::kernel::module::Module;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::Client;
 
 /// How long the daemon gets to answer its first health check, and to stop.
 const START_TIMEOUT: Duration = Duration::from_secs(30);

@@ -10,7 +10,7 @@
 
 use std::time::Instant;
 
-use vyre::peer::{Judge, PeerFacts, SessionProcesses, judge};
+use vyre::kernel::peer::{Judge, PeerFacts, SessionProcesses, judge};
 
 use crate::Opts;
 use crate::inproc::InProcess;
@@ -50,7 +50,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
             },
         );
         facts_us.push(start.elapsed().as_secs_f64() * 1e6);
-        if !matches!(verdict, vyre::peer::Verdict::Person { .. }) {
+        if !matches!(verdict, vyre::kernel::peer::Verdict::Person { .. }) {
             return Err(format!("this process should be a person: {verdict:?}"));
         }
         drop(client);
@@ -66,7 +66,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         );
     }
 
-    let home = vyre::paths::VyreHome::at(dir.path().join("vyre"));
+    let home = vyre::kernel::paths::VyreHome::at(dir.path().join("vyre"));
     let vyred = InProcess::start(home, vec![]).await?;
     let client = vyred.client();
     let requests = if opts.quick { 200 } else { 2000 };

@@ -12,7 +12,7 @@ use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::Opts;
 use crate::procfs;
@@ -63,7 +63,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     );
     let mut written = None;
     let mut server = Server::spawn_configured(&vyred, |dir| {
-        let projects = vyre::transcripts::projects_dir(&dir.join("home"));
+        let projects = vyre::kernel::transcripts::projects_dir(&dir.join("home"));
         let corpus = recall_corpus::generate(&projects, shape, SEED)?;
         eprintln!(
             "recall: {:.0} MiB written in {:.1} s; flushing it to disk, then starting vyred...",
@@ -369,7 +369,7 @@ fn long_rows(report: &mut Report, l: &Long) {
         "recall long query: one recall.search each with a query of {} distinct words ({} KB, as a long paste the memory hook once sent whole), every word and then any word; recall uses the first {} distinct words (search::MAX_WORDS) and ignores the rest; hits found: {} and {}. Before the cap, 40,000 words took over 3 s and 900 KB ran for minutes",
         group_thousands(&l.words.to_string()),
         LONG_QUERY_BYTES / 1024,
-        vyre::recall::search::MAX_WORDS,
+        vyre::modules::recall::search::MAX_WORDS,
         l.hits.0,
         l.hits.1,
     ));

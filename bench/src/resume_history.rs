@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::task::JoinSet;
-use vyre::client::{Client, EventStream};
-use vyre::paths::VyreHome;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::{Client, EventStream};
 
 use crate::fake_api::FakeApi;
 use crate::procfs;

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde_json::json;
-use vyre::client::EventStream;
+use vyre::surfaces::client::EventStream;
 
 use crate::fake_api::FakeApi;
 use crate::resume::{self, TurnSeen};

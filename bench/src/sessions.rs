@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::{Client, EventStream};
+use vyre::surfaces::client::{Client, EventStream};
 
 use crate::Opts;
 use crate::report::{Against, Report, Val};

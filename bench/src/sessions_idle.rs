@@ -48,7 +48,7 @@ pub async fn run(cli: &Path) -> Result<IdleSessions, String> {
 }
 
 async fn measure(server: &Server, work: &Path) -> Result<IdleSessions, String> {
-    let client = vyre::client::Client::socket(server.socket());
+    let client = vyre::surfaces::client::Client::socket(server.socket());
     sessions::add_key(&client).await?;
     let mut stream = client
         .events("types=thread.finished", None)

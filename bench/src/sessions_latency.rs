@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::{Client, EventStream};
-use vyre::contracts::provider::Credential;
-use vyre::contracts::secret::Secret;
-use vyre::paths::VyreHome;
-use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess};
-use vyre::sessions::wire::Incoming;
+use vyre::kernel::contracts::provider::Credential;
+use vyre::kernel::contracts::secret::Secret;
+use vyre::kernel::paths::VyreHome;
+use vyre::modules::sessions::claude::{ClaudeOptions, ClaudeProcess};
+use vyre::modules::sessions::wire::Incoming;
+use vyre::surfaces::client::{Client, EventStream};
 
 use crate::fake_api::FakeApi;
 use crate::inproc::InProcess;
@@ -54,7 +54,7 @@ pub async fn run(cli: &Path, turns: usize) -> Result<Latency, String> {
         "1".into(),
     )];
     // What vyred adds to the environment it builds (the thread's id); nothing else differs.
-    let as_vyred = vec![("VYRE_THREAD".into(), vyre::ids::uuid_v4().into())];
+    let as_vyred = vec![("VYRE_THREAD".into(), vyre::kernel::ids::uuid_v4().into())];
     let mut direct = Direct::start(cli, &apis[0], &dir, "direct", quiet).await?;
     let mut same_env = match Direct::start(cli, &apis[1], &dir, "direct-env", as_vyred).await {
         Ok(d) => d,
@@ -167,12 +167,12 @@ impl Direct {
         let options = ClaudeOptions {
             program: cli.to_path_buf(),
             cwd: folder(dir, &format!("{name}-work"))?,
-            session_id: vyre::ids::uuid_v4(),
+            session_id: vyre::kernel::ids::uuid_v4(),
             resume: false,
             fork_from: None,
             resume_at: None,
             // What vyred passes for a chat thread.
-            model: Some(vyre::sessions::models::default_model("chat").into()),
+            model: Some(vyre::modules::sessions::models::default_model("chat").into()),
             permission_mode: "default".into(),
             append_system_prompt: None,
             system_prompt_snapshot: None,
@@ -205,7 +205,7 @@ impl Direct {
         let content = json!([{ "type": "text", "text": text }]);
         let sent = Instant::now();
         self.process
-            .send_user(content, &vyre::ids::uuid_v4(), None)
+            .send_user(content, &vyre::kernel::ids::uuid_v4(), None)
             .map_err(|e| format!("cannot write to the CLI: {e}"))?;
         let mut first = None;
         loop {

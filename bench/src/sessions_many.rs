@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
-use vyre::client::Client;
-use vyre::modules::Module;
-use vyre::paths::VyreHome;
+use vyre::kernel::module::Module;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::Client;
 
 use crate::fake_provider::FakeProviderModule;
 use crate::inproc::InProcess;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::process::{Child, Command};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 /// How long a server gets to answer its first health check, and to stop.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
@@ -53,7 +53,7 @@ pub fn write_config(vyre_home: &Path, config: &Value) -> Result<(), String> {
         .mode(0o700)
         .create(vyre_home)
         .map_err(|e| format!("cannot create {}: {e}", vyre_home.display()))?;
-    let file = vyre::paths::VyreHome::at(vyre_home).config_file();
+    let file = vyre::kernel::paths::VyreHome::at(vyre_home).config_file();
     std::fs::write(&file, config.to_string())
         .map_err(|e| format!("cannot write {}: {e}", file.display()))
 }

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use tokio::net::{TcpListener, UnixListener};
 
-use crate::api;
-use crate::config::{self, ConfigError, Role};
-use crate::events::NewEvent;
+use crate::kernel::config::{self, ConfigError, Role};
+use crate::kernel::events::NewEvent;
+use crate::kernel::lock::{HomeLock, LockError};
+use crate::kernel::module::Module;
+use crate::kernel::paths::VyreHome;
+use crate::kernel::store::StoreError;
 use crate::kernel::{Kernel, ListenerInfo};
-use crate::lock::{HomeLock, LockError};
-use crate::modules::Module;
-use crate::paths::VyreHome;
-use crate::store::StoreError;
+use crate::surfaces::api;
 
 /// How long calls in flight and module tasks get to finish at shutdown.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
@@ -120,7 +120,7 @@ impl Daemon {
         let kernel = Kernel::open(home.clone(), config, role).await?;
         // The HTTP surface serves each owned session on a socket of its own (ADR 0014).
         kernel
-            .provide::<dyn crate::contracts::sockets::SessionSockets>(
+            .provide::<dyn crate::kernel::contracts::sockets::SessionSockets>(
                 "vyred",
                 api::session_socket::SessionSockets::new(&kernel),
             )
@@ -181,7 +181,7 @@ impl Daemon {
                 address: http_addr.to_string(),
             },
         ]);
-        let mut modules = crate::builtin::modules(&kernel);
+        let mut modules = crate::modules::modules(&kernel);
         modules.extend(options.extra_modules);
         Ok(Daemon {
             kernel,
@@ -218,7 +218,7 @@ impl Daemon {
             _lock,
             ..
         } = self;
-        crate::modules::load_all(&kernel, modules).await;
+        crate::kernel::module::load_all(&kernel, modules).await;
         let started = NewEvent::new(
             "daemon.started",
             serde_json::json!({
@@ -324,7 +324,8 @@ async fn bind_http(
 
 /// Write a file readable only by vyred's user, replacing it atomically (never through a link).
 fn write_private(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    crate::nofollow::write_atomic(path, text.as_bytes(), 0o600).map_err(std::io::Error::other)
+    crate::kernel::nofollow::write_atomic(path, text.as_bytes(), 0o600)
+        .map_err(std::io::Error::other)
 }
 
 #[cfg(test)]

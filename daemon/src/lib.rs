@@ -1,57 +1,25 @@
 //! Vyre's daemon (vyred) and the `vyre` command, as a library so the binary, the tests and the
 //! Tauri shell all start the same daemon.
 //!
-//! Map of the crate (see `docs/architecture.md` for the why):
-//! - [`paths`], [`config`]: where things live and what the user set.
-//! - [`store`]: SQLite with WAL, migrations, the writer thread with group commit.
-//! - [`events`]: the append-only event log, the bus and the follower.
-//! - [`redact`]: the credential detector every event passes.
-//! - [`tools`], [`rules`]: typed tools, the registry every call goes through, and the Rules.
-//! - [`modules`]: the module contract, the loader and each module's `Ctx`.
-//! - [`devices`]: credentials of HTTP callers.
-//! - [`vault`]: sealed credentials, grants, and the key stores (a built-in module).
-//! - [`api`]: the HTTP API on the socket and on loopback TCP, including Server-Sent Events.
-//! - [`kernel`], [`daemon`], [`lock`]: the shared handle and vyred's lifecycle.
-//! - [`nofollow`]: reading and writing files in folders a session can write, never through a link.
-//! - [`sessions`]: the provider router, the Claude driver, the Switchboard, agents and slots.
-//! - [`transcripts`]: the one reader of Claude Code's transcript files; [`recall`] searches them;
-//!   [`projects`] groups sessions into projects and lists the catalogue.
-//! - [`client`], [`cli`]: the `vyre` command, a client of vyred over its socket.
+//! The folders are the architecture (see `docs/architecture.md` for the why):
+//! - [`kernel`]: what every part shares and no part owns: paths and config, the store (SQLite,
+//!   migrations, the writer with group commit), the event log and bus, the redactor, typed tools
+//!   with their registry and the Rules, the module contract ([`kernel::module`]), the
+//!   capabilities modules provide each other ([`kernel::contracts`]), device tokens, and the
+//!   small libraries every module may use (transcripts, folders, nofollow, the floor).
+//! - [`modules`]: each built-in module in its own room (`modules/<name>/`, with its
+//!   `module.json`): devices, system, vault, sessions (the sessions, threads and agents modules),
+//!   recall, projects, harness, onboarding, pairing. A module imports the kernel and itself,
+//!   never another module (`tests/it/layers.rs` holds it); `modules/mod.rs` is the one list.
+//! - [`surfaces`]: how people and programs reach the tools: the HTTP API (with Server-Sent
+//!   Events and the sessions' own sockets), the `vyre` command and its client of vyred.
+//! - [`daemon`]: vyred's lifecycle, the composition root that starts the kernel, loads the
+//!   modules and serves the surfaces.
 
-pub mod api;
-pub mod builtin;
-pub mod cli;
-pub mod client;
-pub mod config;
-pub mod contracts;
 pub mod daemon;
-pub mod devices;
-pub mod events;
-pub mod floor;
-pub mod folders;
-pub mod harness;
-pub mod ids;
 pub mod kernel;
-mod kernel_migrations;
-pub mod links;
-pub mod lock;
-pub mod logging;
 pub mod modules;
-pub mod nofollow;
-pub mod onboarding;
-pub mod owner;
-pub mod pairing;
-pub mod paths;
-pub mod peer;
-pub mod projects;
-pub mod recall;
-pub mod redact;
-pub mod rules;
-pub mod sessions;
-pub mod store;
-pub mod tools;
-pub mod transcripts;
-pub mod vault;
+pub mod surfaces;
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> i64 {

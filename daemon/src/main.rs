@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(vyre::cli::main());
+    std::process::exit(vyre::surfaces::cli::main());
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use vyre::config::{self, ConfigError, LoadedConfig};
+use vyre::kernel::config::{self, ConfigError, LoadedConfig};
 use vyre_fuzz::same_value;
 
 /// The sections whose unset keys are written as `null` (a free-form section such as `me` is

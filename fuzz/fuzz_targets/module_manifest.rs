@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vyre::modules::Manifest;
+use vyre::kernel::module::Manifest;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     );
     let prefix = format!("{}.", m.name);
     for tool in &m.does.tools {
-        assert!(vyre::tools::valid_name(tool), "{tool}");
+        assert!(vyre::kernel::tools::valid_name(tool), "{tool}");
         assert!(tool.starts_with(&prefix), "{tool}");
         if m.shows.cli.contains(tool) || m.shows.cli.contains(&m.name) {
             assert!(m.shows_on_cli(tool), "{tool}");

@@ -20,10 +20,10 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use vyre::contracts::provider::Happening;
-use vyre::sessions::claude::SLOT_HOOK;
-use vyre::sessions::claude_provider::Translator;
-use vyre::sessions::wire::{Incoming, Peer, WireError};
+use vyre::kernel::contracts::provider::Happening;
+use vyre::modules::sessions::claude::SLOT_HOOK;
+use vyre::modules::sessions::claude_provider::Translator;
+use vyre::modules::sessions::wire::{Incoming, Peer, WireError};
 use vyre_fuzz::same_value;
 
 static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {

@@ -1,5 +1,5 @@
 //! A tool call's input through the daemon's one validation path (`tools/mod.rs`): the handler
-//! that [`vyre::tools::typed`] makes for a tool's real input type refuses what does not fit that
+//! that [`vyre::kernel::tools::typed`] makes for a tool's real input type refuses what does not fit that
 //! type before the tool runs. The input is a tool name on the first line, then JSON.
 //!
 //! Checked beyond "no panic", with a JSON Schema reader of its own (not the daemon's):
@@ -22,7 +22,7 @@ use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use vyre::tools::{CallCx, Caller, ErrorKind, Handler, Registry, ToolError};
+use vyre::kernel::tools::{CallCx, Caller, ErrorKind, Handler, Registry, ToolError};
 
 static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
     tokio::runtime::Builder::new_current_thread()
@@ -34,17 +34,18 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 type Tool = (Value, Arc<dyn Handler>);
 
 fn tool<I: DeserializeOwned + JsonSchema + 'static>() -> Tool {
-    let (input, _, handler) = vyre::tools::typed(|_: I, _| async { Ok::<bool, ToolError>(true) });
+    let (input, _, handler) =
+        vyre::kernel::tools::typed(|_: I, _| async { Ok::<bool, ToolError>(true) });
     (input, handler)
 }
 
 /// The real input types, by the name of the tool that takes them.
 static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
-    use vyre::sessions::{agents, finding, models, modules as threads};
-    use vyre::{harness, onboarding, pairing, projects, recall, vault};
+    use vyre::modules::sessions::{agents, finding, models, register as threads};
+    use vyre::modules::{harness, onboarding, pairing, projects, recall, vault};
     BTreeMap::from([
         ("vault.put", tool::<vault::tools::PutInput>()),
-        ("vault.list", tool::<vyre::tools::NoInput>()),
+        ("vault.list", tool::<vyre::kernel::tools::NoInput>()),
         ("vault.delete", tool::<vault::tools::NameInput>()),
         ("vault.grant", tool::<vault::tools::GrantInput>()),
         ("vault.unlock", tool::<vault::tools::PassphraseInput>()),
@@ -52,7 +53,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
             "vault.passphrase",
             tool::<vault::tools::SetPassphraseInput>(),
         ),
-        ("sessions.claude", tool::<vyre::tools::NoInput>()),
+        ("sessions.claude", tool::<vyre::kernel::tools::NoInput>()),
         ("sessions.slots.take", tool::<threads::TakeInput>()),
         ("sessions.slots.release", tool::<threads::SlotInput>()),
         ("sessions.models.set", tool::<models::SetInput>()),
@@ -67,7 +68,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("threads.files", tool::<threads::FilesInput>()),
         ("threads.folders", tool::<finding::FoldersInput>()),
         ("threads.rename", tool::<finding::RenameInput>()),
-        ("threads.list", tool::<vyre::tools::NoInput>()),
+        ("threads.list", tool::<vyre::kernel::tools::NoInput>()),
         ("threads.mode", tool::<threads::ModeInput>()),
         ("threads.model", tool::<threads::ModelInput>()),
         ("agents.create", tool::<agents::CreateInput>()),
@@ -257,9 +258,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let caller = Caller::Socket { uid: 0, pid: None };
-    if vyre::tools::valid_name(name) {
+    if vyre::kernel::tools::valid_name(name) {
         let (module, _) = name.split_once('.').expect("module.tool");
-        assert!(name.len() <= 96 && vyre::modules::valid_module_name(module));
+        assert!(name.len() <= 96 && vyre::kernel::module::valid_module_name(module));
     }
     let Some((schema, handler)) = TOOLS.get(name) else {
         // Nothing by this name: the registry says so, whatever the name holds.

@@ -12,7 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use vyre::transcripts::line::{self, Line, Role};
+use vyre::kernel::transcripts::line::{self, Line, Role};
 
 /// Milliseconds since the epoch as the CLI writes them (`2026-11-30T12:51:34.220Z`), for years 0
 /// to 9999 (Howard Hinnant's civil-from-days, the inverse of what `parse_time` uses).

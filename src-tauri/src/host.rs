@@ -6,11 +6,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use vyre::client::Client;
-use vyre::config::Role;
 use vyre::daemon::{Daemon, DaemonOptions};
 use vyre::kernel::Kernel;
-use vyre::paths::VyreHome;
+use vyre::kernel::config::Role;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::Client;
 
 pub enum Mode {
     /// Started here; stopped when the app quits.

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use tauri::{AppHandle, Manager, RunEvent, Runtime, WebviewUrl, WebviewWindowBuilder};
 use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
-use vyre::paths::VyreHome;
+use vyre::kernel::paths::VyreHome;
 
 use commands::AppStatus;
 use host::DaemonHost;
@@ -92,7 +92,7 @@ pub fn run() -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let _log = vyre::logging::init(&home, None).ok();
+    let _log = vyre::kernel::logging::init(&home, None).ok();
     let signin_home = home.clone();
     let host = match tauri::async_runtime::block_on(DaemonHost::start_or_attach(home)) {
         Ok(h) => h,

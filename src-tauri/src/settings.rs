@@ -1,7 +1,7 @@
 //! The app's own settings, `VYRE_HOME/app.json`: today only Lumen's shortcut.
 
 use serde::Deserialize;
-use vyre::paths::VyreHome;
+use vyre::kernel::paths::VyreHome;
 
 pub const DEFAULT_SHORTCUT: &str = "Alt+Space";
 

@@ -15,8 +15,8 @@ use hyper::Method;
 use serde_json::{Value, json};
 use tauri::webview::cookie::{Cookie, SameSite};
 use tauri::{Runtime, WebviewWindow};
-use vyre::client::Client;
-use vyre::paths::VyreHome;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::Client;
 
 const COOKIE: &str = "vyre_device";
 /// The user agent the link is spent with; vyred names the device after it.

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Runtime};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 pub const OPEN: &str = "open";
 pub const LUMEN: &str = "lumen";

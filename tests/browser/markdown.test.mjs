@@ -17,7 +17,7 @@ const UI = join(ROOT, 'ui');
 const DIST = join(UI, 'dist-fixtures');
 const WIDE = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
-/** vyred's CSP for the app (daemon/src/api/app.rs). */
+/** vyred's CSP for the app (daemon/src/surfaces/api/app.rs). */
 const CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
 

@@ -32,7 +32,7 @@ pub(crate) fn terminal_session(r: &Rig, folder: &Path, id: &str, prompt: &str) {
 
 /// Make a transcript look quiet for a minute, as if its terminal turn ended long ago.
 pub(crate) fn quiet(r: &Rig, id: &str) {
-    let path = vyre::transcripts::find(&r.home.dir.join("home"), id).unwrap();
+    let path = vyre::kernel::transcripts::find(&r.home.dir.join("home"), id).unwrap();
     std::fs::File::options()
         .write(true)
         .open(path)

@@ -275,7 +275,7 @@ async fn limited_rig(
 ) -> (
     crate::support::TempHome,
     crate::support::InProcess,
-    vyre::client::Client,
+    vyre::surfaces::client::Client,
 ) {
     let (home, vyred, sock, _work) = rig_with_cli(name, LIMITED_CLI).await;
     for (item, value) in [

@@ -314,7 +314,7 @@ async fn malformed_and_hostile_requests_get_a_clear_4xx_and_vyred_stays_healthy(
     });
     assert!(cases.len() >= 15);
 
-    let raw = vyre::client::Client::http(vyred.http, None);
+    let raw = vyre::surfaces::client::Client::http(vyred.http, None);
     for case in cases {
         let mut headers: Vec<(&str, &str)> =
             case.headers.iter().map(|(k, v)| (*k, v.as_str())).collect();

@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::contracts::provider::Credential;
-use vyre::contracts::secret::Secret;
-use vyre::sessions::claude::{ClaudeOptions, ClaudeProcess, PINNED_VERSION};
-use vyre::sessions::wire::Incoming;
+use vyre::kernel::contracts::provider::Credential;
+use vyre::kernel::contracts::secret::Secret;
+use vyre::modules::sessions::claude::{ClaudeOptions, ClaudeProcess, PINNED_VERSION};
+use vyre::modules::sessions::wire::Incoming;
 
 use crate::fake_api::FakeApi;
 use crate::support::TempHome;
@@ -59,7 +59,7 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
 }
 
 fn uuid() -> String {
-    vyre::ids::uuid_v4()
+    vyre::kernel::ids::uuid_v4()
 }
 
 /// Messages until a `result`, answering permission questions with `answer`.
@@ -185,26 +185,26 @@ async fn a_tool_call_asks_and_its_bash_sees_no_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn the_claude_driver_passes_the_provider_contract() {
-    use vyre::contracts::provider::Launch;
-    use vyre::sessions::claude_provider::ClaudeProvider;
-    use vyre::sessions::conformance::{Script, conform};
+    use vyre::kernel::contracts::provider::Launch;
+    use vyre::modules::sessions::claude_provider::ClaudeProvider;
+    use vyre::modules::sessions::conformance::{Script, conform};
     let bin = claude_bin();
     let home = TempHome::new("claude-conform");
     let api = FakeApi::start().await;
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let provider = ClaudeProvider {
-        cli: std::sync::Arc::new(vyre::sessions::cli::ClaudeCli::at(
+        cli: std::sync::Arc::new(vyre::modules::sessions::claude_cli::ClaudeCli::at(
             bin,
             home.dir.join("home"),
         )),
         base_url: Some(api.url()),
         home: home.dir.join("home"),
         // Contained as vyred contains them: in a sandbox that hides VYRE_HOME.
-        contain: std::sync::Arc::new(vyre::sessions::sandbox::Contain::new(
-            vyre::sessions::sandbox::Wanted::Auto,
+        contain: std::sync::Arc::new(vyre::modules::sessions::sandbox::Contain::new(
+            vyre::modules::sessions::sandbox::Wanted::Auto,
             None,
-            vyre::sessions::sandbox::hidden_paths(&home.vyre_home()),
+            vyre::modules::sessions::sandbox::hidden_paths(&home.vyre_home()),
             vec![],
         )),
     };

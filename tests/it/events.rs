@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::client::EventStream;
+use vyre::surfaces::client::EventStream;
 
 use crate::support::*;
 
@@ -67,7 +67,7 @@ async fn a_client_that_disconnects_and_resumes_misses_nothing_and_gets_nothing_t
 }
 
 /// The types of the events a replay-only stream with `query` sends.
-async fn replayed_types(client: &vyre::client::Client, query: &str) -> Vec<String> {
+async fn replayed_types(client: &vyre::surfaces::client::Client, query: &str) -> Vec<String> {
     let mut stream = client.events(query, None).await.unwrap();
     let mut kinds = Vec::new();
     while let Some(Ok(msg)) = stream.next().await {

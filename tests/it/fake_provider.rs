@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-use vyre::contracts::provider::{
+use vyre::kernel::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, Priority, ProcessIds, Provider,
     ProviderError, Question, Session,
 };
-use vyre::modules::{Ctx, Module, StartFuture};
-use vyre::sessions::spawn::{self, SpawnSpec, Spawned};
+use vyre::kernel::module::{Ctx, Module, StartFuture};
+use vyre::modules::sessions::spawn::{self, SpawnSpec, Spawned};
 
 pub struct FakeProvider {
     pub name: String,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::claude_e2e::claude_bin;
 use crate::fake_api::FakeApi;
@@ -17,7 +17,7 @@ use crate::threads_e2e::{KEY, Rig, events_until, of_type, rig, start_thread};
 /// A send that makes a new turn; the events until that turn's `thread.finished`.
 async fn turn(
     r: &Rig,
-    stream: &mut vyre::client::EventStream,
+    stream: &mut vyre::surfaces::client::EventStream,
     thread: &str,
     text: &str,
 ) -> Vec<Value> {
@@ -248,7 +248,7 @@ async fn an_api_rate_limit_is_a_thread_limit_and_no_fallback_on_the_api_key() {
     r.vyred.stop().await;
 }
 
-async fn drain(mut stream: vyre::client::EventStream) -> Vec<Value> {
+async fn drain(mut stream: vyre::surfaces::client::EventStream) -> Vec<Value> {
     let mut out = vec![];
     while let Some(Ok(m)) = stream.next().await {
         out.push(serde_json::from_str(&m.data).unwrap());

@@ -57,7 +57,7 @@ fn sigterm_under_a_load_of_emits_loses_no_committed_event() {
     // Eight writers add devices (each commits a row and a device.added event) as fast as they can.
     let writers: Vec<_> = (0..8)
         .map(|w| {
-            let client = vyre::client::Client::socket(&socket);
+            let client = vyre::surfaces::client::Client::socket(&socket);
             let stop = stop.clone();
             rt.spawn(async move {
                 let mut acked = Vec::new();
@@ -153,7 +153,7 @@ fn up_starts_vyred_in_the_background_and_down_stops_it() {
     let text = String::from_utf8_lossy(&status.stdout);
     assert!(text.contains("role box"), "{text}");
     assert!(text.contains("system       started"), "{text}");
-    let pid = vyre::lock::holder(&home.home().lock_file()).unwrap();
+    let pid = vyre::kernel::lock::holder(&home.home().lock_file()).unwrap();
 
     let down = home.vyre(&["down"]);
     assert!(

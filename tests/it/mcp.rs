@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::support::*;
 use crate::threads_e2e::{events_until, of_type, rig_with_harness};
@@ -52,7 +52,7 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .open("t-mcp")
         .unwrap()
@@ -152,7 +152,7 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
 
     vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .close("t-mcp");
     assert!(!socket.exists());

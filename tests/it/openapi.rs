@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
-use vyre::config::Role;
+use vyre::kernel::config::Role;
 
 use crate::support::*;
 

@@ -17,7 +17,7 @@ async fn mac_and_box() -> (TempHome, InProcess, TempHome, InProcess) {
     )
     .unwrap();
     let mac = InProcess::start_with(&mac_home, vec![], |o| {
-        o.role = Some(vyre::config::Role::Local)
+        o.role = Some(vyre::kernel::config::Role::Local)
     })
     .await;
     (box_home, the_box, mac_home, mac)

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::contracts::provider::Launch;
-use vyre::modules::Module;
-use vyre::sessions::conformance::{Script, conform};
+use vyre::kernel::contracts::provider::Launch;
+use vyre::kernel::module::Module;
+use vyre::modules::sessions::conformance::{Script, conform};
 
 use crate::fake_provider::{FakeProvider, FakeProviderModule};
 use crate::support::*;
@@ -30,7 +30,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         mode: "default".into(),
         append_system_prompt: None,
         system_prompt_snapshot: None,
-        credential: vyre::contracts::provider::Credential::Login,
+        credential: vyre::kernel::contracts::provider::Credential::Login,
         budget_usd: None,
         plugin_dirs: vec![],
         env: vec![],
@@ -180,7 +180,7 @@ async fn fake_rig(
 ) -> (
     TempHome,
     InProcess,
-    vyre::client::Client,
+    vyre::surfaces::client::Client,
     std::path::PathBuf,
 ) {
     let home = TempHome::new(name);
@@ -206,7 +206,7 @@ async fn fake_rig(
 }
 
 async fn next_of(
-    stream: &mut vyre::client::EventStream,
+    stream: &mut vyre::surfaces::client::EventStream,
     kind: &str,
     thread: Option<&str>,
 ) -> Value {

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::threads_e2e::{events_until, of_type, rig, start_thread};
 

@@ -10,23 +10,23 @@ use axum::http::{Method, Request};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-use vyre::api::Peer;
 use vyre::kernel::Kernel;
+use vyre::surfaces::api::Peer;
 
 use crate::support::TempHome;
 
 /// A kernel on a fresh home: its store and devices, nothing started.
 async fn kernel(home: &TempHome) -> Kernel {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = vyre::config::LoadedConfig {
+    let config = vyre::kernel::config::LoadedConfig {
         config: Default::default(),
         file: None,
         warnings: vec![],
     };
     Kernel::open(
-        vyre::paths::VyreHome::at(home.vyre_home()),
+        vyre::kernel::paths::VyreHome::at(home.vyre_home()),
         config,
-        vyre::config::Role::Box,
+        vyre::kernel::config::Role::Box,
     )
     .await
     .unwrap()
@@ -50,7 +50,7 @@ async fn send(
     let mut req = req.body(Body::from(body)).unwrap();
     let client: SocketAddr = "127.0.0.1:50000".parse().unwrap();
     req.extensions_mut().insert(ConnectInfo(Peer::Tcp(client)));
-    let res = vyre::api::router(k.clone(), None)
+    let res = vyre::surfaces::api::router(k.clone(), None)
         .oneshot(req)
         .await
         .unwrap();
@@ -136,7 +136,7 @@ async fn a_page_of_another_site_or_name_is_refused_before_any_credential_is_read
         .unwrap();
     req.extensions_mut()
         .insert(ConnectInfo(Peer::Tcp("127.0.0.1:50001".parse().unwrap())));
-    let res = vyre::api::router(k.clone(), None)
+    let res = vyre::surfaces::api::router(k.clone(), None)
         .oneshot(req)
         .await
         .unwrap();
@@ -159,7 +159,10 @@ async fn wrong_paths_methods_and_bodies_get_json_errors() {
     assert_eq!(status, 405, "{body}");
     assert!(!code(&body).is_empty(), "a JSON error: {body}");
 
-    let huge = format!("{{\"text\": \"{}\"}}", "x".repeat(vyre::api::MAX_BODY + 1));
+    let huge = format!(
+        "{{\"text\": \"{}\"}}",
+        "x".repeat(vyre::surfaces::api::MAX_BODY + 1)
+    );
     let (status, body) = send(
         &k,
         Method::POST,
@@ -175,7 +178,7 @@ async fn wrong_paths_methods_and_bodies_get_json_errors() {
     assert_eq!((status, code(&body)), (503, "app_not_built"), "{body}");
 }
 
-/// The tools' published schemas are the check their input gets (daemon/src/tools/input.rs): an
+/// The tools' published schemas are the check their input gets (daemon/src/kernel/tools/input/): an
 /// input too long, of the wrong pattern, out of range or missing what its kind needs is refused
 /// with `400 invalid_input` naming the field and the rule, before the tool runs; and the same
 /// rule is in the schema that `GET /v1/openapi.json` and `/v1/tools` publish.
@@ -184,11 +187,11 @@ async fn input_that_breaks_a_tools_published_schema_is_refused_naming_the_field_
     let home = TempHome::new("router-schema");
     let k = kernel(&home).await;
     let light = ["system", "devices", "vault"];
-    let modules = vyre::builtin::modules(&k)
+    let modules = vyre::modules::modules(&k)
         .into_iter()
         .filter(|m| light.contains(&m.name()))
         .collect();
-    vyre::modules::load_all(&k, modules).await;
+    vyre::kernel::module::load_all(&k, modules).await;
     let (_, token) = k.devices().add("laptop", "cli").await.unwrap();
     let bearer = format!("Bearer {token}");
     let auth = [
@@ -217,7 +220,7 @@ async fn input_that_breaks_a_tools_published_schema_is_refused_naming_the_field_
             serde_json::json!({ "name": "   " }),
             "name: must be printable text that is not only white space",
             "/properties/name/pattern",
-            serde_json::json!(vyre::tools::shape::LABEL),
+            serde_json::json!(vyre::kernel::tools::shape::LABEL),
         ),
         (
             "system.events",
@@ -231,7 +234,7 @@ async fn input_that_breaks_a_tools_published_schema_is_refused_naming_the_field_
             serde_json::json!({ "name": "a/b", "value": "hunter2-fake" }),
             "name: must not contain / or \\",
             "/properties/name/pattern",
-            serde_json::json!(vyre::tools::shape::ITEM),
+            serde_json::json!(vyre::kernel::tools::shape::ITEM),
         ),
         (
             "vault.put",

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::Client;
 use vyre::daemon::{Daemon, DaemonOptions};
 use vyre::kernel::Kernel;
-use vyre::modules::Module;
-use vyre::paths::VyreHome;
+use vyre::kernel::module::Module;
+use vyre::kernel::paths::VyreHome;
+use vyre::surfaces::client::Client;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_vyre");
 
@@ -372,11 +372,11 @@ impl Module for Probe {
     fn manifest(&self) -> &str {
         &self.manifest
     }
-    fn start(&self, ctx: vyre::modules::Ctx) -> vyre::modules::StartFuture {
-        use vyre::events::NewEvent;
-        use vyre::modules::ToolDef;
-        use vyre::store::Migration;
-        use vyre::tools::ToolError;
+    fn start(&self, ctx: vyre::kernel::module::Ctx) -> vyre::kernel::module::StartFuture {
+        use vyre::kernel::events::NewEvent;
+        use vyre::kernel::module::ToolDef;
+        use vyre::kernel::store::Migration;
+        use vyre::kernel::tools::ToolError;
         let start = self.start;
         let name = self.name.clone();
         Box::pin(async move {
@@ -438,7 +438,7 @@ impl Module for Probe {
                                 tx.emit(NewEvent::new("probe.pinged", json!({ "note": id })))?;
                                 if input.loud {
                                     // A failure after the insert and the emit: both must vanish.
-                                    return Err(vyre::store::StoreError::Refused(
+                                    return Err(vyre::kernel::store::StoreError::Refused(
                                         "too loud".into(),
                                     ));
                                 }
@@ -500,7 +500,7 @@ impl Module for Probe {
             let heard = Arc::new(std::sync::atomic::AtomicU64::new(0));
             let counter = heard.clone();
             ctx.events().on(
-                vyre::events::Filter {
+                vyre::kernel::events::Filter {
                     types: vec!["probe.pinged".into()],
                     ..Default::default()
                 },

@@ -22,7 +22,7 @@ async fn a_resume_without_its_transcript_is_refused_and_offers_a_new_thread() {
         .call("threads.stop", &json!({ "thread": thread }))
         .await
         .unwrap();
-    let transcript = vyre::transcripts::find(&r.home.dir.join("home"), &thread)
+    let transcript = vyre::kernel::transcripts::find(&r.home.dir.join("home"), &thread)
         .expect("the CLI wrote a transcript");
     std::fs::remove_file(&transcript).unwrap();
 

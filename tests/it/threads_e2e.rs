@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::client::{Client, EventStream};
+use vyre::surfaces::client::{Client, EventStream};
 
 use crate::claude_e2e::claude_bin;
 use crate::fake_api::FakeApi;

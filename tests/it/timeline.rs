@@ -3,7 +3,7 @@
 //! `thread.item`/`thread.text` events after it.
 
 use serde_json::{Value, json};
-use vyre::client::EventStream;
+use vyre::surfaces::client::EventStream;
 
 use crate::adopt::{quiet, terminal_session, wait_sessions};
 use crate::support::*;
@@ -62,7 +62,7 @@ fn apply(items: &mut Vec<Value>, e: &Value) {
     }
 }
 
-async fn timeline(r: &vyre::client::Client, thread: &str) -> Value {
+async fn timeline(r: &vyre::surfaces::client::Client, thread: &str) -> Value {
     r.call(
         "threads.timeline",
         &json!({ "thread": thread, "limit": 500 }),

@@ -329,7 +329,7 @@ fn no_value_shows_anywhere_after_a_full_scenario() {
         .enable_all()
         .build()
         .unwrap();
-    let http = vyre::client::Client::http(home.http_addr(), Some(token));
+    let http = vyre::surfaces::client::Client::http(home.http_addr(), Some(token));
     rt.block_on(async {
         for tool in [
             "vault.list",

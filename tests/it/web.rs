@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 struct Browser {
-    client: vyre::client::Client,
+    client: vyre::surfaces::client::Client,
     cookie: Option<String>,
     /// The key Vyre's page keeps in its origin's storage and sends as `X-Vyre-Key`.
     key: Option<String>,

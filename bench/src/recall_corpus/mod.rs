@@ -389,7 +389,7 @@ fn queries(vocab: &Vocabulary) -> Vec<Query> {
 mod tests {
     use super::lines::iso;
     use super::*;
-    use vyre::transcripts::{line, tail};
+    use vyre::kernel::transcripts::{line, tail};
 
     #[test]
     fn formats_times() {

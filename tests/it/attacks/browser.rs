@@ -15,7 +15,7 @@ use crate::support::*;
 /// A browser as the HTTP layer sees it: its cookie, and the key Vyre's own page keeps in its
 /// origin's storage (sent as `X-Vyre-Key`), both taken from the redeem answer.
 pub(super) struct Browser {
-    pub client: vyre::client::Client,
+    pub client: vyre::surfaces::client::Client,
     pub cookie: Option<String>,
     pub key: Option<String>,
 }
@@ -23,7 +23,7 @@ pub(super) struct Browser {
 impl Browser {
     pub fn new(addr: std::net::SocketAddr) -> Browser {
         Browser {
-            client: vyre::client::Client::http(addr, None),
+            client: vyre::surfaces::client::Client::http(addr, None),
             cookie: None,
             key: None,
         }
@@ -103,7 +103,7 @@ pub(super) fn token_of(link: &Value) -> String {
 }
 
 /// The newest event's id, to check later that an attack added none.
-pub(super) async fn newest_event(person: &vyre::client::Client) -> i64 {
+pub(super) async fn newest_event(person: &vyre::surfaces::client::Client) -> i64 {
     let newest = person
         .call("system.events", &json!({ "limit": 1 }))
         .await
@@ -112,7 +112,7 @@ pub(super) async fn newest_event(person: &vyre::client::Client) -> i64 {
 }
 
 /// The types of the events after `id`.
-pub(super) async fn events_after(person: &vyre::client::Client, id: i64) -> Vec<String> {
+pub(super) async fn events_after(person: &vyre::surfaces::client::Client, id: i64) -> Vec<String> {
     let events = person
         .call("system.events", &json!({ "limit": 1000 }))
         .await
@@ -127,7 +127,9 @@ pub(super) async fn events_after(person: &vyre::client::Client, id: i64) -> Vec<
 }
 
 /// The devices, as `(name, kind, revoked)`.
-pub(super) async fn devices(person: &vyre::client::Client) -> Vec<(String, String, bool)> {
+pub(super) async fn devices(
+    person: &vyre::surfaces::client::Client,
+) -> Vec<(String, String, bool)> {
     let list = person.call("devices.list", &json!({})).await.unwrap();
     list.as_array()
         .unwrap()
@@ -205,7 +207,7 @@ async fn the_cookie_another_loopback_port_receives_calls_nothing() {
     assert_eq!(body["data"]["device"], Value::Null, "{body}");
 
     // As a bearer token: refused, whatever it is sent with.
-    let bearer = vyre::client::Client::http(vyred.http, Some(leaked.clone()));
+    let bearer = vyre::surfaces::client::Client::http(vyred.http, Some(leaked.clone()));
     for tool in ["threads.list", "devices.add", "system.status"] {
         let input = if tool == "devices.add" {
             json!({ "name": "mallory" })
@@ -338,7 +340,7 @@ async fn a_browser_signed_in_before_keys_must_sign_in_again() {
     let (_, session) = old.request(Method::GET, "/v1/session", None).await;
     assert_eq!(session["data"]["kind"], Value::Null);
     assert_eq!(session["data"]["problem"]["code"], "invalid_credential");
-    let bearer = vyre::client::Client::http(vyred.http, Some(cookie));
+    let bearer = vyre::surfaces::client::Client::http(vyred.http, Some(cookie));
     let err = bearer.call("threads.list", &json!({})).await.unwrap_err();
     assert_eq!(err.code(), Some("browser_credential"));
     // A fresh link signs it in again, with a key.

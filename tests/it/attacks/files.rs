@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::support::*;
 

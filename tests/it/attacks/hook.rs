@@ -204,7 +204,7 @@ async fn the_floors_deny_comes_from_vyred_and_a_terminal_without_vyre_is_left_al
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .open("t-hook-floor")
         .unwrap()
@@ -228,7 +228,7 @@ async fn the_floors_deny_comes_from_vyred_and_a_terminal_without_vyre_is_left_al
     );
     vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .close("t-hook-floor");
     vyred.stop().await;
@@ -302,7 +302,7 @@ async fn a_box_sessions_user_reaches_its_own_socket_and_no_other_user_does() {
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .open("t-box")
         .unwrap()
@@ -385,7 +385,7 @@ async fn a_box_sessions_user_reaches_its_own_socket_and_no_other_user_does() {
 
     vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .close("t-box");
     vyred.stop().await;

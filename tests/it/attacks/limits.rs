@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use vyre::modules::{Module, ToolDef};
-use vyre::tools::ToolError;
+use vyre::kernel::module::{Module, ToolDef};
+use vyre::kernel::tools::ToolError;
 
 use crate::support::*;
 
@@ -118,7 +118,7 @@ impl Module for Waiter {
         r#"{"name": "waiter", "version": "0.1.0", "roles": ["box", "local"],
             "does": {"tools": ["waiter.spin", "waiter.sleep"]}}"#
     }
-    fn start(&self, ctx: vyre::modules::Ctx) -> vyre::modules::StartFuture {
+    fn start(&self, ctx: vyre::kernel::module::Ctx) -> vyre::kernel::module::StartFuture {
         let waited = self.0.clone();
         Box::pin(async move {
             let (c, w) = (ctx.clone(), waited.clone());

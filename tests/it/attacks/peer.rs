@@ -164,7 +164,7 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn an_uncontained_sessions_fork_tricks_are_still_refused() {
-    if !python() || vyre::sessions::spawn::find_tini().is_none() {
+    if !python() || vyre::modules::sessions::spawn::find_tini().is_none() {
         eprintln!("skipped: needs python3 and tini");
         return;
     }
@@ -189,7 +189,7 @@ async fn an_uncontained_sessions_fork_tricks_are_still_refused() {
 /// namespace is a live session's), and a session's own socket serves no other session.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn namespaces_and_groups_decide_who_is_calling() {
-    let Some(bwrap) = vyre::sessions::sandbox::find_bwrap() else {
+    let Some(bwrap) = vyre::modules::sessions::sandbox::find_bwrap() else {
         eprintln!("skipped: bubblewrap is not installed");
         return;
     };
@@ -231,7 +231,7 @@ async fn namespaces_and_groups_decide_who_is_calling() {
     // A session's own socket, reached by a process of another live session.
     let kernel = &vyred.kernel;
     let theirs = kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .open("thread-theirs")
         .unwrap()
@@ -240,14 +240,14 @@ async fn namespaces_and_groups_decide_who_is_calling() {
     kernel
         .session_processes()
         .register("thread-mine", pgid, pgid);
-    let err = vyre::client::Client::socket(&theirs)
+    let err = vyre::surfaces::client::Client::socket(&theirs)
         .call("probe.echo", &json!({ "text": "who" }))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("not_your_socket"), "{err}");
     kernel.session_processes().unregister("thread-mine");
     // A person of vyred's user on it is that session, no more.
-    let me = vyre::client::Client::socket(&theirs)
+    let me = vyre::surfaces::client::Client::socket(&theirs)
         .call("probe.echo", &json!({ "text": "who" }))
         .await
         .unwrap();
@@ -256,7 +256,7 @@ async fn namespaces_and_groups_decide_who_is_calling() {
         json!({ "kind": "session", "thread": "thread-theirs" })
     );
     kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .close("thread-theirs");
     vyred.stop().await;

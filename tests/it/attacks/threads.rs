@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use vyre::client::Client;
+use vyre::surfaces::client::Client;
 
 use crate::support::*;
 use crate::threads_e2e::{Rig, allow_until_finished, events_until, of_type, rig};
@@ -547,7 +547,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
     let vyred = InProcess::start(&home, vec![]).await;
     let socket = vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .open("t-listing")
         .unwrap()
@@ -643,7 +643,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
     assert!(all.as_array().unwrap().len() > expected.len() + 20);
     vyred
         .kernel
-        .get::<dyn vyre::contracts::sockets::SessionSockets>()
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
         .unwrap()
         .close("t-listing");
     vyred.stop().await;

@@ -1,7 +1,7 @@
 // The onboarding's steps, once for the whole app: their names (what vyred's onboarding tools
 // take and what `onboarding.state` reports), their order and their titles. The onboarding
 // screens, the step components and Settings read them from here, and types.ts's StepName is
-// derived from them. vyred keeps its own list (daemon/src/onboarding/mod.rs, STEPS and the
+// derived from them. vyred keeps its own list (daemon/src/modules/onboarding/mod.rs, STEPS and the
 // steps' schema pattern): test/onboarding.test.mjs reads it from the Rust source and fails when
 // the two disagree.
 

@@ -1,0 +1,580 @@
+//! `VYRE_HOME/config.json` (spec section 4) and the environment overrides.
+//!
+//! Every key is optional. An unknown key is a warning, never fatal; invalid JSON is an error that
+//! names the file, line and column. `VYRE_PORT` and `VYRE_ROLE` override the file (`VYRE_HOME`
+//! itself is resolved in [`crate::kernel::paths`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which machine this vyred runs on; decides which modules start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The server, usually in Docker.
+    Box,
+    /// The Mac (or any desktop), embedded in the app.
+    Local,
+}
+
+impl Role {
+    /// The default when neither config nor environment says: `local` on a Mac, `box` elsewhere.
+    pub fn platform_default() -> Self {
+        if cfg!(target_os = "macos") {
+            Role::Local
+        } else {
+            Role::Box
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Box => "box",
+            Role::Local => "local",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "box" => Ok(Role::Box),
+            "local" => Ok(Role::Local),
+            other => Err(format!("role must be \"box\" or \"local\", not {other:?}")),
+        }
+    }
+}
+
+impl clap::ValueEnum for Role {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[Role::Box, Role::Local]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ModulesConfig {
+    /// Optional modules to start in addition to the role's defaults.
+    pub enable: Vec<String>,
+    /// Modules never to start.
+    pub disable: Vec<String>,
+}
+
+/// The settings file as written by the user. Sections owned by later modules (`sessions`,
+/// `network`, `me`) are kept as JSON for those modules to read.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Config {
+    pub name: Option<String>,
+    pub role: Option<Role>,
+    pub port: Option<u16>,
+    /// The address the HTTP listener binds: loopback unless said (a container binds all of its
+    /// own interfaces, published on the host's loopback only).
+    pub bind: Option<std::net::IpAddr>,
+    pub projects_dir: Option<String>,
+    pub roots: Vec<String>,
+    pub me: Option<Value>,
+    pub transcripts: Option<Vec<String>>,
+    pub modules: ModulesConfig,
+    pub network: Option<Value>,
+    /// How Claude Code sessions run (ADR 0030); checked when the file loads.
+    pub sessions: SessionsConfig,
+    /// The vault's settings: `keystore` is `file` or `keychain`.
+    pub vault: Option<Value>,
+    /// The log filter, e.g. "info" or "vyre=debug" (`RUST_LOG` wins).
+    pub log: Option<String>,
+    /// Bounds on what a caller can make vyred hold: connections, their timeouts, event streams.
+    pub limits: LimitsConfig,
+}
+
+/// The `limits` section (issue 17: bounded work per request). Checked as the file loads.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LimitsConfig {
+    /// Seconds a connection has to send a request's headers, and may stay idle between two
+    /// requests, before it is closed.
+    #[serde(deserialize_with = "seconds")]
+    pub header_timeout_s: Option<f64>,
+    /// Open connections per listener (the socket, loopback HTTP, each session's socket).
+    #[serde(deserialize_with = "count")]
+    pub connections: Option<u32>,
+    /// Open event streams per caller (a device, the socket's user, a session).
+    #[serde(deserialize_with = "count")]
+    pub streams: Option<u32>,
+}
+
+impl LimitsConfig {
+    /// `limits.header_timeout_s`, default 10 s.
+    pub fn header_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.header_timeout_s.unwrap_or(10.0))
+    }
+    /// `limits.connections`, default 256.
+    pub fn connections(&self) -> usize {
+        self.connections.unwrap_or(256) as usize
+    }
+    /// `limits.streams`, default 16.
+    pub fn streams(&self) -> usize {
+        self.streams.unwrap_or(16) as usize
+    }
+}
+
+/// The `sessions` section. Every key is optional; the numbers are checked as the file loads, so
+/// a bad limit stops vyred with the file, line and reason instead of misbehaving later.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SessionsConfig {
+    /// `installed`, `bundled` or a path to the CLI.
+    pub claude: Option<String>,
+    pub base_url: Option<String>,
+    pub home: Option<String>,
+    /// `login`, `setup-token` or `api-key` (checked by the vault's auth, which names the choices).
+    pub auth: Option<String>,
+    /// A model per purpose.
+    pub models: std::collections::BTreeMap<String, String>,
+    /// Minutes before an idle session is closed; 0 keeps sessions until stopped.
+    #[serde(deserialize_with = "minutes")]
+    pub idle_minutes: Option<f64>,
+    /// Live sessions at most.
+    #[serde(deserialize_with = "at_least_one")]
+    pub max_live: Option<u32>,
+    /// Concurrency slots (ADR 0030 section 12).
+    pub slots: SlotsConfig,
+    /// Load the harness plugin (hooks, Vyre's MCP tools) into owned sessions; default true.
+    pub harness: Option<bool>,
+    /// Run sessions as this user id and group id (the box: a user that cannot open vyred's
+    /// socket; ADR 0013). Needs the privilege to switch (CAP_SETUID, CAP_SETGID, CAP_KILL).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// Where the sessions' own sockets are made: a folder the sessions' group can reach, since
+    /// `VYRE_HOME` is vyred's alone. Default `VYRE_HOME/s`.
+    pub socket_dir: Option<String>,
+    /// How sessions are contained (ADR 0014): `auto` (the default: the sessions' own user when
+    /// `uid` is set, else a bubblewrap sandbox; sessions do not start without one), `sandbox`,
+    /// or `none` (sessions run as vyred's user, uncontained).
+    pub containment: Option<String>,
+}
+
+/// How many teammates and subagents may run at once, for the whole machine and per project.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SlotsConfig {
+    #[serde(deserialize_with = "at_least_one")]
+    pub subagent: Option<u32>,
+    #[serde(deserialize_with = "at_least_one")]
+    pub teammate: Option<u32>,
+    pub per_project: ProjectSlots,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ProjectSlots {
+    #[serde(deserialize_with = "at_least_one")]
+    pub subagent: Option<u32>,
+    #[serde(deserialize_with = "at_least_one")]
+    pub teammate: Option<u32>,
+}
+
+impl SessionsConfig {
+    /// `sessions.idle_minutes`, default 10; `None` when idle closing is off.
+    pub fn idle_after(&self) -> Option<std::time::Duration> {
+        match self.idle_minutes.unwrap_or(10.0) {
+            0.0 => None,
+            m => Some(std::time::Duration::from_secs_f64(m * 60.0)),
+        }
+    }
+    /// `sessions.max_live`, default 6.
+    pub fn max_live(&self) -> usize {
+        self.max_live.unwrap_or(6) as usize
+    }
+}
+
+/// A count that must be a whole number of at least 1: a limit of 0 would refuse everything.
+fn at_least_one<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if n < 1.0 || n.fract() != 0.0 || n > f64::from(u32::MAX) {
+        return Err(D::Error::custom(format!(
+            "must be a whole number of at least 1, not {n} (a limit of 0 or less would refuse every session)"
+        )));
+    }
+    Ok(Some(n as u32))
+}
+
+/// Minutes: a number of at least 0, and small enough to be a [`std::time::Duration`] (a larger
+/// one made `idle_after` panic as the sessions module started).
+fn minutes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if !(n >= 0.0 && n.is_finite()) {
+        return Err(D::Error::custom(format!(
+            "must be a number of minutes of at least 0 (0 keeps sessions until stopped), not {n}"
+        )));
+    }
+    if std::time::Duration::try_from_secs_f64(n * 60.0).is_err() {
+        return Err(D::Error::custom(format!(
+            "must be a number of minutes small enough to be a time, not {n}"
+        )));
+    }
+    Ok(Some(n))
+}
+
+/// A limit: a whole number of at least 1 (0 would refuse every connection or stream).
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if n < 1.0 || n.fract() != 0.0 || n > f64::from(u32::MAX) {
+        return Err(D::Error::custom(format!(
+            "must be a whole number of at least 1, not {n} (a limit of 0 would refuse everything)"
+        )));
+    }
+    Ok(Some(n as u32))
+}
+
+/// A timeout in seconds: above 0 and at most a day.
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use serde::de::Error;
+    let n = f64::deserialize(d)?;
+    if !(n > 0.0 && n <= 86_400.0) {
+        return Err(D::Error::custom(format!(
+            "must be a number of seconds above 0 and at most 86400, not {n}"
+        )));
+    }
+    Ok(Some(n))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{var}: {message}")]
+    Env { var: &'static str, message: String },
+}
+
+/// The configuration in force, with what was odd about it.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    pub config: Config,
+    /// The file it came from, when one exists.
+    pub file: Option<PathBuf>,
+    /// Unknown keys and similar, to log and show in `vyre doctor`.
+    pub warnings: Vec<String>,
+}
+
+impl LoadedConfig {
+    /// The role in force: config, then `VYRE_ROLE` (already applied), then the platform default.
+    pub fn role(&self) -> Role {
+        self.config.role.unwrap_or_else(Role::platform_default)
+    }
+    /// The HTTP port in force; 0 asks for any free port.
+    pub fn port(&self) -> u16 {
+        self.config.port.unwrap_or(DEFAULT_PORT)
+    }
+    /// The address the HTTP listener binds: `bind`/`VYRE_BIND`, else 127.0.0.1.
+    pub fn bind(&self) -> std::net::IpAddr {
+        self.config
+            .bind
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST))
+    }
+}
+
+/// The loopback HTTP port when nothing says otherwise.
+pub const DEFAULT_PORT: u16 = 4477;
+
+/// Load `path` (a missing file is an empty config) and apply `VYRE_PORT` and `VYRE_ROLE`.
+pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    load_with_env(path, env)
+}
+
+/// [`load`] with the environment given as a function, for tests.
+pub fn load_with_env(
+    path: &Path,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<LoadedConfig, ConfigError> {
+    let (mut loaded, file) = match std::fs::read_to_string(path) {
+        Ok(text) => (parse(path, &text)?, Some(path.to_path_buf())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => ((Config::default(), vec![]), None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if let Some(port) = env("VYRE_PORT") {
+        loaded.0.port = Some(port.parse().map_err(|_| ConfigError::Env {
+            var: "VYRE_PORT",
+            message: format!("must be a port number from 0 to 65535, not {port:?}"),
+        })?);
+    }
+    if let Some(bind) = env("VYRE_BIND") {
+        loaded.0.bind = Some(bind.parse().map_err(|_| ConfigError::Env {
+            var: "VYRE_BIND",
+            message: format!("must be an IP address such as 127.0.0.1 or 0.0.0.0, not {bind:?}"),
+        })?);
+    }
+    // The box image sets who sessions run as in its environment (ADR 0013).
+    for (var, slot) in [
+        ("VYRE_SESSIONS_UID", &mut loaded.0.sessions.uid),
+        ("VYRE_SESSIONS_GID", &mut loaded.0.sessions.gid),
+    ] {
+        if let Some(v) = env(var) {
+            *slot = Some(v.parse().map_err(|_| ConfigError::Env {
+                var,
+                message: format!("must be a numeric id, not {v:?}"),
+            })?);
+        }
+    }
+    if let Some(home) = env("VYRE_SESSIONS_HOME") {
+        loaded.0.sessions.home = Some(home);
+    }
+    if let Some(dir) = env("VYRE_SESSIONS_SOCKETS") {
+        loaded.0.sessions.socket_dir = Some(dir);
+    }
+    if let Some(role) = env("VYRE_ROLE") {
+        loaded.0.role = Some(role.parse().map_err(|message| ConfigError::Env {
+            var: "VYRE_ROLE",
+            message,
+        })?);
+    }
+    Ok(LoadedConfig {
+        config: loaded.0,
+        file,
+        warnings: loaded.1,
+    })
+}
+
+/// Parse the text of a config file: the config and one warning per unknown key.
+pub fn parse(path: &Path, text: &str) -> Result<(Config, Vec<String>), ConfigError> {
+    let mut unknown = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let config: Config = serde_ignored::deserialize(&mut de, |key| unknown.push(key.to_string()))
+        .and_then(|c| de.end().map(|()| c))
+        .map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: strip_position(&e.to_string()),
+        })?;
+    let warnings = unknown
+        .into_iter()
+        .map(|key| format!("{}: unknown key {key:?} is ignored", path.display()))
+        .collect();
+    Ok((config, warnings))
+}
+
+/// serde_json appends " at line L column C"; the error already carries both.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_string(),
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn a_missing_file_is_the_defaults() {
+        let loaded = load_with_env(Path::new("/nonexistent/vyre/config.json"), no_env).unwrap();
+        assert!(loaded.file.is_none());
+        assert_eq!(loaded.port(), DEFAULT_PORT);
+        assert_eq!(loaded.role(), Role::platform_default());
+        assert!(loaded.warnings.is_empty());
+    }
+
+    #[test]
+    fn unknown_keys_warn_and_known_keys_load() {
+        let (config, warnings) = parse(
+            Path::new("config.json"),
+            r#"{"name":"sam","role":"local","port":0,"colour":"red","modules":{"disable":["x"],"extra":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.role, Some(Role::Local));
+        assert_eq!(config.port, Some(0));
+        assert_eq!(config.modules.disable, vec!["x"]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("\"colour\""));
+        assert!(warnings[1].contains("\"modules.extra\""));
+    }
+
+    #[test]
+    fn invalid_json_names_file_line_and_column() {
+        let err = parse(Path::new("/h/config.json"), "{\n  \"port\": 1,\n  oops\n}").unwrap_err();
+        match &err {
+            ConfigError::Parse { line, column, .. } => assert_eq!((*line, *column), (3, 3)),
+            other => panic!("unexpected {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.starts_with("/h/config.json:3:3: "), "{text}");
+    }
+
+    #[test]
+    fn wrong_types_are_errors_with_a_position() {
+        let err = parse(Path::new("c.json"), r#"{"port": "high"}"#).unwrap_err();
+        assert!(err.to_string().starts_with("c.json:1:"), "{err}");
+        let err = parse(Path::new("c.json"), r#"{"role": "desk"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown variant"), "{err}");
+        let err = parse(Path::new("c.json"), r#"{} {}"#).unwrap_err();
+        assert!(err.to_string().contains("trailing"), "{err}");
+    }
+
+    #[test]
+    fn session_limits_are_checked_as_the_file_loads() {
+        let (config, warnings) = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"max_live": 3, "idle_minutes": 0.5, "slots": {"subagent": 2, "per_project": {"teammate": 1}}, "max_lvie": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(config.sessions.max_live(), 3);
+        assert_eq!(config.sessions.slots.subagent, Some(2));
+        assert_eq!(config.sessions.slots.per_project.teammate, Some(1));
+        assert_eq!(
+            config.sessions.idle_after(),
+            Some(std::time::Duration::from_secs(30))
+        );
+        assert!(warnings[0].contains("sessions.max_lvie"), "{warnings:?}");
+        assert_eq!(Config::default().sessions.max_live(), 6);
+        for bad in [
+            r#"{"sessions": {"max_live": 0}}"#,
+            r#"{"sessions": {"max_live": -2}}"#,
+            r#"{"sessions": {"max_live": 1.5}}"#,
+            r#"{"sessions": {"slots": {"subagent": 0}}}"#,
+        ] {
+            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+            assert!(err.starts_with("c.json:1:"), "{err}");
+            assert!(err.contains("at least 1"), "{err}");
+        }
+        let err = parse(Path::new("c.json"), r#"{"sessions": {"idle_minutes": -1}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at least 0"), "{err}");
+    }
+
+    #[test]
+    fn limits_have_defaults_and_are_checked_as_the_file_loads() {
+        let limits = Config::default().limits;
+        assert_eq!(limits.header_timeout(), std::time::Duration::from_secs(10));
+        assert_eq!((limits.connections(), limits.streams()), (256, 16));
+        let (config, _) = parse(
+            Path::new("c.json"),
+            r#"{"limits": {"header_timeout_s": 0.5, "connections": 8, "streams": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            config.limits.header_timeout(),
+            std::time::Duration::from_millis(500)
+        );
+        assert_eq!(
+            (config.limits.connections(), config.limits.streams()),
+            (8, 2)
+        );
+        for (bad, why) in [
+            (r#"{"limits": {"connections": 0}}"#, "at least 1"),
+            (r#"{"limits": {"streams": 2.5}}"#, "at least 1"),
+            (r#"{"limits": {"header_timeout_s": 0}}"#, "above 0"),
+            (
+                r#"{"limits": {"header_timeout_s": 1e300}}"#,
+                "at most 86400",
+            ),
+        ] {
+            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+            assert!(err.starts_with("c.json:1:") && err.contains(why), "{err}");
+        }
+    }
+
+    /// Found by the `config_json` fuzz target: a huge `idle_minutes` loaded, then
+    /// `Duration::from_secs_f64` panicked in `idle_after` as the sessions module started.
+    #[test]
+    fn idle_minutes_too_large_for_a_time_are_refused_as_the_file_loads() {
+        let err = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"idle_minutes": 1e300}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.starts_with("c.json:1:"), "{err}");
+        assert!(err.contains("small enough to be a time"), "{err}");
+        let (config, _) = parse(
+            Path::new("c.json"),
+            r#"{"sessions": {"idle_minutes": 1e15}}"#,
+        )
+        .unwrap();
+        assert!(config.sessions.idle_after().is_some());
+    }
+
+    #[test]
+    fn env_overrides_the_file() {
+        let dir = std::env::temp_dir().join(format!("vyre-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        std::fs::write(&path, r#"{"port": 5000, "role": "box"}"#).unwrap();
+        let env = |k: &str| match k {
+            "VYRE_PORT" => Some("0".to_string()),
+            "VYRE_ROLE" => Some("local".to_string()),
+            "VYRE_BIND" => Some("0.0.0.0".to_string()),
+            _ => None,
+        };
+        let loaded = load_with_env(&path, env).unwrap();
+        assert_eq!(loaded.port(), 0);
+        assert_eq!(loaded.role(), Role::Local);
+        assert!(loaded.bind().is_unspecified());
+        let bad_bind = |k: &str| (k == "VYRE_BIND").then(|| "everywhere".to_string());
+        let err = load_with_env(&path, bad_bind).unwrap_err();
+        assert!(err.to_string().starts_with("VYRE_BIND: "), "{err}");
+        let bad = |k: &str| (k == "VYRE_PORT").then(|| "eighty".to_string());
+        let err = load_with_env(&path, bad).unwrap_err();
+        assert!(err.to_string().starts_with("VYRE_PORT: "), "{err}");
+        // Who sessions run as, as the box image says it.
+        let image = |k: &str| match k {
+            "VYRE_SESSIONS_UID" => Some("10002".to_string()),
+            "VYRE_SESSIONS_GID" => Some("10002".to_string()),
+            "VYRE_SESSIONS_HOME" => Some("/home/vyre-session".to_string()),
+            "VYRE_SESSIONS_SOCKETS" => Some("/var/lib/vyre-sockets".to_string()),
+            _ => None,
+        };
+        let sessions = load_with_env(&path, image).unwrap().config.sessions;
+        assert_eq!((sessions.uid, sessions.gid), (Some(10002), Some(10002)));
+        assert_eq!(sessions.home.as_deref(), Some("/home/vyre-session"));
+        assert_eq!(
+            sessions.socket_dir.as_deref(),
+            Some("/var/lib/vyre-sockets")
+        );
+        let bad_uid = |k: &str| (k == "VYRE_SESSIONS_UID").then(|| "vyre-session".to_string());
+        let err = load_with_env(&path, bad_uid).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("VYRE_SESSIONS_UID: must be a numeric id"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

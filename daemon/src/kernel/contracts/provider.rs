@@ -1,0 +1,305 @@
+//! The provider contract (ADR 0030 section 2): what every driver gives the Switchboard. Claude
+//! Code is the first provider; others (Codex, ACP agents) arrive as modules that declare
+//! `"does": {"providers": [...]}` and register a [`Provider`].
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::secret::Secret;
+
+/// What a session runs on: how its credential reaches the provider's program.
+#[derive(Debug, Clone)]
+pub enum Credential {
+    /// Claude Code's own login on this machine; nothing is passed.
+    Login,
+    /// An API key, on fd 3 (`CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR`).
+    ApiKey(Secret),
+    /// A subscription's setup token, on fd 3 (`CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR`).
+    SetupToken(Secret),
+}
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a provider can do.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Capabilities {
+    pub streaming: bool,
+    pub resume: bool,
+    pub interrupt: bool,
+    pub modes: bool,
+    pub questions: bool,
+    pub transcripts: bool,
+}
+
+/// How to launch (or resume) one session.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub id: String,
+    pub resume: bool,
+    /// Start as a fork of this thread (a new id, a copy of its history).
+    pub fork_from: Option<String>,
+    /// Resume with the history cut after this message uuid (a rewind).
+    pub resume_at: Option<String>,
+    pub cwd: PathBuf,
+    pub model: Option<String>,
+    pub mode: String,
+    pub append_system_prompt: Option<String>,
+    /// `Some(false)`: render the system prompt fresh on every request instead of reusing the
+    /// one recorded in the transcript (which a resume would otherwise keep, append and all).
+    pub system_prompt_snapshot: Option<bool>,
+    pub credential: Credential,
+    pub budget_usd: Option<f64>,
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Extra `VYRE_*` variables for the child.
+    pub env: Vec<(String, std::ffi::OsString)>,
+    /// Where the provider records the session's processes (as thread `id`) the moment they
+    /// exist, before the session can run anything: the peer check names them from then on.
+    pub processes: Option<crate::kernel::peer::SessionProcesses>,
+}
+
+/// pid, process group and session of a live session's process.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema, PartialEq, Eq)]
+pub struct ProcessIds {
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    /// The pid namespace of the session's sandbox, when it runs in one (ADR 0014).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid_namespace: Option<u64>,
+}
+
+/// A permission question from the provider.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The provider's id for it, used to answer.
+    pub request: String,
+    /// `tool`, `question` (AskUserQuestion) or `plan` (ExitPlanMode).
+    pub kind: String,
+    pub tool: String,
+    pub tool_use_id: Option<String>,
+    pub input: Value,
+    pub description: Option<String>,
+    pub suggestions: Value,
+}
+
+/// What a session says, normalized across providers.
+#[derive(Debug, Clone)]
+pub enum Happening {
+    /// A model turn began streaming for the user message `uuid`.
+    TurnBegan {
+        uuid: Option<String>,
+    },
+    /// Text or reasoning, streamed (`delta`) or whole (`done`).
+    Text {
+        message: String,
+        block: u64,
+        delta: Option<String>,
+        done: bool,
+        reasoning: bool,
+    },
+    ToolStarted {
+        call: String,
+        name: String,
+        summary: String,
+        block: u64,
+        /// What the tool is given, whole (the Switchboard caps and masks it).
+        input: Value,
+        /// The Task/Agent call it runs inside, for a subagent's call.
+        parent: Option<String>,
+    },
+    ToolEnded {
+        call: String,
+        failed: bool,
+        /// What it gave back, as text (an image as `[image]`).
+        output: String,
+        /// The tool stopped because the turn was interrupted.
+        interrupted: bool,
+    },
+    Asked(Question),
+    /// The provider withdrew a question.
+    Withdrawn {
+        request: String,
+    },
+    /// A user message the provider took into the running turn.
+    Steered {
+        uuid: String,
+    },
+    Limit(Value),
+    /// The provider's API call failed and the provider tries again (`status`: the HTTP status,
+    /// none for a connection error).
+    Retry {
+        attempt: u64,
+        max_retries: u64,
+        delay_ms: u64,
+        status: Option<u64>,
+        error: String,
+    },
+    /// A subagent is about to start (tool call `call`) and waits for a slot; answer `request`
+    /// with `{"continue": true}` to let it go, or a PreToolUse deny.
+    SlotWanted {
+        request: String,
+        call: String,
+    },
+    /// Tool call `call` became a background task (a subagent, a long Bash).
+    TaskStarted {
+        call: String,
+    },
+    /// The task of tool call `call` ended.
+    TaskEnded {
+        call: String,
+    },
+    /// The turn is over.
+    Finished {
+        ok: bool,
+        canceled: bool,
+        error: Option<String>,
+        cost_usd: f64,
+        total_cost_usd: f64,
+        tokens: Value,
+    },
+    /// A line the provider could not be understood from; logged and skipped.
+    Garbage(String),
+}
+
+/// How a process ended.
+#[derive(Debug, Clone)]
+pub struct Exit {
+    pub status: Option<i32>,
+    pub signal: Option<i32>,
+    pub stderr: String,
+}
+
+impl Exit {
+    pub fn describe(&self) -> String {
+        match (self.status, self.signal) {
+            (Some(0), _) => "exited 0".into(),
+            (Some(code), _) => format!("exited {code}"),
+            (None, Some(sig)) => format!("exited by signal {sig}"),
+            _ => "exited".into(),
+        }
+    }
+}
+
+/// Why a provider could not do what it was asked: typed, so the Switchboard decides by kind and
+/// says the provider's own words, never parses them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The session's process is gone: its pipes closed, nothing more will reach it.
+    #[error("the session's process is gone")]
+    Gone,
+    /// The program refused the request, in its own words.
+    #[error("{0}")]
+    Refused(String),
+    /// The session's process could not be started, and why.
+    #[error("{0}")]
+    Start(String),
+}
+
+/// Where a user message goes while a turn runs (stream-json's `priority`); none is a new turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// Into the running turn at its next step: a steer.
+    Next,
+    /// At once, ahead of anything queued.
+    Now,
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Next => "next",
+            Priority::Now => "now",
+        }
+    }
+}
+
+/// One live session of a provider.
+pub trait Session: Send + Sync {
+    fn ids(&self) -> ProcessIds;
+    /// The session's slash commands as surfaces show them: `{name, description, argument_hint}`.
+    fn commands(&self) -> Vec<Value> {
+        vec![]
+    }
+    /// The next thing the session says; `None` once its process is gone.
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>>;
+    /// A user message; with a `priority` it joins a running turn.
+    fn send(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError>;
+    /// Answer a question: the provider-specific response.
+    fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError>;
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>>;
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>>;
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>>;
+    /// End the session and its whole process group.
+    fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit>;
+    /// Wait for the process to end on its own (after `next` returned `None`).
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit>;
+}
+
+/// Why a session cannot be resumed as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresumable {
+    /// Its history is gone (the transcript was deleted or moved).
+    NoHistory { looked_in: PathBuf },
+    /// The history has no message with this uuid.
+    UnknownMessage { uuid: String },
+}
+
+/// A provider: starts sessions.
+pub trait Provider: Send + Sync {
+    fn id(&self) -> &str;
+    fn driver(&self) -> &str;
+    fn capabilities(&self) -> Capabilities;
+    fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>>;
+    /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked
+    /// before any process starts. A provider that keeps no history Vyre can read says yes.
+    fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
+        let _ = (id, at);
+        Ok(())
+    }
+}
+
+/// The providers this machine has, by name: each registered by the module that declares it
+/// under `does.providers` (`Ctx::provider`), read by the sessions layer's router. Cheap to
+/// clone; clones share the table.
+#[derive(Clone, Default)]
+pub struct Providers {
+    // std RwLock: written at modules' start, read per launch.
+    by_name: std::sync::Arc<
+        std::sync::RwLock<std::collections::BTreeMap<String, std::sync::Arc<dyn Provider>>>,
+    >,
+}
+
+impl Providers {
+    pub fn register(&self, provider: std::sync::Arc<dyn Provider>) -> Result<(), String> {
+        let mut by_name = self.by_name.write().expect("providers");
+        let name = provider.id().to_string();
+        if by_name.contains_key(&name) {
+            return Err(format!("a provider named {name:?} is already registered"));
+        }
+        by_name.insert(name, provider);
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.by_name
+            .read()
+            .expect("providers")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<std::sync::Arc<dyn Provider>> {
+        self.by_name.read().expect("providers").get(name).cloned()
+    }
+}

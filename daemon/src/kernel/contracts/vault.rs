@@ -1,0 +1,167 @@
+//! The vault's contract (spec 7.5, floor rule 8): what a module asks of the vault through the
+//! kernel (`ctx.vault().fetch`), and the errors and names every module speaks. The vault module
+//! implements [`VaultAccess`] and provides it with `ctx.provide`; no module imports the vault.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use super::secret::VaultValue;
+use crate::kernel::store::StoreError;
+use crate::kernel::tools::{ErrorKind, ToolError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum VaultError {
+    #[error("{0}")]
+    InvalidName(String),
+    #[error("an item named {0:?} exists; add --replace (\"replace\": true) to replace its value")]
+    Exists(String),
+    #[error("there is no such item in the vault")]
+    NotFound,
+    #[error("the vault is empty; there is nothing to rotate")]
+    Empty,
+    #[error("the vault is locked; unlock it with `vyre vault unlock`")]
+    Locked,
+    #[error("the passphrase is wrong")]
+    WrongPassphrase,
+    #[error("the vault's keys are not wrapped by a passphrase")]
+    NotWrapped,
+    #[error("a passphrase must be at least 8 characters")]
+    WeakPassphrase,
+    #[error(
+        "with the keychain holding the key, the keychain's own lock protects it; a passphrase applies to the key file only"
+    )]
+    PassphraseOnKeychain,
+    #[error(
+        "the vault's master key is missing ({location}: {why}); the {items} item(s) sealed with it cannot be opened. Restore the key; Vyre never falls back to storing values in plain text"
+    )]
+    KeyMissing {
+        location: String,
+        items: i64,
+        why: String,
+    },
+    #[error(
+        "item {0:?} cannot be opened: it was altered or truncated (its authentication failed). Other items are not affected; put it again to replace it"
+    )]
+    Damaged(String),
+    #[error("rotation stopped and nothing changed: {0}")]
+    RotationFailed(String),
+    #[error(
+        "{grantee} has no grant on {item:?}; a person grants it with `vyre vault grant {item} <to>`"
+    )]
+    NotGranted { item: String, grantee: String },
+    #[error("module {module} does not declare {item:?} under needs.vault in its module.json")]
+    NotDeclared { module: String, item: String },
+    #[error("the vault is not available: {0}")]
+    Unavailable(String),
+    #[error("{0}")]
+    KeyStore(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<VaultError> for ToolError {
+    fn from(e: VaultError) -> Self {
+        let (kind, code) = match &e {
+            VaultError::InvalidName(_) | VaultError::WeakPassphrase => {
+                (ErrorKind::InvalidInput, "invalid_input")
+            }
+            VaultError::Exists(_) => (ErrorKind::Conflict, "exists"),
+            VaultError::NotFound => (ErrorKind::NotFound, "unknown_item"),
+            VaultError::Empty => (ErrorKind::Conflict, "vault_empty"),
+            VaultError::Locked => (ErrorKind::Unavailable, "vault_locked"),
+            VaultError::WrongPassphrase => (ErrorKind::Refused, "wrong_passphrase"),
+            VaultError::NotWrapped | VaultError::PassphraseOnKeychain => {
+                (ErrorKind::Conflict, "no_passphrase")
+            }
+            VaultError::KeyMissing { .. } => (ErrorKind::Unavailable, "vault_key_missing"),
+            VaultError::Damaged(_) => (ErrorKind::Conflict, "item_damaged"),
+            VaultError::RotationFailed(_) => (ErrorKind::Conflict, "rotation_failed"),
+            VaultError::NotGranted { .. } => (ErrorKind::Refused, "not_granted"),
+            VaultError::NotDeclared { .. } => (ErrorKind::Refused, "not_declared"),
+            VaultError::Unavailable(_) => (ErrorKind::Unavailable, "vault_unavailable"),
+            VaultError::KeyStore(_) => (ErrorKind::Unavailable, "keystore_unavailable"),
+            VaultError::Store(_) => {
+                return ToolError::from(match e {
+                    VaultError::Store(s) => s,
+                    _ => unreachable!(),
+                });
+            }
+        };
+        ToolError::new(kind, code, e.to_string())
+    }
+}
+
+/// Who an item is granted to: a module or an agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Grantee {
+    Module(String),
+    Agent(String),
+}
+
+impl Grantee {
+    /// `sessions` or `module:sessions` is a module; `agent:juno` an agent.
+    pub fn parse(s: &str) -> Result<Grantee, VaultError> {
+        let (grantee, name) = match s.split_once(':') {
+            Some(("module", n)) => (Grantee::Module(n.to_string()), n),
+            Some(("agent", n)) => (Grantee::Agent(n.to_string()), n),
+            Some(_) => {
+                return Err(VaultError::InvalidName(format!(
+                    "{s:?}: grant to a module (`sessions`, `module:sessions`) or an agent (`agent:<name>`)"
+                )));
+            }
+            None => (Grantee::Module(s.to_string()), s),
+        };
+        if !crate::kernel::module::valid_module_name(name) {
+            return Err(VaultError::InvalidName(format!(
+                "{name:?} is not a module or agent name"
+            )));
+        }
+        Ok(grantee)
+    }
+}
+
+impl fmt::Display for Grantee {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Grantee::Module(n) => write!(f, "module:{n}"),
+            Grantee::Agent(n) => write!(f, "agent:{n}"),
+        }
+    }
+}
+
+/// Item names: 1 to 128 characters, no path separators, no control characters, no leading or
+/// trailing space.
+pub fn valid_item_name(name: &str) -> Result<(), VaultError> {
+    let bad = |why: &str| {
+        Err(VaultError::InvalidName(format!(
+            "item name {:?} {why}",
+            name.chars().take(64).collect::<String>()
+        )))
+    };
+    if name.is_empty() || name.chars().count() > 128 {
+        return bad("must be 1 to 128 characters");
+    }
+    if name.contains(['/', '\\']) {
+        return bad("must not contain a path separator");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("must not contain control characters");
+    }
+    if name.trim() != name || name == "." || name == ".." {
+        return bad("must not start or end with a space, or be . or ..");
+    }
+    Ok(())
+}
+
+pub type FetchFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<VaultValue, VaultError>> + Send + 'a>>;
+
+/// What the kernel hands modules as `ctx.vault()`: implemented by the vault module.
+pub trait VaultAccess: Send + Sync {
+    fn fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> FetchFuture<'a>;
+}
+
+impl super::Capability for dyn VaultAccess {
+    const NAME: &'static str = "vault";
+}

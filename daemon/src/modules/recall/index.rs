@@ -1,0 +1,365 @@
+//! The indexer: one worker thread at low priority that reads transcripts into recall's rows. A
+//! full scan at start (with `history.indexed` progress), then only what the watcher says changed,
+//! each file from its kept offset. It never runs on the async runtime, so it never holds up a
+//! tool call or a hook.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+
+use super::rows::{self, Batch};
+use super::watch::Watch;
+use crate::kernel::events::NewEvent;
+use crate::kernel::module::Ctx;
+use crate::kernel::transcripts::tail;
+
+/// What the worker is asked to do.
+pub enum Job {
+    /// Read every transcript under the roots (at start).
+    Scan,
+    /// Read what was appended to one file.
+    File(PathBuf),
+    /// Watch a folder that just appeared, then read every transcript in it.
+    Folder(PathBuf),
+    /// Try to watch roots that did not exist yet.
+    Arm,
+    Stop,
+}
+
+/// How far indexing is, for `recall.status` and the onboarding's progress bar.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub scanning: AtomicBool,
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    pub files_read: AtomicU64,
+    pub unreadable: AtomicU64,
+}
+
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ProgressView {
+    pub scanning: bool,
+    pub done: u64,
+    pub total: u64,
+    pub files_read: u64,
+    pub unreadable: u64,
+}
+
+impl Progress {
+    pub fn view(&self) -> ProgressView {
+        ProgressView {
+            scanning: self.scanning.load(Ordering::Relaxed),
+            done: self.done.load(Ordering::Relaxed),
+            total: self.total.load(Ordering::Relaxed),
+            files_read: self.files_read.load(Ordering::Relaxed),
+            unreadable: self.unreadable.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A scan writes this many files, or lines, per transaction.
+const SCAN_FILES_PER_WRITE: usize = 50;
+const SCAN_LINES_PER_WRITE: usize = 5000;
+
+/// How often a scan reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+pub struct Worker {
+    pub ctx: Ctx,
+    pub roots: Vec<PathBuf>,
+    pub progress: Arc<Progress>,
+    pub rt: tokio::runtime::Handle,
+    /// The file watch, to add watches to when roots or folders appear (none when the OS would
+    /// not give one: transcripts are then read at start only).
+    pub watch: Option<Arc<Mutex<Watch>>>,
+}
+
+impl Worker {
+    /// The worker's loop; returns when told to stop or when every sender is gone.
+    pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
+        lower_priority();
+        while let Ok(job) = jobs.recv() {
+            match job {
+                Job::Scan => self.scan(),
+                Job::File(path) => {
+                    // Coalesce a burst of writes to files: each is read once.
+                    let mut paths = vec![path];
+                    while let Ok(next) = jobs.try_recv() {
+                        match next {
+                            Job::File(p) if !paths.contains(&p) => paths.push(p),
+                            Job::File(_) => {}
+                            Job::Folder(f) => {
+                                self.watch_folder(&f);
+                                paths.extend(jsonl_in(&f));
+                            }
+                            Job::Scan => self.scan(),
+                            Job::Arm => self.arm(),
+                            Job::Stop => return,
+                        }
+                    }
+                    let found = paths.iter().filter(|p| self.file(p)).count();
+                    self.found(found);
+                }
+                Job::Folder(f) => {
+                    self.watch_folder(&f);
+                    let found = jsonl_in(&f).iter().filter(|p| self.file(p)).count();
+                    self.found(found);
+                }
+                Job::Arm => self.arm(),
+                Job::Stop => return,
+            }
+        }
+    }
+
+    /// Watch the roots that exist now (and the way to those that do not).
+    fn arm(&self) {
+        if let Some(w) = &self.watch {
+            w.lock().expect("watch").arm();
+        }
+    }
+
+    /// Watch a folder that appeared, before it is read.
+    fn watch_folder(&self, folder: &Path) {
+        if let Some(w) = &self.watch {
+            w.lock().expect("watch").folder(folder);
+        }
+    }
+
+    fn scan(&mut self) {
+        let files = transcript_files(&self.roots);
+        let p = &self.progress;
+        p.scanning.store(true, Ordering::Relaxed);
+        p.total.store(files.len() as u64, Ordering::Relaxed);
+        p.done.store(0, Ordering::Relaxed);
+        let mut said = Instant::now();
+        self.announce();
+        // Many files per transaction: a scan is throughput, not latency.
+        let mut pending: Vec<Batch> = vec![];
+        let mut lines = 0;
+        for (i, path) in files.iter().enumerate() {
+            if let Some(b) = self.read(path) {
+                lines += b.lines.len();
+                pending.push(b);
+            }
+            if pending.len() >= SCAN_FILES_PER_WRITE || lines >= SCAN_LINES_PER_WRITE {
+                self.write(std::mem::take(&mut pending));
+                lines = 0;
+            }
+            self.progress.done.store(i as u64 + 1, Ordering::Relaxed);
+            if said.elapsed() >= PROGRESS_EVERY {
+                said = Instant::now();
+                self.announce();
+            }
+        }
+        self.write(pending);
+        self.progress.scanning.store(false, Ordering::Relaxed);
+        self.announce();
+    }
+
+    fn announce(&self) {
+        let v = self.progress.view();
+        // Nothing to read, nothing to say (`recall.status` still answers).
+        if v.total == 0 {
+            return;
+        }
+        let event = NewEvent::new(
+            "history.indexed",
+            json!({ "done": v.done, "total": v.total, "scanning": v.scanning }),
+        );
+        if let Err(e) = self.rt.block_on(self.ctx.events().emit(event)) {
+            tracing::debug!(error = %e, "progress not recorded");
+        }
+    }
+
+    /// Read what is new in one transcript and write it at once (a change the watcher saw).
+    /// True when recall had never read this file: a transcript found after the scan.
+    fn file(&self, path: &Path) -> bool {
+        match self.read_kept(path) {
+            Some((b, first)) => {
+                self.write(vec![b]);
+                first
+            }
+            None => false,
+        }
+    }
+
+    /// Transcripts the watcher found after the scan count in the progress as the scan's own do,
+    /// so `history.indexed` ends at done = total whenever the files appeared.
+    fn found(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.progress.total.fetch_add(n as u64, Ordering::Relaxed);
+        self.progress.done.fetch_add(n as u64, Ordering::Relaxed);
+        self.announce();
+    }
+
+    /// Write batches in one transaction.
+    fn write(&self, batches: Vec<Batch>) {
+        if batches.is_empty() {
+            return;
+        }
+        let n = batches.len();
+        if let Err(e) = self.rt.block_on(
+            self.ctx
+                .store()
+                .write(move |tx| rows::apply_all(tx, &batches)),
+        ) {
+            tracing::warn!(files = n, error = %e, "transcripts not indexed");
+        }
+    }
+
+    /// Read what is new in one transcript. Trouble with one file is counted and logged, never
+    /// raised: history is best effort.
+    fn read(&self, path: &Path) -> Option<Batch> {
+        self.read_kept(path).map(|(b, _)| b)
+    }
+
+    /// [`Self::read`], and whether recall had kept nothing of this file before.
+    fn read_kept(&self, path: &Path) -> Option<(Batch, bool)> {
+        let session = session_of(path, &self.roots)?;
+        let key = path.display().to_string();
+        let store = self.ctx.store();
+        let k = key.clone();
+        let kept = self
+            .rt
+            .block_on(store.read(move |c| rows::kept(c, &k)))
+            .ok()
+            .flatten();
+        let first = kept.is_none();
+        let kept = kept.unwrap_or_default();
+        // Never through a link: a transcript or folder a session planted as one is unreadable.
+        let chunk = match crate::kernel::transcripts::open(path)
+            .and_then(|f| tail::read(f, kept.offset))
+        {
+            Ok(c) => c,
+            Err(e) => {
+                self.progress.unreadable.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(path = %path.display(), error = %e, "transcript not readable; skipped");
+                return None;
+            }
+        };
+        if chunk.offset == kept.offset && !chunk.restarted {
+            return None;
+        }
+        self.progress.files_read.fetch_add(1, Ordering::Relaxed);
+        let batch = Batch {
+            path: key,
+            session,
+            lines: chunk.lines,
+            offset: chunk.offset,
+            read: chunk.read,
+            broken: chunk.broken,
+            restarted: chunk.restarted,
+            written_at: chunk.modified_ms,
+        };
+        Some((batch, first))
+    }
+}
+
+/// The session a transcript belongs to, if `path` is one: `<root>/<folder>/<session>.jsonl`
+/// (a subagent's side file deeper down is not a session).
+pub fn session_of(path: &Path, roots: &[PathBuf]) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    let folder = path.parent()?;
+    if !roots.iter().any(|r| folder.parent() == Some(r.as_path())) {
+        return None;
+    }
+    Some(path.file_stem()?.to_str()?.to_string())
+}
+
+/// Every transcript under the roots, newest first (the onboarding shows recent history soonest).
+pub fn transcript_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = vec![];
+    for root in roots {
+        let Ok(folders) = std::fs::read_dir(root) else {
+            continue;
+        };
+        // Links are skipped here (their type is the link's own), and refused when read.
+        for folder in folders.flatten().filter(is_dir) {
+            let Ok(entries) = std::fs::read_dir(folder.path()) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if path.extension().is_some_and(|x| x == "jsonl") && is_file(&e) {
+                    let mtime = e
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    files.push((mtime, path));
+                }
+            }
+        }
+    }
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    files.into_iter().map(|(_, p)| p).collect()
+}
+
+fn jsonl_in(folder: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(is_file)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect()
+}
+
+/// A folder, not a link to one.
+fn is_dir(e: &std::fs::DirEntry) -> bool {
+    e.file_type().is_ok_and(|t| t.is_dir())
+}
+
+/// A regular file, not a link to one.
+fn is_file(e: &std::fs::DirEntry) -> bool {
+    e.file_type().is_ok_and(|t| t.is_file())
+}
+
+/// Indexing yields to everything else on the machine.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid has no preconditions; setpriority on this thread's id only changes its
+    // own niceness.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_one_folder_below_a_root_are_sessions() {
+        let roots = vec![PathBuf::from("/h/.claude/projects")];
+        assert_eq!(
+            session_of(Path::new("/h/.claude/projects/-w/abc.jsonl"), &roots),
+            Some("abc".into())
+        );
+        assert_eq!(
+            session_of(
+                Path::new("/h/.claude/projects/-w/abc/subagents/agent-1.jsonl"),
+                &roots
+            ),
+            None
+        );
+        assert_eq!(
+            session_of(Path::new("/h/.claude/projects/-w/abc.txt"), &roots),
+            None
+        );
+        assert_eq!(
+            session_of(Path::new("/elsewhere/-w/abc.jsonl"), &roots),
+            None
+        );
+    }
+}

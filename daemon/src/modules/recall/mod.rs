@@ -1,0 +1,313 @@
+//! Recall (spec section 7.3): search over every turn of every Claude Code session on this
+//! machine, and any one conversation whole. Transcripts are read through [`crate::kernel::transcripts`]
+//! by a low-priority worker ([`index`]), followed through file events ([`watch`]), and kept in
+//! recall's rows with an FTS5 index ([`rows`], [`search`]); live turns come from the threads'
+//! events ([`thread`]).
+
+pub mod index;
+pub mod rows;
+pub mod search;
+pub mod thread;
+pub mod watch;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
+use crate::kernel::tools::{Reach, ToolError};
+use index::{Job, Progress, ProgressView, Worker};
+
+pub struct RecallModule;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// Words to find; every one must appear in the turn (`any`: at least one). Only the first
+    /// 64 distinct words are used (`search::MAX_WORDS`); the rest are ignored.
+    #[schemars(pattern(crate::kernel::tools::shape::A_WORD))]
+    query: String,
+    /// Match turns holding any of the words (of six letters or more) instead of all of them.
+    #[serde(default)]
+    any: bool,
+    /// At most this many (1 to 200, default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<u32>,
+    /// Only these sessions (threads).
+    #[serde(default)]
+    threads: Option<Vec<String>>,
+    /// Only this project's sessions.
+    #[serde(default)]
+    project: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadInput {
+    thread: String,
+}
+
+/// A session found in the transcripts, as the catalogue shows it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SessionInfo {
+    pub thread: String,
+    pub path: String,
+    pub cwd: Option<String>,
+    /// Its `/rename` name, else an older transcript's summary.
+    pub title: Option<String>,
+    pub first_text: Option<String>,
+    pub first_at: Option<i64>,
+    pub last_at: Option<i64>,
+    /// Prompts in it.
+    pub turns: i64,
+    /// `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre).
+    pub entrypoint: Option<String>,
+    /// When its transcript file last changed (ms), as recall last read it.
+    pub written_at: Option<i64>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Status {
+    roots: Vec<String>,
+    sessions: i64,
+    turns: i64,
+    files: i64,
+    /// Lines that were not JSON, skipped.
+    broken: i64,
+    progress: ProgressView,
+}
+
+impl Module for RecallModule {
+    fn name(&self) -> &str {
+        "recall"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("module.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        Box::pin(async move {
+            ctx.store().migrate(rows::MIGRATIONS).await?;
+            let config = &ctx.config();
+            let home = ctx.user_home();
+            let sessions_home = config.sessions.home.as_ref().map(PathBuf::from);
+            let roots = crate::kernel::transcripts::roots(
+                config.transcripts.as_deref(),
+                &home,
+                sessions_home.as_deref(),
+            );
+            let progress = Arc::new(Progress::default());
+            let (jobs, inbox) = std::sync::mpsc::channel();
+            let watch = match watch::Watch::start(roots.clone(), jobs.clone()) {
+                Ok(w) => Some(Arc::new(Mutex::new(w))),
+                Err(e) => {
+                    tracing::warn!(error = %e, "transcripts cannot be followed; they are read at start only");
+                    None
+                }
+            };
+            let worker = Worker {
+                ctx: ctx.clone(),
+                roots: roots.clone(),
+                progress: progress.clone(),
+                rt: tokio::runtime::Handle::current(),
+                watch: watch.clone(),
+            };
+            let _ = jobs.send(Job::Scan);
+            // Its own thread, not the runtime's blocking pool: it lives as long as vyred, and a
+            // runtime waits for its blocking tasks when dropped. A panic in it disables recall.
+            let (ended, panicked) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name("vyre-recall".into())
+                .spawn(move || {
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        worker.run(inbox)
+                    }));
+                    let _ = ended.send(run.err());
+                })
+                .map_err(|e| format!("cannot start the indexer: {e}"))?;
+            ctx.spawn(async move {
+                if let Ok(Some(panic)) = panicked.await {
+                    std::panic::resume_unwind(panic);
+                }
+            });
+            let stop = ctx.shutdown();
+            let stopper = jobs.clone();
+            ctx.spawn(async move {
+                stop.cancelled().await;
+                let _ = stopper.send(Job::Stop);
+                drop(watch);
+            });
+            register(&ctx, roots, progress)?;
+            Ok(())
+        })
+    }
+}
+
+fn register(
+    ctx: &Ctx,
+    roots: Vec<PathBuf>,
+    progress: Arc<Progress>,
+) -> Result<(), crate::kernel::module::StartError> {
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.search",
+            "Search every turn of every session on this machine; best matches first, with a snippet.",
+        ).sessions_fenced(),
+        ctx,
+        |c, input: SearchInput, cx| async move {
+                // A session searches only what it may see (spec sections 7.4 and 10): its own
+                // threads and its projects' (an agent: its list's), from what vyred recorded.
+                let scope = cx.scope(Reach::Threads).await?;
+                // Its range and "at least one word" are the schema's, checked before this runs.
+                let limit = input.limit.unwrap_or(20);
+                // With `any`, its long words: a query whose words are all short matches nothing,
+                // as does one whose only word characters recall does not index (a lone mark).
+                let query = if input.any {
+                    search::fts_query_any(&input.query)
+                } else {
+                    search::fts_query(&input.query)
+                };
+                let mut threads = input.threads;
+                if let Some(project) = &input.project {
+                    if !scope.sees_project(project) {
+                        return Err(crate::kernel::tools::fence::not_your_project(project));
+                    }
+                    let mine: Vec<String> = serde_json::from_value(
+                        c.call("projects.threads", json!({ "project": project })).await?,
+                    )
+                    .unwrap_or_default();
+                    threads = Some(match threads {
+                        Some(t) => t.into_iter().filter(|x| mine.contains(x)).collect(),
+                        None => mine,
+                    });
+                }
+                if let Some(allowed) = scope.visible() {
+                    threads = Some(match threads {
+                        Some(t) => t.into_iter().filter(|x| allowed.contains(x)).collect(),
+                        None => allowed.iter().cloned().collect(),
+                    });
+                }
+                let Some(query) = query else {
+                    return Ok(vec![]);
+                };
+                Ok(c.store()
+                    .read(move |conn| {
+                        search::search(conn, &query, threads.as_deref(), limit as usize)
+                    })
+                    .await?)
+            },
+    )?;
+
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.thread",
+            "A whole conversation: its history from the transcript and its live turns, each once.",
+        ).sessions_see_thread("thread"),
+        ctx,
+        |c, input: ThreadInput, _| async move {
+                let t = input.thread.clone();
+                let mut conversation = c.store().read(move |conn| thread::history(conn, &t)).await?;
+                let live = c
+                    .call(
+                        "system.events",
+                        json!({ "thread": input.thread, "types": ["thread.turn", "thread.text"], "limit": 1000 }),
+                    )
+                    .await
+                    .unwrap_or_default();
+                thread::merge_live(
+                    &mut conversation,
+                    live.as_array().map(Vec::as_slice).unwrap_or_default(),
+                );
+                if conversation.turns.is_empty() && conversation.cwd.is_none() {
+                    // A thread Vyre just started has no turn yet: it is there, and empty.
+                    if let Ok(known) = c.call("threads.get", json!({ "thread": input.thread })).await {
+                        conversation.cwd = known["cwd"].as_str().map(String::from);
+                        conversation.title = known["title"].as_str().map(String::from);
+                        return Ok(conversation);
+                    }
+                    return Err(ToolError::not_found(
+                        "unknown_thread",
+                        format!("no history or live turns for {:?}", input.thread),
+                    ));
+                }
+                Ok(conversation)
+            },
+    )?;
+
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.sessions",
+            "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
+        ).sessions_fenced(),
+        ctx,
+        |c, _: crate::kernel::tools::NoInput, cx| async move {
+                let scope = cx.scope(Reach::Threads).await?;
+                let mut all: Vec<SessionInfo> = c.store()
+                        .read(|conn| {
+                            let mut stmt = conn.prepare_cached(
+                                "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.written_at
+                                 FROM recall_sessions s LEFT JOIN recall_files f ON f.path = s.path
+                                 ORDER BY COALESCE(s.last_at, 0) DESC",
+                            )?;
+                            let rows = stmt.query_map([], |r| {
+                                Ok(SessionInfo {
+                                    thread: r.get(0)?,
+                                    path: r.get(1)?,
+                                    cwd: r.get(2)?,
+                                    title: r.get(3)?,
+                                    first_text: r.get(4)?,
+                                    first_at: r.get(5)?,
+                                    last_at: r.get(6)?,
+                                    turns: r.get(7)?,
+                                    entrypoint: r.get(8)?,
+                                    written_at: r.get(9)?,
+                                })
+                            })?;
+                            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+                        })
+                        .await?;
+                all.retain(|s| scope.sees(&s.thread));
+                Ok::<_, ToolError>(all)
+            },
+    )?;
+
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "recall.status",
+            "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
+        )
+        .onboarding()
+        .sessions_open(),
+        move |_: crate::kernel::tools::NoInput, _| {
+            let c = c.clone();
+            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+            let progress = progress.clone();
+            async move {
+                let (sessions, turns, files, broken) = c
+                    .store()
+                    .read(|conn| {
+                        Ok(conn.query_row(
+                            "SELECT (SELECT COUNT(*) FROM recall_sessions), (SELECT COUNT(*) FROM recall_turns),
+                                    (SELECT COUNT(*) FROM recall_files), (SELECT COALESCE(SUM(broken), 0) FROM recall_files)",
+                            [],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                        )?)
+                    })
+                    .await?;
+                Ok::<_, ToolError>(Status {
+                    roots,
+                    sessions,
+                    turns,
+                    files,
+                    broken,
+                    progress: progress.view(),
+                })
+            }
+        },
+    )?;
+    Ok(())
+}

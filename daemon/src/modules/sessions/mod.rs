@@ -1,0 +1,28 @@
+//! Vyre-owned sessions (ADR 0030): the provider router, the Claude driver that speaks the Agent
+//! SDK's wire protocol to the Claude Code CLI, and the Switchboard above them.
+//!
+//! Built so far: [`wire`] (the JSON-lines peer with the control protocol), [`spawn`] (the one
+//! place session processes start), [`claude`] (the Claude driver).
+
+pub mod about;
+pub mod agents;
+pub mod always;
+pub mod caution;
+pub mod claude;
+pub mod claude_cli;
+pub mod claude_provider;
+pub mod conformance;
+pub mod files;
+pub mod finding;
+pub mod models;
+pub mod pinned;
+pub mod recent_folders;
+pub mod register;
+pub mod router;
+pub mod rows;
+pub mod sandbox;
+pub mod slots;
+pub mod spawn;
+pub mod switchboard;
+pub mod timeline;
+pub mod wire;

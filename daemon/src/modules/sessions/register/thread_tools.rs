@@ -1,0 +1,441 @@
+//! `threads.*`: the Switchboard's tools.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::io::*;
+use super::session_thread;
+use crate::kernel::module::{Ctx, ToolDef};
+use crate::kernel::tools::fence::{not_your_project, not_your_thread};
+use crate::kernel::tools::{Caller, Reach, ToolError};
+use crate::modules::sessions::switchboard::{Message, PermissionMode, StartRequest, Switchboard};
+
+/// Whether words may be marked as Vyre's own: only a module's call says so (a person's words
+/// are theirs, and a session must not hide what it sends from the person).
+fn internal_by(caller: &Caller, internal: bool) -> Result<bool, ToolError> {
+    match (internal, caller) {
+        (false, _) => Ok(false),
+        (true, Caller::Module { .. }) => Ok(true),
+        (true, _) => Err(ToolError::refused(
+            "internal_for_modules",
+            "only Vyre's own modules mark words as internal",
+        )),
+    }
+}
+
+pub(super) fn register(
+    ctx: &Ctx,
+    board: Arc<Switchboard>,
+    home: Arc<PathBuf>,
+) -> Result<(), crate::kernel::module::StartError> {
+    crate::modules::sessions::timeline::tools::register(ctx, board.clone())?;
+    let b = board.clone();
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.start",
+            "Start a Claude Code session in a folder, optionally with a first message.",
+        )
+        .finishes()
+        .sessions_fenced(),
+        move |input: StartInput, cx| {
+            let b = b.clone();
+            let c = c.clone();
+            let home = home.clone();
+            async move {
+                // `~` is the sessions' HOME; a folder that is not there is said as typed.
+                let cwd = crate::kernel::folders::check(&input.cwd, &home)?;
+                // A session starts threads within what it may act on and see: for its own agent
+                // only, in its projects only (named, or by the folder), so what it starts never
+                // reaches further than it does. The new thread is its own.
+                let scope = cx.scope(Reach::Projects).await?;
+                if !scope.is_everything() {
+                    if let Some(agent) = &input.agent
+                        && !scope.acts_for(agent)
+                    {
+                        return Err(not_your_thread(&format!("agent {agent:?}")));
+                    }
+                    if let Some(p) = &input.project
+                        && !scope.sees_project(p)
+                    {
+                        return Err(not_your_project(p));
+                    }
+                    let at = c
+                        .call("projects.at", serde_json::json!({ "cwd": cwd }))
+                        .await?;
+                    if let Some(p) = at["project"].as_str()
+                        && !scope.sees_project(p)
+                    {
+                        return Err(not_your_project(p));
+                    }
+                }
+                let started_by = session_thread(&cx.caller);
+                let purpose = input.purpose.unwrap_or_else(|| {
+                    if input.agent.is_some() {
+                        "agent".into()
+                    } else if input.project.is_some() {
+                        "project".into()
+                    } else {
+                        "chat".into()
+                    }
+                });
+                if !crate::modules::sessions::models::PURPOSES.contains(&purpose.as_str()) {
+                    return Err(ToolError::invalid(format!(
+                        "purpose must be one of {}",
+                        crate::modules::sessions::models::PURPOSES.join(", ")
+                    )));
+                }
+                // An explicit model wins, then the agent's own, then the project's (ADR 0030
+                // section 9); else the purpose's, from the sessions module.
+                let agent_model = match &input.agent {
+                    Some(name) => b.agent(name).await?.model,
+                    None => None,
+                };
+                let project_model = match &input.project {
+                    Some(name) => c
+                        .call("projects.get", serde_json::json!({ "project": name }))
+                        .await
+                        .ok()
+                        .and_then(|p| p["model"].as_str().map(String::from)),
+                    None => None,
+                };
+                let model = match input.model.or(agent_model).or(project_model) {
+                    Some(m) => m,
+                    None => c
+                        .call("sessions.models.get", serde_json::json!({}))
+                        .await?
+                        .get(&purpose)
+                        .and_then(|p| p["model"].as_str())
+                        .map(String::from)
+                        .unwrap_or_else(|| {
+                            crate::modules::sessions::models::default_model(&purpose).to_string()
+                        }),
+                };
+                let request = StartRequest {
+                    cwd,
+                    model: Some(model),
+                    purpose,
+                    project: input.project,
+                    provider: input.provider.unwrap_or_else(|| "claude".into()),
+                    agent: input.agent,
+                    mode: PermissionMode::Default,
+                };
+                let internal = internal_by(&cx.caller, input.internal)?;
+                let thread = b.start(request, started_by).await?;
+                if let Some(text) = input.text {
+                    let message = Message {
+                        internal,
+                        ..Message::words(text)
+                    };
+                    b.send(&thread, message).await?;
+                }
+                Ok::<_, ToolError>(Started { thread })
+            }
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.send",
+            "Send words to a thread: a new turn when it is idle; while a turn runs, joining it at its next step (steer, the default) or waiting for its end (queue).",
+        ).finishes().sessions_own_thread("thread"),
+        &board,
+        |b, input: SendInput, cx| async move {
+                let internal = internal_by(&cx.caller, input.internal)?;
+                let images = input.images.iter().map(Image::block).collect::<Result<Vec<_>, _>>()?;
+                let message = Message {
+                    text: input.text,
+                    uuid: input.uuid,
+                    mode: input.mode.unwrap_or_default(),
+                    images,
+                    internal,
+                };
+                Ok(b.send(&input.thread, message).await?)
+            },
+    )?;
+    let b = board.clone();
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.fork",
+            "A new thread that continues from this one's history (up to a message, when given).",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        move |input: ForkInput, cx| {
+            let b = b.clone();
+            let c = c.clone();
+            async move {
+                let thread = b
+                    .fork(
+                        &input.thread,
+                        input.uuid.clone(),
+                        session_thread(&cx.caller),
+                    )
+                    .await?;
+                // Its parent, and its parent's title to start with, for every surface.
+                if let Err(e) =
+                    crate::modules::sessions::about::forked(&c, &thread, &input.thread, input.uuid)
+                        .await
+                {
+                    tracing::warn!(thread, error = %e, "the fork's parent was not recorded");
+                }
+                Ok::<_, ToolError>(Started { thread })
+            }
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.rewind",
+            "Continue a thread from an earlier message: what came after it is dropped.",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        &board,
+        |b, input: RewindInput, _| async move {
+            b.rewind(&input.thread, &input.uuid).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.unqueue",
+            "Take a queued message back before it is handed over.",
+        )
+        .finishes()
+        .sessions_own_queued("queued"),
+        &board,
+        |b, input: QueuedInput, _| async move {
+            b.unqueue(input.queued).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new("threads.edit", "Change the words of a queued message.")
+            .finishes()
+            .sessions_own_queued("queued"),
+        &board,
+        |b, input: EditInput, _| async move {
+            b.edit(input.queued, &input.text).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.take_held",
+            "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
+        ).finishes().sessions_own_thread("thread"),
+        &board,
+        |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.take_held(&input.thread).await?) },
+    )?;
+    ctx.tool_with(
+        ToolDef::new("threads.send_now", "Send a queued message at once: the running turn stops at its next step and this one runs.").finishes().sessions_own_queued("queued"),
+        &board,
+        |b, input: QueuedInput, _| async move { Ok::<_, ToolError>(b.send_now(input.queued).await?) },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.answer",
+            "Answer a session's question: allow, deny, or always (a rule for next time).",
+        )
+        .finishes()
+        .person_only(),
+        &board,
+        |b, input: AnswerInput, cx| async move {
+            Ok::<_, ToolError>(
+                b.answer(
+                    &input.ask,
+                    input.decision,
+                    input.answers,
+                    input.message,
+                    &cx.caller,
+                )
+                .await?,
+            )
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.interrupt",
+            "Stop the running turn at once; the session stays.",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        &board,
+        |b, input: ThreadInput, _| async move {
+            b.interrupt(&input.thread).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.stop",
+            "End a thread's session and everything it started.",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        &board,
+        |b, input: ThreadInput, _| async move {
+            let stopped = b.stop(&input.thread, "stopped").await?;
+            Ok::<_, ToolError>(Done { ok: stopped })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.commands",
+            "The thread's slash commands (name, description, argument hint), as its session said at its start: a surface's slash menu.",
+        ).sessions_see_thread("thread"),
+        &board,
+        |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.commands(&input.thread).await?) },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.files",
+            "Files in the thread's folder whose path holds the query (best first): a surface's @file picker.",
+        ).sessions_see_thread("thread"),
+        &board,
+        |b, input: FilesInput, _| async move {
+                let cwd = b.cwd(&input.thread).await?;
+                let limit = input.limit.unwrap_or(20).clamp(1, 100) as usize;
+                let query = input.query.unwrap_or_default();
+                tokio::task::spawn_blocking(move || crate::modules::sessions::files::find(&cwd, &query, limit))
+                    .await
+                    .map_err(ToolError::internal)
+            },
+    )?;
+    let b = board.clone();
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.list",
+            "Every thread, newest first, with its title and the thread it was forked from.",
+        )
+        .sessions_fenced(),
+        move |_: crate::kernel::tools::NoInput, cx| {
+            let b = b.clone();
+            let c = c.clone();
+            async move {
+                let scope = cx.scope(Reach::Threads).await?;
+                let mut all = b.list().await?;
+                all.retain(|t| scope.sees(&t.thread));
+                let mut about = crate::modules::sessions::about::all(&c).await?;
+                Ok::<_, ToolError>(
+                    all.into_iter()
+                        .map(|info| Listed {
+                            about: about.remove(&info.thread).unwrap_or_default(),
+                            info,
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            }
+        },
+    )?;
+    let b = board.clone();
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new(
+            "threads.get",
+            "One thread: its state, title, turns, cost and questions.",
+        )
+        .sessions_see_thread("thread"),
+        move |input: ThreadInput, _| {
+            let b = b.clone();
+            let c = c.clone();
+            async move {
+                let info = b.info(&input.thread).await?.ok_or_else(|| {
+                    ToolError::not_found(
+                        "unknown_thread",
+                        format!("there is no thread {:?}", input.thread),
+                    )
+                })?;
+                let t = input.thread.clone();
+                let mut suggestions = c
+                    .store()
+                    .read(move |conn| Ok(crate::modules::sessions::always::suggestions(conn, &t)?))
+                    .await?;
+                let asks = b
+                    .asks(&input.thread, false)
+                    .await?
+                    .into_iter()
+                    .map(|ask| {
+                        let suggested = suggestions.remove(&ask.ask).unwrap_or(Value::Null);
+                        Ask {
+                            rule: crate::modules::sessions::always::of(&suggested),
+                            destructive: crate::modules::sessions::caution::destructive(
+                                &ask.tool, &ask.input,
+                            )
+                            .map(String::from),
+                            ask,
+                        }
+                    })
+                    .collect();
+                let queued = b.queued(&input.thread).await?;
+                let about = crate::modules::sessions::about::of(&c, &input.thread).await?;
+                Ok::<_, ToolError>(Detail {
+                    info,
+                    about,
+                    asks,
+                    queued,
+                })
+            }
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.mode",
+            "Change a session's permission mode: default, acceptEdits or plan (never bypass).",
+        )
+        .finishes()
+        .person_only(),
+        &board,
+        |b, input: ModeInput, cx| async move {
+            if let Caller::Session {
+                thread: Some(t), ..
+            } = &cx.caller
+                && *t == input.thread
+            {
+                return Err(ToolError::refused(
+                    "own_thread",
+                    "a session cannot change its own mode",
+                ));
+            }
+            let mode: PermissionMode = input.mode.parse().map_err(ToolError::invalid)?;
+            b.set_mode(&input.thread, mode).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.model",
+            "Change a live session's model; leave it out for the session's default.",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        &board,
+        |b, input: ModelInput, _| async move {
+            b.set_model(&input.thread, input.model).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    let b = board;
+    ctx.tool(
+        ToolDef::new(
+            "threads.pids",
+            "The pids, process groups and sessions of every live session.",
+        ),
+        move |_: crate::kernel::tools::NoInput, _| {
+            let b = b.clone();
+            async move {
+                let processes = b.pids();
+                Ok::<_, ToolError>(Pids {
+                    pids: processes.iter().map(|p| p.pid).collect(),
+                    pgids: processes.iter().map(|p| p.pgid).collect(),
+                    sids: processes.iter().map(|p| p.sid).collect(),
+                    processes,
+                })
+            }
+        },
+    )?;
+    Ok(())
+}

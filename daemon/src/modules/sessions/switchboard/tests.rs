@@ -1,0 +1,224 @@
+//! The Switchboard with one actor over a session that only listens, on a real store: what a
+//! send costs the store, counted through the Switchboard's one gateway to it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::actor::Actor;
+use super::handle::{Handle, Shown};
+use super::*;
+use crate::kernel::Kernel;
+use crate::kernel::config::{Config, LoadedConfig, Role};
+use crate::kernel::contracts::provider::{
+    BoxFuture, Exit, Happening, Priority, ProviderError, Session,
+};
+use crate::kernel::module::{Health, Manifest};
+use crate::kernel::paths::VyreHome;
+
+/// Each message a session was given: its uuid and priority.
+type Said = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A session that takes every message and says nothing.
+struct Listening {
+    said: Said,
+}
+
+impl Session for Listening {
+    fn ids(&self) -> ProcessIds {
+        ProcessIds {
+            pid: 1,
+            pgid: 1,
+            sid: 1,
+            pid_namespace: None,
+        }
+    }
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
+        Box::pin(std::future::pending())
+    }
+    fn send(
+        &self,
+        _content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
+        let said = (uuid.to_string(), priority.map(|p| p.as_str().to_string()));
+        self.said.lock().unwrap().push(said);
+        Ok(())
+    }
+    fn answer(&self, _request: &str, _response: Value) -> Result<(), ProviderError> {
+        Ok(())
+    }
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn set_mode(&self, _mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn set_model(&self, _model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn stop(self: Box<Self>, _grace: Duration) -> BoxFuture<'static, Exit> {
+        Box::pin(async {
+            Exit {
+                status: Some(0),
+                signal: None,
+                stderr: String::new(),
+            }
+        })
+    }
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
+        self.stop(Duration::ZERO)
+    }
+}
+
+/// A folder of the test's own, removed after it.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("vyre-switchboard-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+    fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Rig {
+    board: Arc<Switchboard>,
+    said: Said,
+    _dir: TempDir,
+}
+
+/// A Switchboard on a fresh store, with thread `t` live on a [`Listening`] session.
+async fn rig(name: &str) -> Rig {
+    let dir = TempDir::new(name);
+    let config = LoadedConfig {
+        config: Config::default(),
+        file: None,
+        warnings: vec![],
+    };
+    let kernel = Kernel::open(VyreHome::at(dir.path()), config, Role::Box)
+        .await
+        .unwrap();
+    let manifest = Arc::new(Manifest::parse(include_str!("../manifests/threads.json")).unwrap());
+    let ctx = Ctx::new(kernel, manifest, Health::default());
+    ctx.store()
+        .migrate(crate::modules::sessions::rows::MIGRATIONS)
+        .await
+        .unwrap();
+    let board = Switchboard::new(
+        ctx,
+        Arc::new(Router::new(Default::default())),
+        Owners::default(),
+    );
+    let request = StartRequest {
+        cwd: dir.path().to_path_buf(),
+        model: None,
+        purpose: "chat".into(),
+        project: None,
+        provider: "listening".into(),
+        agent: None,
+        mode: PermissionMode::Default,
+    };
+    board
+        .change(move |tx| Ok(rows::runs::insert(tx.conn(), "t", &request, "test", None)?))
+        .await
+        .unwrap();
+    let said = Arc::new(Mutex::new(vec![]));
+    let session = Box::new(Listening { said: said.clone() });
+    let (tx, rx) = mpsc::unbounded_channel();
+    let shown = Shown::new(ThreadStatus::Idle);
+    let actor = Actor::new(board.clone(), "t", None, 0, tx.downgrade(), shown.clone());
+    let handle = Handle {
+        tx,
+        ids: session.ids(),
+        agent: None,
+        shown,
+    };
+    board.live.lock().unwrap().insert("t".into(), handle);
+    tokio::spawn(actor.run(session, rx));
+    Rig {
+        board,
+        said,
+        _dir: dir,
+    }
+}
+
+fn since(before: (u64, u64), now: (u64, u64)) -> (u64, u64) {
+    (now.0 - before.0, now.1 - before.1)
+}
+
+#[tokio::test]
+async fn a_new_turn_costs_one_read_and_one_write_and_a_retry_writes_nothing() {
+    let r = rig("turn").await;
+    let send = || Message {
+        uuid: Some("u-1".into()),
+        ..Message::words("hello")
+    };
+    let before = r.board.work();
+    let sent = r.board.send("t", send()).await.unwrap();
+    assert_eq!((sent.via, sent.queued), (Via::Turn, None));
+    assert_eq!(
+        since(before, r.board.work()),
+        (1, 1),
+        "the uuid looked up once; the send's record, the turn, thread.turn and thread.state in one transaction"
+    );
+    assert_eq!(*r.said.lock().unwrap(), vec![("u-1".into(), None)]);
+    let info = r.board.info("t").await.unwrap().unwrap();
+    assert_eq!((info.state, info.turns), (ThreadStatus::Running, 1));
+
+    // The same send retried: its first answer, no second turn, nothing written.
+    let before = r.board.work();
+    let again = r.board.send("t", send()).await.unwrap();
+    assert_eq!((again.uuid.as_str(), again.via), ("u-1", Via::Turn));
+    assert_eq!(since(before, r.board.work()), (1, 0));
+    assert_eq!(r.said.lock().unwrap().len(), 1);
+
+    // Words while the turn runs: steered (one write), or queued (one write) for its end.
+    let before = r.board.work();
+    let steered = r.board.send("t", Message::words("and this")).await.unwrap();
+    assert_eq!(steered.via, Via::Steer);
+    let queued = Message {
+        mode: SendMode::Queue,
+        ..Message::words("after")
+    };
+    let queued = r.board.send("t", queued).await.unwrap();
+    assert_eq!(queued.via, Via::Queued);
+    assert_eq!(since(before, r.board.work()), (0, 2));
+    assert_eq!(r.board.queued("t").await.unwrap().len(), 1);
+    let said = r.said.lock().unwrap().clone();
+    assert_eq!(said.last().unwrap().1.as_deref(), Some("next"));
+    assert_eq!(said.len(), 2, "a queued message waits for the turn's end");
+}
+
+#[tokio::test]
+async fn bad_sends_are_refused_before_the_store() {
+    let r = rig("bad").await;
+    let before = r.board.work();
+    let blank = r.board.send("t", Message::words("  ")).await.unwrap_err();
+    assert!(matches!(blank, Error::EmptyText), "{blank}");
+    let pictures = Message {
+        mode: SendMode::Queue,
+        images: vec![serde_json::json!({ "type": "image" })],
+        ..Message::words("look")
+    };
+    let refused = r.board.send("t", pictures).await.unwrap_err();
+    assert_eq!(
+        crate::kernel::tools::ToolError::from(refused).code,
+        "invalid_input"
+    );
+    assert_eq!(since(before, r.board.work()), (0, 0));
+}

@@ -1,0 +1,154 @@
+//! The vault's rows: sealed items and their grants. Names, kinds, grants and times are plain
+//! (they are shown by `vault.list`); values are only ever in `sealed`.
+//!
+//! The table keeps room for what comes later without a change of shape: `meta` holds
+//! non-secret facts (a login's web address for autofill, where an import came from), grants name
+//! any grantee (`module:x`, `agent:x`, later `pass:x` for sharing), and every item has a stable id
+//! that its seal is bound to.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+use crate::kernel::store::Migration;
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "CREATE TABLE vault_items (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        sealed BLOB NOT NULL,
+        meta TEXT NOT NULL DEFAULT '{}',
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        last_used_by TEXT
+    );
+    CREATE TABLE vault_grants (
+        item TEXT NOT NULL REFERENCES vault_items(id) ON DELETE CASCADE,
+        grantee TEXT NOT NULL,
+        granted_at INTEGER NOT NULL,
+        granted_by TEXT NOT NULL,
+        PRIMARY KEY (item, grantee)
+    );",
+}];
+
+/// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's
+/// credentials on a machine whose key store is the OS keychain.
+pub const KEPT_BY_KEY_STORE: &str = "keystore";
+
+/// A sealed row as read for opening.
+pub struct SealedRow {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub key_id: String,
+    pub sealed: Vec<u8>,
+}
+
+/// An item as `vault.list` shows it: never a value.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ItemInfo {
+    pub name: String,
+    pub kind: String,
+    pub grants: Vec<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_used_at: Option<i64>,
+    pub last_used_by: Option<String>,
+    /// The value is an entry of the OS keychain's own, not sealed in the vault's table.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_keychain: bool,
+}
+
+/// What the seal of an item is bound to: changing any of these makes it fail to open.
+pub fn aad(id: &str, name: &str, kind: &str, key_id: &str) -> Vec<u8> {
+    format!("vyre-vault-item-v1\0{id}\0{name}\0{kind}\0{key_id}").into_bytes()
+}
+
+pub fn sealed_by_name(conn: &Connection, name: &str) -> rusqlite::Result<Option<SealedRow>> {
+    conn.query_row(
+        "SELECT id, name, kind, key_id, sealed FROM vault_items WHERE name = ?1",
+        [name],
+        sealed_row,
+    )
+    .optional()
+}
+
+/// Every item the vault seals itself (not those its key store keeps).
+pub fn all_sealed(conn: &Connection) -> rusqlite::Result<Vec<SealedRow>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, name, kind, key_id, sealed FROM vault_items WHERE key_id != ?1 ORDER BY name",
+    )?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], sealed_row)?;
+    rows.collect()
+}
+
+fn sealed_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SealedRow> {
+    Ok(SealedRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        kind: r.get(2)?,
+        key_id: r.get(3)?,
+        sealed: r.get(4)?,
+    })
+}
+
+pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
+    let mut stmt = conn.prepare(
+        "SELECT i.name, i.kind, i.created_at, i.updated_at, i.last_used_at, i.last_used_by,
+                i.key_id = ?1,
+                COALESCE((SELECT group_concat(grantee, char(10)) FROM
+                    (SELECT grantee FROM vault_grants g WHERE g.item = i.id ORDER BY grantee)), '')
+         FROM vault_items i ORDER BY i.name",
+    )?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| {
+        let grants: String = r.get(7)?;
+        Ok(ItemInfo {
+            name: r.get(0)?,
+            kind: r.get(1)?,
+            created_at: r.get(2)?,
+            updated_at: r.get(3)?,
+            last_used_at: r.get(4)?,
+            last_used_by: r.get(5)?,
+            in_keychain: r.get(6)?,
+            grants: grants
+                .lines()
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect(),
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn count(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT COUNT(*) FROM vault_items", [], |r| r.get(0))
+}
+
+/// How many items are sealed with each key id.
+pub fn key_ids(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
+    let mut stmt = conn
+        .prepare("SELECT key_id, COUNT(*) FROM vault_items WHERE key_id != ?1 GROUP BY key_id")?;
+    let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
+pub fn is_granted(conn: &Connection, item_id: &str, grantee: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM vault_grants WHERE item = ?1 AND grantee = ?2)",
+        params![item_id, grantee],
+        |r| r.get(0),
+    )
+}
+
+pub fn grantees(conn: &Connection, name: &str) -> rusqlite::Result<Option<Vec<String>>> {
+    let Some(row) = sealed_by_name(conn, name)? else {
+        return Ok(None);
+    };
+    let mut stmt =
+        conn.prepare("SELECT grantee FROM vault_grants WHERE item = ?1 ORDER BY grantee")?;
+    let rows = stmt.query_map([row.id], |r| r.get(0))?;
+    rows.collect::<Result<Vec<String>, _>>().map(Some)
+}

@@ -1,0 +1,319 @@
+//! The vault's tools.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::core::{KeyState, StopAfter, Vault};
+use super::items::ItemInfo;
+use super::keystore::{FileKeyStore, KeyStore, KeychainKeyStore};
+use super::{Grantee, VaultError};
+use crate::kernel::config::Role;
+use crate::kernel::contracts::auth::{self, AuthStatus, ItemReadiness};
+use crate::kernel::contracts::secret::{Kind, Secret, VaultValue};
+use crate::kernel::module::{Ctx, StartError, ToolDef};
+use crate::kernel::tools::ToolError;
+
+/// The key store for this machine: the keychain on `local`, a key file on `box`; config
+/// `vault.keystore` (`file` or `keychain`) overrides.
+pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
+    let home = ctx.home().clone();
+    let configured = ctx
+        .config()
+        .vault
+        .as_ref()
+        .and_then(|v| v.get("keystore"))
+        .and_then(|v| v.as_str())
+        .map(String::from);
+    let use_keychain = match configured.as_deref() {
+        Some("keychain") => true,
+        Some("file") => false,
+        Some(other) => {
+            return Err(
+                format!("vault.keystore must be \"file\" or \"keychain\", not {other:?}").into(),
+            );
+        }
+        None => ctx.role() == Role::Local,
+    };
+    Ok(if use_keychain {
+        Arc::new(KeychainKeyStore::new(home.root())?)
+    } else {
+        Arc::new(FileKeyStore {
+            path: home.root().join("vault").join("master.key"),
+        })
+    })
+}
+
+/// What each kind needs, said in the schema as the tool checks it: a secret (the default) and a
+/// note need a `value`, a login its `password`; none of them empty.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("anyOf" = [
+    { "properties": { "kind": { "enum": ["secret", "note", null] }, "value": { "type": "string", "minLength": 1 } }, "required": ["value"] },
+    { "properties": { "kind": { "const": "login" }, "password": { "type": "string", "minLength": 1 } }, "required": ["kind", "password"] },
+]))]
+pub struct PutInput {
+    #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
+    name: String,
+    /// secret (default), login or note.
+    #[serde(default)]
+    kind: Option<Kind>,
+    /// The secret or the note's text.
+    #[serde(default)]
+    value: Option<Secret>,
+    #[serde(default)]
+    username: Option<Secret>,
+    #[serde(default)]
+    password: Option<Secret>,
+    /// A login's TOTP seed (base32).
+    #[serde(default)]
+    #[schemars(extend("pattern" = crate::kernel::tools::shape::BASE32))]
+    totp: Option<Secret>,
+    /// Replace the value of an existing item (its grants stay).
+    #[serde(default)]
+    replace: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct PutOutput {
+    name: String,
+    kind: Kind,
+    replaced: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameInput {
+    #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
+    name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrantInput {
+    #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
+    item: String,
+    /// A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`).
+    #[schemars(pattern(crate::kernel::tools::shape::GRANTEE))]
+    to: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct GrantOutput {
+    item: String,
+    to: String,
+    changed: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PassphraseInput {
+    passphrase: Secret,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetPassphraseInput {
+    /// The new passphrase; leave it out to remove the passphrase.
+    #[serde(default)]
+    passphrase: Option<Secret>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Done {
+    ok: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Rotated {
+    resealed: usize,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Status {
+    state: KeyState,
+    keystore: String,
+    items: i64,
+    passphrase: bool,
+    /// Which credential Claude Code sessions on this machine use, and whether it is ready.
+    claude: AuthStatus,
+}
+
+fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
+    let kind = input.kind.unwrap_or(Kind::Secret);
+    let need = |field: Option<Secret>, what: &str| -> Result<Secret, VaultError> {
+        field.filter(|s| !s.is_empty()).ok_or_else(|| {
+            VaultError::InvalidName(format!("a {} item needs {what}", kind.as_str()))
+        })
+    };
+    let value = match kind {
+        Kind::Secret => VaultValue::Secret(need(input.value, "a value")?),
+        Kind::Note => VaultValue::Note(need(input.value, "a value")?),
+        Kind::Login => {
+            let login = VaultValue::Login {
+                username: input.username.unwrap_or_default(),
+                password: need(input.password, "a password")?,
+                totp: input.totp.filter(|t| !t.is_empty()),
+            };
+            if let Some(Err(e)) = login.totp_now() {
+                return Err(VaultError::InvalidName(e));
+            }
+            login
+        }
+    };
+    Ok((input.name, value, input.replace))
+}
+
+pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
+    ctx.tool_with(
+        ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.")
+        .finishes().person_only(),
+        &vault,
+        |v, input: PutInput, _| async move {
+                let kind = input.kind.unwrap_or(Kind::Secret);
+                let (name, value, replace) = value_of(input)?;
+                let replaced = v.put(&name, value, replace).await?;
+                Ok::<_, ToolError>(PutOutput { name, kind, replaced })
+            },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.list",
+            "Every item's name, kind, grants and last use; never a value.",
+        )
+        .sessions_open(),
+        &vault,
+        |v, _: crate::kernel::tools::NoInput, _| async move {
+            Ok::<Vec<ItemInfo>, ToolError>(v.list().await?)
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new("vault.delete", "Delete an item and its grants.")
+            .finishes()
+            .person_only(),
+        &vault,
+        |v, input: NameInput, _| async move {
+            v.delete(&input.name).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new("vault.grant", "Let a module or an agent use an item.")
+            .finishes()
+            .person_only(),
+        &vault,
+        |v, input: GrantInput, cx| async move {
+            let to = Grantee::parse(&input.to)?;
+            v.grant(&input.item, &to, &cx.caller.label()).await?;
+            Ok::<_, ToolError>(GrantOutput {
+                item: input.item,
+                to: to.to_string(),
+                changed: true,
+            })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.revoke",
+            "Take back a module's or an agent's use of an item.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, input: GrantInput, _| async move {
+            let to = Grantee::parse(&input.to)?;
+            let changed = v.revoke(&input.item, &to).await?;
+            Ok::<_, ToolError>(GrantOutput {
+                item: input.item,
+                to: to.to_string(),
+                changed,
+            })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.rotate",
+            "Make a new master key and reseal every item with it, all or nothing.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, _: crate::kernel::tools::NoInput, _| async move {
+            Ok::<_, ToolError>(Rotated {
+                resealed: v.rotate(StopAfter::Nothing).await?,
+            })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.unlock",
+            "Unlock a vault whose key file is wrapped by a passphrase.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, input: PassphraseInput, _| async move {
+            v.unlock(&input.passphrase).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.lock",
+            "Forget the unlocked keys until the passphrase is given again.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, _: crate::kernel::tools::NoInput, _| async move {
+            v.lock().await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.passphrase",
+            "Wrap the key file with a passphrase (argon2id), change it, or remove it.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, input: SetPassphraseInput, _| async move {
+            v.set_passphrase(input.passphrase.as_ref()).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    let v = vault;
+    let c = ctx.clone();
+    ctx.tool(
+        ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.")
+        .onboarding()
+        .sessions_open(),
+        move |_: crate::kernel::tools::NoInput, _| {
+            let v = v.clone();
+            let c = c.clone();
+            async move {
+                let (state, items) = v.state().await?;
+                let list = v.list().await?;
+                let readiness = |name: &str| {
+                    let found = list.iter().find(|i| i.name == name);
+                    ItemReadiness {
+                        item: name.to_string(),
+                        present: found.is_some(),
+                        granted_to_sessions: found.is_some_and(|i| i.grants.iter().any(|g| g == auth::SESSIONS_GRANTEE)),
+                    }
+                };
+                let claude = auth::status(c.config(), c.role(), readiness);
+                Ok::<_, ToolError>(Status {
+                    state,
+                    keystore: v.location(),
+                    items,
+                    passphrase: state == KeyState::Locked || v.is_wrapped().await,
+                    claude,
+                })
+            }
+        },
+    )?;
+    Ok(())
+}

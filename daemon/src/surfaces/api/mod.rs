@@ -1,0 +1,148 @@
+//! The HTTP API, served on both listeners (the unix socket and loopback TCP) by one router.
+//!
+//! - `GET /v1/health`: version, role, uptime; no credential needed.
+//! - `GET /v1/tools`: every tool the caller may call, with its schemas.
+//! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
+//! - `GET /v1/events`: the event log as Server-Sent Events.
+
+pub mod app;
+pub mod auth;
+mod browser;
+pub mod error;
+pub mod openapi;
+pub mod pair_endpoint;
+pub mod serve;
+pub mod session_socket;
+mod sse;
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use auth::Authed;
+pub use auth::Peer;
+use error::ApiError;
+
+use crate::kernel::Kernel;
+
+/// Largest request body accepted by a tool call.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
+    let api = Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/session", get(browser::session))
+        .route("/v1/session/redeem", post(browser::redeem))
+        .route("/v1/session/finish", post(browser::finish))
+        .route("/v1/session/logout", post(browser::logout))
+        .route("/v1/pair", post(pair_endpoint::pair))
+        .route("/v1/tools", get(list_tools))
+        .route("/v1/openapi.json", get(openapi_doc))
+        .route(
+            "/v1/tools/{name}",
+            post(call_tool).fallback(method_not_allowed),
+        )
+        .route("/v1/events", get(sse::events));
+    app::routes(api, ui_dir)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(kernel)
+}
+
+async fn health(State(kernel): State<Kernel>) -> Json<Value> {
+    Json(json!({ "data": {
+        "version": crate::kernel::VERSION,
+        "role": kernel.role(),
+        "uptime_s": kernel.uptime_s(),
+    }}))
+}
+
+/// What this caller may call (the rules decide, as they do for a call).
+async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
+    Json(json!({ "data": kernel.registry().specs_for(&caller) }))
+}
+
+/// The API as OpenAPI 3.1, for the tools this caller may call.
+async fn openapi_doc(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
+    Json(openapi::document(&kernel.registry().specs_for(&caller)))
+}
+
+async fn call_tool(
+    State(kernel): State<Kernel>,
+    Path(name): Path<String>,
+    Authed(caller): Authed,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+        let ct = ct.to_str().unwrap_or("");
+        if !ct
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+        {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "tool calls take a JSON body (Content-Type: application/json)",
+            ));
+        }
+    }
+    // A body that stalls holds its connection no longer than a head may (`limits`).
+    let wait = kernel.config().config.limits.header_timeout();
+    let bytes: Bytes = tokio::time::timeout(wait, axum::body::to_bytes(body, MAX_BODY))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s (limits.header_timeout_s)",
+                    wait.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the request body is larger than {} KiB", MAX_BODY / 1024),
+            )
+        })?;
+    let input: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice(&bytes).map_err(|e| {
+            ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
+        })?
+    };
+    if !input.is_object() {
+        return Err(ApiError::bad_request(
+            "invalid_input",
+            "a tool's input must be a JSON object",
+        ));
+    }
+    let data = kernel.registry().call(&name, input, caller).await?;
+    Ok(Json(json!({ "data": data })).into_response())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such route; the API lives under /v1/",
+    )
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take that method",
+    )
+}

@@ -1,0 +1,152 @@
+//! `GET /v1/openapi.json`: the HTTP API as an OpenAPI 3.1 document, made from the tool registry
+//! (every tool the caller may call, its input and output schemas as the registry has them), so
+//! the document cannot drift from the code. OpenAPI 3.1 speaks JSON Schema 2020-12, which is what
+//! the registry's schemas are; each schema's `$defs` move to `components/schemas` under the tool's
+//! name, with their `$ref`s rewritten.
+
+use serde_json::{Map, Value, json};
+
+use crate::kernel::tools::ToolSpec;
+
+/// Move `schema`'s `$defs` into `components` as `<prefix>.<Name>` and point its refs there.
+fn hoist(mut schema: Value, prefix: &str, components: &mut Map<String, Value>) -> Value {
+    if let Some(Value::Object(defs)) = schema.as_object_mut().and_then(|o| o.remove("$defs")) {
+        for (name, def) in defs {
+            let def = rewrite(def, prefix);
+            components.insert(format!("{prefix}.{name}"), def);
+        }
+    }
+    rewrite(schema, prefix)
+}
+
+fn rewrite(v: Value, prefix: &str) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| match (k.as_str(), &v) {
+                    ("$ref", Value::String(r)) if r.starts_with("#/$defs/") => {
+                        let name = &r["#/$defs/".len()..];
+                        (k, json!(format!("#/components/schemas/{prefix}.{name}")))
+                    }
+                    // The document's own dialect is 2020-12; a nested `$schema` is noise.
+                    ("$schema", _) => (k, Value::Null),
+                    _ => (k, rewrite(v, prefix)),
+                })
+                .filter(|(_, v)| !v.is_null())
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.into_iter().map(|v| rewrite(v, prefix)).collect())
+        }
+        other => other,
+    }
+}
+
+/// The document for these tools.
+pub fn document<S: std::ops::Deref<Target = ToolSpec>>(specs: &[S]) -> Value {
+    let mut components = Map::new();
+    let error = json!({
+        "type": "object",
+        "required": ["error"],
+        "properties": { "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": { "code": { "type": "string" }, "message": { "type": "string" } }
+        } }
+    });
+    components.insert("Error".into(), error);
+    let mut paths = Map::new();
+    paths.insert(
+        "/v1/health".into(),
+        json!({ "get": {
+            "operationId": "health",
+            "summary": "Version, role and uptime; no credential needed.",
+            "security": [],
+            "responses": { "200": { "description": "vyred answers" } }
+        } }),
+    );
+    for spec in specs.iter().map(|s| &**s) {
+        let input = hoist(spec.input_schema.clone(), &spec.name, &mut components);
+        let output = hoist(spec.output_schema.clone(), &spec.name, &mut components);
+        paths.insert(
+            format!("/v1/tools/{}", spec.name),
+            json!({ "post": {
+                "operationId": spec.name,
+                "summary": spec.description,
+                "tags": [spec.module],
+                "requestBody": {
+                    "required": true,
+                    "content": { "application/json": { "schema": input } }
+                },
+                "responses": {
+                    "200": {
+                        "description": "the tool's output",
+                        "content": { "application/json": { "schema": {
+                            "type": "object",
+                            "required": ["data"],
+                            "properties": { "data": output }
+                        } } }
+                    },
+                    "default": {
+                        "description": "an error, with a code and a message for a person",
+                        "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } }
+                    }
+                }
+            } }),
+        );
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Vyre",
+            "version": crate::kernel::VERSION,
+            "description": "vyred's HTTP API: every tool of the registry as POST /v1/tools/<module>.<tool>. The event stream (GET /v1/events) and the browsers' routes are described in docs/api.md."
+        },
+        "servers": [{ "url": "/" }],
+        "security": [{ "device": [] }],
+        "components": {
+            "securitySchemes": { "device": { "type": "http", "scheme": "bearer" } },
+            "schemas": components
+        },
+        "paths": paths
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defs_move_to_components_and_refs_follow() {
+        let spec = ToolSpec {
+            name: "x.y".into(),
+            module: "x".into(),
+            description: "d".into(),
+            person_only: false,
+            for_sessions: Default::default(),
+            cli: false,
+            onboarding: false,
+            input_schema: json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "properties": { "img": { "$ref": "#/$defs/Image" } },
+                "$defs": { "Image": { "type": "object", "properties": { "kind": { "$ref": "#/$defs/Kind" } } }, "Kind": { "type": "string" } }
+            }),
+            output_schema: json!({ "type": "object" }),
+        };
+        let doc = document(&[Box::new(spec)]);
+        let input = &doc["paths"]["/v1/tools/x.y"]["post"]["requestBody"]["content"]["application/json"]
+            ["schema"];
+        assert_eq!(
+            input["properties"]["img"]["$ref"],
+            "#/components/schemas/x.y.Image"
+        );
+        assert!(input.get("$schema").is_none() && input.get("$defs").is_none());
+        let image = &doc["components"]["schemas"]["x.y.Image"];
+        assert_eq!(
+            image["properties"]["kind"]["$ref"],
+            "#/components/schemas/x.y.Kind"
+        );
+        assert_eq!(doc["openapi"], "3.1.0");
+    }
+}

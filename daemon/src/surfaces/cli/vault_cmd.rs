@@ -1,0 +1,357 @@
+//! `vyre vault ...`: values are read from standard input or a hidden prompt, never from an
+//! argument (arguments show in `ps`), and are never printed.
+
+use std::io::{IsTerminal, Read, Write};
+
+use clap::Subcommand;
+use serde_json::{Value, json};
+use zeroize::Zeroizing;
+
+use super::fail;
+use crate::surfaces::client::Client;
+
+#[derive(Debug, Subcommand)]
+pub enum VaultCommand {
+    /// Store a credential; the value comes from standard input or a hidden prompt.
+    /// A login reads three lines: username, password, and an optional TOTP seed.
+    Put {
+        name: String,
+        #[arg(long, default_value = "secret", value_parser = ["secret", "login", "note"])]
+        kind: String,
+        /// Replace the value of an existing item (its grants stay).
+        #[arg(long)]
+        replace: bool,
+    },
+    /// Names, kinds, grants and last use; never a value.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete an item and its grants.
+    Delete { name: String },
+    /// Let a module (`sessions`) or an agent (`agent:<name>`) use an item.
+    Grant { item: String, to: String },
+    /// Take a grant back.
+    Revoke { item: String, to: String },
+    /// Make a new master key and reseal every item with it, all or nothing.
+    Rotate,
+    /// Unlock a vault whose key file is wrapped by a passphrase.
+    Unlock,
+    /// Forget the unlocked keys until the passphrase is given again.
+    Lock,
+    /// Wrap the key file with a passphrase (asked twice), or remove it with --remove.
+    Passphrase {
+        #[arg(long)]
+        remove: bool,
+    },
+    /// Where the key lives, whether the vault is unlocked, and this machine's Claude credential.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(client: &Client, command: VaultCommand) -> i32 {
+    let result = match command {
+        VaultCommand::Put {
+            name,
+            kind,
+            replace,
+        } => put(client, &name, &kind, replace).await,
+        VaultCommand::List { json } => list(client, json).await,
+        VaultCommand::Delete { name } => client
+            .call("vault.delete", &json!({ "name": name }))
+            .await
+            .map(|_| println!("Deleted {name}."))
+            .map_err(|e| e.to_string()),
+        VaultCommand::Grant { item, to } => client
+            .call("vault.grant", &json!({ "item": item, "to": to }))
+            .await
+            .map(|out| println!("Granted {item} to {}.", out["to"].as_str().unwrap_or(&to)))
+            .map_err(|e| e.to_string()),
+        VaultCommand::Revoke { item, to } => client
+            .call("vault.revoke", &json!({ "item": item, "to": to }))
+            .await
+            .map(|out| {
+                let to = out["to"].as_str().unwrap_or(&to).to_string();
+                if out["changed"] == true {
+                    println!("Revoked {to}'s use of {item}.");
+                } else {
+                    println!("{to} had no grant on {item}.");
+                }
+            })
+            .map_err(|e| e.to_string()),
+        VaultCommand::Rotate => client
+            .call("vault.rotate", &json!({}))
+            .await
+            .map(|out| println!("New master key; {} item(s) resealed.", out["resealed"]))
+            .map_err(|e| e.to_string()),
+        VaultCommand::Unlock => match read_secret("Vault passphrase: ") {
+            Ok(pass) => client
+                .call("vault.unlock", &json!({ "passphrase": pass.as_str() }))
+                .await
+                .map(|_| println!("The vault is unlocked."))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        },
+        VaultCommand::Lock => client
+            .call("vault.lock", &json!({}))
+            .await
+            .map(|_| println!("The vault is locked."))
+            .map_err(|e| e.to_string()),
+        VaultCommand::Passphrase { remove } => passphrase(client, remove).await,
+        VaultCommand::Status { json } => status(client, json).await,
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => fail(&e),
+    }
+}
+
+async fn put(client: &Client, name: &str, kind: &str, replace: bool) -> Result<(), String> {
+    let mut input = json!({ "name": name, "kind": kind, "replace": replace });
+    match kind {
+        "login" => {
+            let (username, password, totp) = if std::io::stdin().is_terminal() {
+                (
+                    Zeroizing::new(prompt_visible("Username: ")?),
+                    prompt_hidden(&format!("Password for {name}: "))?,
+                    prompt_hidden("TOTP seed (optional, Enter for none): ")?,
+                )
+            } else {
+                let all = read_stdin()?;
+                let mut lines = all.lines();
+                let line = |l: Option<&str>| {
+                    Zeroizing::new(l.unwrap_or("").trim_end_matches('\r').to_string())
+                };
+                (line(lines.next()), line(lines.next()), line(lines.next()))
+            };
+            input["username"] = json!(username.as_str());
+            input["password"] = json!(password.as_str());
+            if !totp.is_empty() {
+                input["totp"] = json!(totp.as_str());
+            }
+        }
+        _ => {
+            let value = read_secret(&format!("Value for {name}: "))?;
+            input["value"] = json!(value.as_str());
+        }
+    }
+    let out = client.call("vault.put", &input).await;
+    wipe(&mut input);
+    let out = out.map_err(|e| e.to_string())?;
+    let verb = if out["replaced"] == true {
+        "Replaced"
+    } else {
+        "Stored"
+    };
+    println!("{verb} {name} ({kind}). Grant it with `vyre vault grant {name} <module>`.");
+    Ok(())
+}
+
+async fn list(client: &Client, as_json: bool) -> Result<(), String> {
+    let items = client
+        .call("vault.list", &json!({}))
+        .await
+        .map_err(|e| e.to_string())?;
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&items).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let items = items.as_array().cloned().unwrap_or_default();
+    if items.is_empty() {
+        println!("The vault is empty. Store a credential with `vyre vault put <name>`.");
+    }
+    for i in items {
+        let grants: Vec<&str> = i["grants"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let used = match (i["last_used_at"].as_i64(), i["last_used_by"].as_str()) {
+            (Some(_), Some(by)) => format!("last used by {by}"),
+            _ => "never used".to_string(),
+        };
+        println!(
+            "{:<28} {:<7} {:<30} {used}",
+            i["name"].as_str().unwrap_or("?"),
+            i["kind"].as_str().unwrap_or("?"),
+            if grants.is_empty() {
+                "no grants".to_string()
+            } else {
+                grants.join(", ")
+            }
+        );
+    }
+    Ok(())
+}
+
+async fn passphrase(client: &Client, remove: bool) -> Result<(), String> {
+    if remove {
+        client
+            .call("vault.passphrase", &json!({}))
+            .await
+            .map_err(|e| e.to_string())?;
+        println!("The key file is no longer wrapped by a passphrase.");
+        return Ok(());
+    }
+    let first = read_secret("New vault passphrase: ")?;
+    if std::io::stdin().is_terminal() {
+        let again = prompt_hidden("Again: ")?;
+        if *again != *first {
+            return Err("the two passphrases differ; nothing changed".into());
+        }
+    }
+    client
+        .call("vault.passphrase", &json!({ "passphrase": first.as_str() }))
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "The key file is wrapped by the passphrase. After a restart, `vyre vault unlock` opens the vault."
+    );
+    Ok(())
+}
+
+async fn status(client: &Client, as_json: bool) -> Result<(), String> {
+    let s = client
+        .call("vault.status", &json!({}))
+        .await
+        .map_err(|e| e.to_string())?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+        return Ok(());
+    }
+    print!("{}", render_status(&s));
+    Ok(())
+}
+
+/// The vault's status as a person reads it (also used by `vyre doctor`).
+pub fn render_status(s: &Value) -> String {
+    let mut out = format!(
+        "vault     {} ({} item(s), key in {}{})\n",
+        s["state"].as_str().unwrap_or("?").replace('_', " "),
+        s["items"],
+        s["keystore"].as_str().unwrap_or("?"),
+        if s["passphrase"] == true {
+            ", wrapped by a passphrase"
+        } else {
+            ""
+        }
+    );
+    out.push_str(&format!("claude    {}\n", auth_line(&s["claude"])));
+    out
+}
+
+/// `setup-token (default for this role): claude-setup-token present, granted to sessions`.
+pub fn auth_line(c: &Value) -> String {
+    let Some(mode) = c["mode"].as_str() else {
+        return c["advice"].as_str().unwrap_or("unknown").to_string();
+    };
+    let item = match c["item"].as_object() {
+        None => "Claude Code's own login".to_string(),
+        Some(i) => format!(
+            "{} {}, {}",
+            i["item"].as_str().unwrap_or("?"),
+            if i["present"] == true {
+                "present"
+            } else {
+                "missing"
+            },
+            if i["granted_to_sessions"] == true {
+                "granted to sessions"
+            } else {
+                "not granted to sessions"
+            }
+        ),
+    };
+    let fallback = if c["fallback"]["present"] == true {
+        "; API key fallback present"
+    } else {
+        ""
+    };
+    let advice = c["advice"]
+        .as_str()
+        .map(|a| format!(" ({a})"))
+        .unwrap_or_default();
+    format!(
+        "{mode} ({}): {item}{fallback}{advice}",
+        c["source"].as_str().unwrap_or("?")
+    )
+}
+
+fn wipe(v: &mut Value) {
+    if let Value::Object(map) = v {
+        for (_, field) in map.iter_mut() {
+            if let Value::String(s) = field {
+                zeroize::Zeroize::zeroize(s);
+            }
+        }
+    }
+}
+
+/// A secret from standard input (piped) or a hidden prompt (a terminal). A piped value loses one
+/// trailing newline.
+fn read_secret(prompt: &str) -> Result<Zeroizing<String>, String> {
+    if std::io::stdin().is_terminal() {
+        let value = prompt_hidden(prompt)?;
+        if value.is_empty() {
+            return Err("nothing was entered; nothing changed".into());
+        }
+        return Ok(value);
+    }
+    let mut value = read_stdin()?;
+    if value.ends_with('\n') {
+        value.pop();
+        if value.ends_with('\r') {
+            value.pop();
+        }
+    }
+    if value.is_empty() {
+        return Err("standard input was empty; pipe the value in or run this in a terminal".into());
+    }
+    Ok(value)
+}
+
+fn read_stdin() -> Result<Zeroizing<String>, String> {
+    let mut buf = Zeroizing::new(String::new());
+    std::io::stdin()
+        .read_to_string(&mut buf)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    Ok(buf)
+}
+
+fn prompt_visible(prompt: &str) -> Result<String, String> {
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
+/// Read a line from the terminal with echo off.
+fn prompt_hidden(prompt: &str) -> Result<Zeroizing<String>, String> {
+    use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
+    let stdin = std::io::stdin();
+    eprint!("{prompt}");
+    let _ = std::io::stderr().flush();
+    let saved = tcgetattr(&stdin).map_err(|e| format!("cannot read the terminal: {e}"))?;
+    let mut quiet = saved.clone();
+    quiet.local_flags.remove(LocalFlags::ECHO);
+    tcsetattr(&stdin, SetArg::TCSANOW, &quiet)
+        .map_err(|e| format!("cannot hide the input: {e}"))?;
+    let mut line = Zeroizing::new(String::new());
+    let read = stdin.read_line(&mut line);
+    let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
+    eprintln!();
+    read.map_err(|e| e.to_string())?;
+    while line.ends_with(['\n', '\r']) {
+        line.pop();
+    }
+    Ok(line)
+}

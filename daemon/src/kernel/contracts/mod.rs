@@ -72,15 +72,6 @@ impl Capabilities {
             .and_then(|p| p.value.downcast_ref::<Arc<C>>())
             .cloned()
     }
-
-    /// Who provides `C`, if anyone does.
-    pub fn provider_of<C: Capability + ?Sized>(&self) -> Option<String> {
-        self.by_type
-            .read()
-            .expect("capabilities")
-            .get(&TypeId::of::<C>())
-            .map(|p| p.by.clone())
-    }
 }
 
 #[cfg(test)]
@@ -107,10 +98,6 @@ mod tests {
         caps.provide::<dyn Greeter>("english", Arc::new(English))
             .unwrap();
         assert_eq!(caps.get::<dyn Greeter>().unwrap().greet(), "hello");
-        assert_eq!(
-            caps.provider_of::<dyn Greeter>().as_deref(),
-            Some("english")
-        );
         let again = caps
             .provide::<dyn Greeter>("other", Arc::new(English))
             .unwrap_err();

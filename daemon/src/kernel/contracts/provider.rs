@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -218,11 +219,22 @@ impl Priority {
     }
 }
 
+/// A slash command a session offers, as a surface's `/` menu shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SlashCommand {
+    /// The name without its slash (`compact`).
+    pub name: String,
+    /// What it does, in the provider's words; empty when it gave none.
+    pub description: String,
+    /// What to type after it (`<instructions>`); empty when it takes nothing.
+    pub argument_hint: String,
+}
+
 /// One live session of a provider.
 pub trait Session: Send + Sync {
     fn ids(&self) -> ProcessIds;
-    /// The session's slash commands as surfaces show them: `{name, description, argument_hint}`.
-    fn commands(&self) -> Vec<Value> {
+    /// The session's slash commands as surfaces show them.
+    fn commands(&self) -> Vec<SlashCommand> {
         vec![]
     }
     /// The next thing the session says; `None` once its process is gone.

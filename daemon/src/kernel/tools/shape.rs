@@ -28,10 +28,10 @@ pub const SOCKET_ADDRESS: &str = r"^(http://)?((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|
 /// A thread's (a session's) id, as Claude Code makes them (a uuid) and as transcripts name them.
 pub const THREAD_ID: &str = r"^[A-Za-z0-9_-]{1,64}$";
 
-/// A Claude setup token as `claude setup-token` prints it (`onboarding/key_shape.rs`).
+/// A Claude setup token as `claude setup-token` prints it (what onboarding.claude takes).
 pub const SETUP_TOKEN: &str = r"^\s*sk-ant-oat[A-Za-z0-9_-]{23,}\s*$";
 
-/// An Anthropic API key (`onboarding/key_shape.rs`; an Admin key is not one).
+/// An Anthropic API key (what onboarding.claude takes; an Admin key is not one).
 pub const API_KEY: &str = r"^\s*sk-ant-api[A-Za-z0-9_-]{23,}\s*$";
 
 /// A login's TOTP seed: base32, with spaces and dashes as people write it.

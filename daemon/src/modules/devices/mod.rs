@@ -128,18 +128,15 @@ impl Module for DevicesModule {
                         })
                     },
             )?;
-            let d = devices;
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "devices.revoke",
                     "Revoke a device: its credential is refused at once and its open event streams close.",
                 )
-        .finishes()
+                .finishes()
                 .person_only(),
-                move |input: RevokeInput, _| {
-                    let d = d.clone();
-                    async move { d.revoke(&input.id).await }
-                },
+                &devices,
+                |d, input: RevokeInput, _| async move { d.revoke(&input.id).await },
             )?;
             Ok(())
         })

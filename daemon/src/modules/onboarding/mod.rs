@@ -11,7 +11,6 @@
 //! is another module's tool, called with the person's own rights.
 
 mod current;
-mod key_shape;
 
 use current::{assistant, names_of, state};
 
@@ -64,7 +63,8 @@ pub struct RenameInput {
     name: String,
 }
 
-/// Each mode's credential has its shape (`key_shape`), said in the schema: a setup token is
+/// Each mode's credential has its shape, said in the schema (and in words by
+/// `kernel::tools::shape::describe`, which the input layer's refusal quotes): a setup token is
 /// `sk-ant-oat…`, an API key `sk-ant-api…`, each at least 33 characters of letters, digits, `-`
 /// and `_` (white space around it is trimmed).
 #[derive(Deserialize, JsonSchema)]
@@ -354,7 +354,6 @@ impl Module for OnboardingModule {
                 &ctx,
                 |c, input: ClaudeInput, cx| async move {
                         let value = input.value.trim();
-                        key_shape::check(value, matches!(input.mode, ClaudeMode::ApiKey))?;
                         let item = match input.mode {
                             ClaudeMode::SetupToken => crate::kernel::contracts::auth::SETUP_TOKEN_ITEM,
                             ClaudeMode::ApiKey => crate::kernel::contracts::auth::API_KEY_ITEM,

@@ -299,14 +299,13 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
         },
     )?;
 
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "projects.context",
             "What a session in this project may draw on: its folders and its own sessions, never another project's.",
         ).sessions_see_project("project"),
-        move |input: ProjectInput, _| {
-            let pr = p.clone();
-            async move {
+        &p,
+        |pr, input: ProjectInput, _| async move {
                 let f = pr.one(&input.project).await?;
                 let sessions = pr
                     .catalogue(std::slice::from_ref(&f))
@@ -321,8 +320,7 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
                     folders: f.folders().iter().map(|p| p.display().to_string()).collect(),
                     sessions,
                 })
-            }
-        },
+            },
     )?;
     Ok(())
 }

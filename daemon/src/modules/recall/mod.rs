@@ -274,19 +274,16 @@ fn register(
             },
     )?;
 
-    let c = ctx.clone();
-    ctx.tool(
+    let roots: Arc<Vec<String>> = Arc::new(roots.iter().map(|r| r.display().to_string()).collect());
+    ctx.tool_with(
         ToolDef::new(
             "recall.status",
             "What recall has read: the folders, sessions, turns, broken lines, and the indexing progress.",
         )
         .onboarding()
         .sessions_open(),
-        move |_: crate::kernel::tools::NoInput, _| {
-            let c = c.clone();
-            let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-            let progress = progress.clone();
-            async move {
+        &(ctx.clone(), roots, progress),
+        |(c, roots, progress), _: crate::kernel::tools::NoInput, _| async move {
                 let (sessions, turns, files, broken) = c
                     .store()
                     .read(|conn| {
@@ -299,14 +296,13 @@ fn register(
                     })
                     .await?;
                 Ok::<_, ToolError>(Status {
-                    roots,
+                    roots: roots.to_vec(),
                     sessions,
                     turns,
                     files,
                     broken,
                     progress: progress.view(),
                 })
-            }
         },
     )?;
     Ok(())

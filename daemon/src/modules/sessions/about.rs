@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use rusqlite::{OptionalExtension, params};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::kernel::events::{Filter, NewEvent};
@@ -22,7 +22,7 @@ const FROM_MESSAGE: usize = 80;
 pub(crate) const NAMED_MAX: usize = 120;
 
 /// A thread's title and lineage, as `threads.list` and `threads.get` show them.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
 pub struct About {
     /// The name given to it, else its first message's words (or its parent's title, for a
     /// fork); null before its first message.

@@ -12,7 +12,7 @@ use super::sandbox::Containment;
 use super::wire::{Incoming, WireError};
 use crate::kernel::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, Launch, Priority, ProcessIds, Provider,
-    ProviderError, Question, Session, Unresumable,
+    ProviderError, Question, Session, SlashCommand, Unresumable,
 };
 use crate::kernel::transcripts;
 
@@ -84,11 +84,11 @@ impl Provider for ClaudeProvider {
                 .into_iter()
                 .flatten()
                 .filter_map(|c| {
-                    Some(json!({
-                        "name": c["name"].as_str()?,
-                        "description": c["description"].as_str().unwrap_or(""),
-                        "argument_hint": c["argumentHint"].as_str().unwrap_or(""),
-                    }))
+                    Some(SlashCommand {
+                        name: c["name"].as_str()?.to_string(),
+                        description: c["description"].as_str().unwrap_or("").to_string(),
+                        argument_hint: c["argumentHint"].as_str().unwrap_or("").to_string(),
+                    })
                 })
                 .collect();
             Ok(Box::new(ClaudeSession {
@@ -123,7 +123,7 @@ impl Provider for ClaudeProvider {
 struct ClaudeSession {
     process: ClaudeProcess,
     ids: ProcessIds,
-    commands: Vec<Value>,
+    commands: Vec<SlashCommand>,
     /// What the CLI's messages mean, with what it remembers of the message being streamed.
     stream: Translator,
     /// Happenings translated but not yet handed out (one line can make several).
@@ -429,7 +429,7 @@ impl Session for ClaudeSession {
         self.ids
     }
 
-    fn commands(&self) -> Vec<Value> {
+    fn commands(&self) -> Vec<SlashCommand> {
         self.commands.clone()
     }
 

@@ -47,15 +47,14 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Resul
     let c = ctx.clone();
     let h = home.clone();
     let vyre_home = Arc::new(ctx.home().root().to_path_buf());
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.folders",
             "Folders to start a session in: where the sessions and projects the caller may see ran, with their project and last use, most recent first.",
         )
         .sessions_fenced(),
-        move |input: FoldersInput, cx| {
-            let (c, home, vyre_home) = (c.clone(), h.clone(), vyre_home.clone());
-            async move {
+        &(c, h, vyre_home),
+        |(c, home, vyre_home), input: FoldersInput, cx| async move {
                 let limit = input.limit.unwrap_or(20).clamp(1, 100) as usize;
                 // Read as this module (everything), then narrowed here to what the caller sees:
                 // a session, its own threads' folders and its projects'.
@@ -103,35 +102,31 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>, home: Arc<PathBuf>) -> Resul
                 })
                 .await
                 .map_err(ToolError::internal)
-            }
-        },
+            },
     )?;
 
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.rename",
             "Name a thread (an empty name gives it back its first message's words).",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: RenameInput, cx| {
-            let (c, b) = (c.clone(), board.clone());
-            async move {
-                if b.info(&input.thread).await?.is_none() {
-                    return Err(ToolError::not_found(
-                        "unknown_thread",
-                        format!(
-                            "there is no thread {:?}; threads.list shows them",
-                            input.thread
-                        ),
-                    ));
-                }
-                let name = about::name_from(&input.title)?;
-                let about: About =
-                    about::rename(&c, &input.thread, name, &cx.caller.label()).await?;
-                Ok::<_, ToolError>(about)
+        &(c, board),
+        |(c, b), input: RenameInput, cx| async move {
+            if b.info(&input.thread).await?.is_none() {
+                return Err(ToolError::not_found(
+                    "unknown_thread",
+                    format!(
+                        "there is no thread {:?}; threads.list shows them",
+                        input.thread
+                    ),
+                ));
             }
+            let name = about::name_from(&input.title)?;
+            let about: About = about::rename(&c, &input.thread, name, &cx.caller.label()).await?;
+            Ok::<_, ToolError>(about)
         },
     )?;
     Ok(())

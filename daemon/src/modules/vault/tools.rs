@@ -286,14 +286,12 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     )?;
     let v = vault;
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new("vault.status", "Whether the vault is unlocked, where its key lives, and which Claude credential this machine uses; never a value.")
         .onboarding()
         .sessions_open(),
-        move |_: crate::kernel::tools::NoInput, _| {
-            let v = v.clone();
-            let c = c.clone();
-            async move {
+        &(v, c),
+        |(v, c), _: crate::kernel::tools::NoInput, _| async move {
                 let (state, items) = v.state().await?;
                 let list = v.list().await?;
                 let readiness = |name: &str| {
@@ -312,8 +310,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
                     passphrase: state == KeyState::Locked || v.is_wrapped().await,
                     claude,
                 })
-            }
-        },
+            },
     )?;
     Ok(())
 }

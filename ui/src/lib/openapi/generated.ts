@@ -1351,7 +1351,8 @@ export interface components {
     schemas: {
         /**
          * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
-         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         *     or api-key). The schema is the whole check: the input layer refuses what breaks it before a
+         *     handler runs, so no handler repeats it.
          */
         "agents.create.AgentAuth": {
             /**
@@ -1391,7 +1392,8 @@ export interface components {
         "agents.create.Projects": "*" | string[];
         /**
          * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
-         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         *     or api-key). The schema is the whole check: the input layer refuses what breaks it before a
+         *     handler runs, so no handler repeats it.
          */
         "agents.list.AgentAuth": {
             /**
@@ -1449,9 +1451,51 @@ export interface components {
         "agents.list.Grant": "threads" | "recall";
         /** @description `"*"` (every project) or the names of the projects. */
         "agents.list.Projects": "*" | string[];
+        /** @description A thread in `threads.list` (and `agents.threads`, which reads it back). */
+        "agents.threads.Listed": {
+            agent: string | null;
+            auth: string;
+            /** Format: int64 */
+            created_at: number;
+            cwd: string;
+            /** @description The message it was forked at (none: the whole history). */
+            forked_at: string | null;
+            /** @description The thread it was forked from. */
+            forked_from: string | null;
+            live: boolean;
+            mode: components["schemas"]["agents.threads.PermissionMode"];
+            model: string | null;
+            project: string | null;
+            provider: string;
+            purpose: string;
+            /** @description Whether `title` is a name a person or its session gave it. */
+            renamed: boolean;
+            state: components["schemas"]["agents.threads.ThreadStatus"];
+            stopped_reason: string | null;
+            thread: string;
+            /**
+             * @description The name given to it, else its first message's words (or its parent's title, for a
+             *     fork); null before its first message.
+             */
+            title: string | null;
+            /** Format: double */
+            total_cost_usd: number;
+            /** Format: int64 */
+            turns: number;
+            /** Format: int64 */
+            updated_at: number;
+        };
+        /**
+         * @description A session's permission mode (never bypass).
+         * @enum {string}
+         */
+        "agents.threads.PermissionMode": "default" | "acceptEdits" | "plan";
+        /** @description A thread's state: its row's `status`, and what a live session shows. */
+        "agents.threads.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
         /**
          * @description How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
-         *     or api-key): the schema says so as [`AgentAuth::check`] does.
+         *     or api-key). The schema is the whole check: the input layer refuses what breaks it before a
+         *     handler runs, so no handler repeats it.
          */
         "agents.update.AgentAuth": {
             /**
@@ -2182,6 +2226,15 @@ export interface components {
         };
         /** @description A person's answer to an ask. */
         "threads.answer.Decision": ("allow" | "deny") | "always";
+        /** @description A slash command a session offers, as a surface's `/` menu shows it. */
+        "threads.commands.SlashCommand": {
+            /** @description What to type after it (`<instructions>`); empty when it takes nothing. */
+            argument_hint: string;
+            /** @description What it does, in the provider's words; empty when it gave none. */
+            description: string;
+            /** @description The name without its slash (`compact`). */
+            name: string;
+        };
         /** @description One suggested folder. */
         "threads.folders.Folder": {
             /**
@@ -2261,7 +2314,7 @@ export interface components {
         };
         /** @description A thread's state: its row's `status`, and what a live session shows. */
         "threads.get.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
-        /** @description A thread in `threads.list`. */
+        /** @description A thread in `threads.list` (and `agents.threads`, which reads it back). */
         "threads.list.Listed": {
             agent: string | null;
             auth: string;
@@ -2774,8 +2827,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** Array_of_AnyValue */
-                        data: unknown[];
+                        /** Array_of_Listed */
+                        data: components["schemas"]["agents.threads.Listed"][];
                     };
                 };
             };
@@ -4834,8 +4887,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** Array_of_AnyValue */
-                        data: unknown[];
+                        /** Array_of_SlashCommand */
+                        data: components["schemas"]["threads.commands.SlashCommand"][];
                     };
                 };
             };

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use rusqlite::{OptionalExtension, Row, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::register::Listed;
 use super::router::{AgentBook, Router};
 use crate::kernel::contracts::auth::{API_KEY_ITEM, AuthMode, SETUP_TOKEN_ITEM};
 use crate::kernel::contracts::provider::BoxFuture;
@@ -68,7 +69,8 @@ pub enum Grant {
 }
 
 /// How an agent's sessions authenticate. A `vault` item goes with its own `mode` (setup-token
-/// or api-key): the schema says so as [`AgentAuth::check`] does.
+/// or api-key). The schema is the whole check: the input layer refuses what breaks it before a
+/// handler runs, so no handler repeats it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [
@@ -98,34 +100,6 @@ pub struct AgentAuth {
 }
 
 impl AgentAuth {
-    fn check(&self) -> Result<(), ToolError> {
-        match self.mode.as_deref() {
-            None | Some("sessions") | Some("setup-token") | Some("api-key") => {}
-            Some(other) => {
-                return Err(ToolError::invalid(format!(
-                    "auth.mode must be sessions, setup-token or api-key, not {other:?}"
-                )));
-            }
-        }
-        if self.mode.as_deref().unwrap_or("sessions") == "sessions" && self.vault.is_some() {
-            return Err(ToolError::invalid(
-                "auth.vault names the agent's own credential: give auth.mode setup-token or api-key with it",
-            ));
-        }
-        for item in self.vault.iter().chain(self.fallback.iter()) {
-            crate::kernel::contracts::vault::valid_item_name(item)
-                .map_err(|e| ToolError::invalid(e.to_string()))?;
-        }
-        if let Some(b) = self.budget_usd
-            && !(b > 0.0 && b.is_finite())
-        {
-            return Err(ToolError::invalid(
-                "auth.budget_usd must be a positive number of dollars",
-            ));
-        }
-        Ok(())
-    }
-
     /// The agent's own auth mode and item, or `None` for the machine's.
     fn own(&self) -> Option<(AuthMode, String)> {
         match self.mode.as_deref() {
@@ -156,7 +130,8 @@ impl JsonSchema for Projects {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Projects".into()
     }
-    /// What [`Projects::check`] takes: `"*"`, or a list of names none of them blank.
+    /// The whole check (the input layer holds it): `"*"`, or a list of names none of them
+    /// blank.
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "description": "`\"*\"` (every project) or the names of the projects.",
@@ -175,18 +150,6 @@ impl Default for Projects {
 }
 
 impl Projects {
-    fn check(&self) -> Result<(), ToolError> {
-        match self {
-            Projects::All(s) if s == "*" => Ok(()),
-            Projects::All(s) => Err(ToolError::invalid(format!(
-                "projects is \"*\" (every project) or a list of project names, not {s:?}"
-            ))),
-            Projects::Only(names) if names.iter().any(|n| n.trim().is_empty()) => {
-                Err(ToolError::invalid("a project name must not be empty"))
-            }
-            Projects::Only(_) => Ok(()),
-        }
-    }
     pub fn allows(&self, project: &str) -> bool {
         match self {
             Projects::All(_) => true,
@@ -360,14 +323,13 @@ impl Book {
     }
 
     /// The agent's threads, newest first, as `threads.list` shows them.
-    async fn threads(&self, name: &str) -> Result<Vec<Value>, ToolError> {
+    /// The agent's threads, newest first: `threads.list`, read back as the type it publishes.
+    async fn threads(&self, name: &str) -> Result<Vec<Listed>, ToolError> {
         let all = self.ctx.call("threads.list", json!({})).await?;
+        let all: Vec<Listed> = serde_json::from_value(all).map_err(ToolError::internal)?;
         Ok(all
-            .as_array()
             .into_iter()
-            .flatten()
-            .filter(|t| t["agent"] == name)
-            .cloned()
+            .filter(|t| t.info.agent.as_deref() == Some(name))
             .collect())
     }
 }
@@ -423,6 +385,8 @@ pub struct AgentsModule {
     pub router: Arc<Router>,
 }
 
+/// The schema's rule for an agent's name, held here again on purpose: the name becomes a folder
+/// under `VYRE_HOME/agents`, and a path is not left to one layer alone.
 fn check_name(name: &str) -> Result<(), ToolError> {
     let ok = !name.is_empty()
         && name.len() <= 32
@@ -488,11 +452,16 @@ mod tests {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
         let all: Projects = serde_json::from_value(json!("*")).unwrap();
-        assert!(all.check().is_ok() && all.allows("anything"));
+        assert!(all.allows("anything"));
         let some: Projects = serde_json::from_value(json!(["acme", "home"])).unwrap();
         assert!(some.allows("acme") && !some.allows("other"));
-        let bad: Projects = serde_json::from_value(json!("acme")).unwrap();
-        assert!(bad.check().is_err());
+        let check = crate::kernel::tools::input::InputCheck::new(
+            &crate::kernel::tools::input::schema_of::<Projects>(),
+        )
+        .unwrap();
+        for bad in [json!("acme"), json!([""]), json!(["  "])] {
+            assert!(check.check(&mut bad.clone()).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -510,7 +479,6 @@ mod tests {
     #[test]
     fn auth_modes_name_their_items() {
         let a = AgentAuth::default();
-        assert!(a.check().is_ok());
         assert_eq!(a.own(), None);
         let a = AgentAuth {
             mode: Some("setup-token".into()),
@@ -527,26 +495,33 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(a.own(), Some((AuthMode::ApiKey, "juno-key".into())));
-        for bad in [
-            AgentAuth {
-                mode: Some("password".into()),
-                ..Default::default()
-            },
-            AgentAuth {
-                vault: Some("x".into()),
-                ..Default::default()
-            },
-            AgentAuth {
-                budget_usd: Some(0.0),
-                ..Default::default()
-            },
-            AgentAuth {
-                mode: Some("api-key".into()),
-                vault: Some("no/slashes".into()),
-                ..Default::default()
-            },
+    }
+
+    /// What an agent's auth may be is said once, in its schema, and the input layer holds it.
+    #[test]
+    fn the_auth_schema_refuses_what_no_handler_checks_again() {
+        let check = crate::kernel::tools::input::InputCheck::new(
+            &crate::kernel::tools::input::schema_of::<AgentAuth>(),
+        )
+        .unwrap();
+        for good in [
+            json!({}),
+            json!({ "mode": "sessions" }),
+            json!({ "mode": "api-key", "vault": "juno-key", "budget_usd": 5.0 }),
         ] {
-            assert!(bad.check().is_err(), "{bad:?}");
+            let mut v = good.clone();
+            assert!(check.check(&mut v).is_ok(), "{good}");
+        }
+        for bad in [
+            json!({ "mode": "password" }),
+            json!({ "vault": "x" }),
+            json!({ "mode": "sessions", "vault": "x" }),
+            json!({ "budget_usd": 0.0 }),
+            json!({ "mode": "api-key", "vault": "no/slashes" }),
+            json!({ "mode": "api-key", "vault": ".." }),
+        ] {
+            let mut v = bad.clone();
+            assert!(check.check(&mut v).is_err(), "{bad}");
         }
     }
 }

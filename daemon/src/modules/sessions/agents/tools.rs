@@ -114,58 +114,51 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::kernel::modul
 
     let b = book.clone();
     let home = ctx.home().root().to_path_buf();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "agents.create",
             "Create an agent: its instructions, model, credentials, budget and projects.",
         )
         .finishes()
         .person_only(),
-        move |input: CreateInput, _| {
-            let b = b.clone();
-            let home = home.clone();
-            async move {
-                check_name(&input.name)?;
-                let kind = input.kind.unwrap_or_else(|| "agent".into());
-                if !matches!(kind.as_str(), "agent" | "assistant") {
-                    return Err(ToolError::invalid("kind must be agent or assistant"));
+        &(b, home),
+        |(b, home), input: CreateInput, _| async move {
+            check_name(&input.name)?;
+            // `agent` or `assistant`: the schema's enum, held by the input layer.
+            let kind = input.kind.unwrap_or_else(|| "agent".into());
+            let auth = input.auth.unwrap_or_default();
+            let projects = input.projects.unwrap_or_else(|| {
+                if kind == "assistant" {
+                    Projects::All("*".into())
+                } else {
+                    Projects::default()
                 }
-                let auth = input.auth.unwrap_or_default();
-                auth.check()?;
-                let projects = input.projects.unwrap_or_else(|| {
-                    if kind == "assistant" {
-                        Projects::All("*".into())
-                    } else {
-                        Projects::default()
-                    }
-                });
-                projects.check()?;
-                let cwd = match input.cwd {
-                    Some(dir) => check_cwd(&dir)?,
-                    None => {
-                        let dir = home.join("agents").join(&input.name);
-                        std::fs::create_dir_all(&dir).map_err(|e| {
-                            ToolError::internal(format!("cannot create {}: {e}", dir.display()))
-                        })?;
-                        dir.display().to_string()
-                    }
-                };
-                let profile = AgentProfile {
-                    name: input.name,
-                    kind,
-                    instructions: input.instructions.unwrap_or_default(),
-                    model: input.model.filter(|m| !m.trim().is_empty()),
-                    auth,
-                    projects,
-                    cwd,
-                    grants: grants_of(input.grants),
-                    thread: None,
-                    created_at: 0,
-                    updated_at: 0,
-                };
-                b.save(&profile, true).await?;
-                b.get(&profile.name).await
-            }
+            });
+            let cwd = match input.cwd {
+                Some(dir) => check_cwd(&dir)?,
+                None => {
+                    let dir = home.join("agents").join(&input.name);
+                    std::fs::create_dir_all(&dir).map_err(|e| {
+                        ToolError::internal(format!("cannot create {}: {e}", dir.display()))
+                    })?;
+                    dir.display().to_string()
+                }
+            };
+            let profile = AgentProfile {
+                name: input.name,
+                kind,
+                instructions: input.instructions.unwrap_or_default(),
+                model: input.model.filter(|m| !m.trim().is_empty()),
+                auth,
+                projects,
+                cwd,
+                grants: grants_of(input.grants),
+                thread: None,
+                created_at: 0,
+                updated_at: 0,
+            };
+            b.save(&profile, true).await?;
+            b.get(&profile.name).await
         },
     )?;
 
@@ -186,11 +179,9 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::kernel::modul
                     p.model = Some(m).filter(|m| !m.trim().is_empty());
                 }
                 if let Some(a) = input.auth {
-                    a.check()?;
                     p.auth = a;
                 }
                 if let Some(pr) = input.projects {
-                    pr.check()?;
                     p.projects = pr;
                 }
                 if let Some(dir) = input.cwd {
@@ -279,33 +270,30 @@ pub(super) fn register(ctx: &Ctx, book: Book) -> Result<(), crate::kernel::modul
     )?;
 
     let b = book;
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "agents.stop",
             "Stop every live session of an agent; the next ask resumes its current thread.",
         )
         .finishes()
         .sessions_own_agent("agent"),
-        move |input: AgentInput, _| {
-            let b = b.clone();
-            async move {
-                b.get(&input.agent).await?;
-                let mut stopped = Vec::new();
-                for t in b.threads(&input.agent).await? {
-                    if t["live"] == true
-                        && let Some(thread) = t["thread"].as_str()
-                    {
-                        b.ctx
-                            .call("threads.stop", json!({ "thread": thread }))
-                            .await?;
-                        stopped.push(thread.to_string());
-                    }
+        &b,
+        |b, input: AgentInput, _| async move {
+            b.get(&input.agent).await?;
+            let mut stopped = Vec::new();
+            for t in b.threads(&input.agent).await? {
+                if t.info.live {
+                    let thread = t.info.thread;
+                    b.ctx
+                        .call("threads.stop", json!({ "thread": &thread }))
+                        .await?;
+                    stopped.push(thread);
                 }
-                Ok(Stopped {
-                    agent: input.agent,
-                    stopped,
-                })
             }
+            Ok(Stopped {
+                agent: input.agent,
+                stopped,
+            })
         },
     )?;
     Ok(())

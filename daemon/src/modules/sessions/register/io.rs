@@ -192,8 +192,8 @@ pub struct Detail {
     pub(crate) queued: Vec<crate::modules::sessions::switchboard::QueuedInfo>,
 }
 
-/// A thread in `threads.list`.
-#[derive(Serialize, JsonSchema)]
+/// A thread in `threads.list` (and `agents.threads`, which reads it back).
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Listed {
     #[serde(flatten)]
     pub(crate) info: ThreadInfo,

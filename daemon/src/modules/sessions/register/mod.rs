@@ -16,7 +16,7 @@ pub use io::*;
 pub use slot_tools::{SlotInput, TakeInput};
 
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
-use crate::kernel::tools::{Caller, ToolError};
+use crate::kernel::tools::{Caller, NoInput, ToolError};
 use crate::modules::sessions::claude_cli::{ClaudeCli, Probe, Source};
 use crate::modules::sessions::claude_provider::ClaudeProvider;
 use crate::modules::sessions::router::Router;
@@ -79,17 +79,15 @@ impl Module for SessionsModule {
                 home: home.clone(),
                 contain,
             }))?;
-            ctx.tool(
+            ctx.tool_with(
                 ToolDef::new(
                     "sessions.claude",
                     "Which Claude Code CLI sessions run, and its version, found without installing anything.",
                 )
                 .onboarding()
                 .sessions_open(),
-                move |_: crate::kernel::tools::NoInput, _| {
-                    let cli = cli.clone();
-                    async move { Ok::<_, ToolError>(cli.detect().await) }
-                },
+                &cli,
+                |cli, _: NoInput, _| async move { Ok::<_, ToolError>(cli.detect().await) },
             )?;
             ctx.store()
                 .migrate(crate::modules::sessions::models::MIGRATIONS)

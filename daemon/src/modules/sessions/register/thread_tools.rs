@@ -33,106 +33,102 @@ pub(super) fn register(
     crate::modules::sessions::timeline::tools::register(ctx, board.clone())?;
     let b = board.clone();
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.start",
             "Start a Claude Code session in a folder, optionally with a first message.",
         )
         .finishes()
         .sessions_fenced(),
-        move |input: StartInput, cx| {
-            let b = b.clone();
-            let c = c.clone();
-            let home = home.clone();
-            async move {
-                // `~` is the sessions' HOME; a folder that is not there is said as typed.
-                let cwd = crate::kernel::folders::check(&input.cwd, &home)?;
-                // A session starts threads within what it may act on and see: for its own agent
-                // only, in its projects only (named, or by the folder), so what it starts never
-                // reaches further than it does. The new thread is its own.
-                let scope = cx.scope(Reach::Projects).await?;
-                if !scope.is_everything() {
-                    if let Some(agent) = &input.agent
-                        && !scope.acts_for(agent)
-                    {
-                        return Err(not_your_thread(&format!("agent {agent:?}")));
-                    }
-                    if let Some(p) = &input.project
-                        && !scope.sees_project(p)
-                    {
-                        return Err(not_your_project(p));
-                    }
-                    let at = c
-                        .call("projects.at", serde_json::json!({ "cwd": cwd }))
-                        .await?;
-                    if let Some(p) = at["project"].as_str()
-                        && !scope.sees_project(p)
-                    {
-                        return Err(not_your_project(p));
-                    }
+        &(b, c, home),
+        |(b, c, home), input: StartInput, cx| async move {
+            // `~` is the sessions' HOME; a folder that is not there is said as typed.
+            let cwd = crate::kernel::folders::check(&input.cwd, &home)?;
+            // A session starts threads within what it may act on and see: for its own agent
+            // only, in its projects only (named, or by the folder), so what it starts never
+            // reaches further than it does. The new thread is its own.
+            let scope = cx.scope(Reach::Projects).await?;
+            if !scope.is_everything() {
+                if let Some(agent) = &input.agent
+                    && !scope.acts_for(agent)
+                {
+                    return Err(not_your_thread(&format!("agent {agent:?}")));
                 }
-                let started_by = session_thread(&cx.caller);
-                let purpose = input.purpose.unwrap_or_else(|| {
-                    if input.agent.is_some() {
-                        "agent".into()
-                    } else if input.project.is_some() {
-                        "project".into()
-                    } else {
-                        "chat".into()
-                    }
-                });
-                if !crate::modules::sessions::models::PURPOSES.contains(&purpose.as_str()) {
-                    return Err(ToolError::invalid(format!(
-                        "purpose must be one of {}",
-                        crate::modules::sessions::models::PURPOSES.join(", ")
-                    )));
+                if let Some(p) = &input.project
+                    && !scope.sees_project(p)
+                {
+                    return Err(not_your_project(p));
                 }
-                // An explicit model wins, then the agent's own, then the project's (ADR 0030
-                // section 9); else the purpose's, from the sessions module.
-                let agent_model = match &input.agent {
-                    Some(name) => b.agent(name).await?.model,
-                    None => None,
-                };
-                let project_model = match &input.project {
-                    Some(name) => c
-                        .call("projects.get", serde_json::json!({ "project": name }))
-                        .await
-                        .ok()
-                        .and_then(|p| p["model"].as_str().map(String::from)),
-                    None => None,
-                };
-                let model = match input.model.or(agent_model).or(project_model) {
-                    Some(m) => m,
-                    None => c
-                        .call("sessions.models.get", serde_json::json!({}))
-                        .await?
-                        .get(&purpose)
-                        .and_then(|p| p["model"].as_str())
-                        .map(String::from)
-                        .unwrap_or_else(|| {
-                            crate::modules::sessions::models::default_model(&purpose).to_string()
-                        }),
-                };
-                let request = StartRequest {
-                    cwd,
-                    model: Some(model),
-                    purpose,
-                    project: input.project,
-                    provider: input.provider.unwrap_or_else(|| "claude".into()),
-                    agent: input.agent,
-                    mode: PermissionMode::Default,
-                };
-                let internal = internal_by(&cx.caller, input.internal)?;
-                let thread = b.start(request, started_by).await?;
-                if let Some(text) = input.text {
-                    let message = Message {
-                        internal,
-                        ..Message::words(text)
-                    };
-                    b.send(&thread, message).await?;
+                let at = c
+                    .call("projects.at", serde_json::json!({ "cwd": cwd }))
+                    .await?;
+                if let Some(p) = at["project"].as_str()
+                    && !scope.sees_project(p)
+                {
+                    return Err(not_your_project(p));
                 }
-                Ok::<_, ToolError>(Started { thread })
             }
+            let started_by = session_thread(&cx.caller);
+            let purpose = input.purpose.unwrap_or_else(|| {
+                if input.agent.is_some() {
+                    "agent".into()
+                } else if input.project.is_some() {
+                    "project".into()
+                } else {
+                    "chat".into()
+                }
+            });
+            if !crate::modules::sessions::models::PURPOSES.contains(&purpose.as_str()) {
+                return Err(ToolError::invalid(format!(
+                    "purpose must be one of {}",
+                    crate::modules::sessions::models::PURPOSES.join(", ")
+                )));
+            }
+            // An explicit model wins, then the agent's own, then the project's (ADR 0030
+            // section 9); else the purpose's, from the sessions module.
+            let agent_model = match &input.agent {
+                Some(name) => b.agent(name).await?.model,
+                None => None,
+            };
+            let project_model = match &input.project {
+                Some(name) => c
+                    .call("projects.get", serde_json::json!({ "project": name }))
+                    .await
+                    .ok()
+                    .and_then(|p| p["model"].as_str().map(String::from)),
+                None => None,
+            };
+            let model = match input.model.or(agent_model).or(project_model) {
+                Some(m) => m,
+                None => c
+                    .call("sessions.models.get", serde_json::json!({}))
+                    .await?
+                    .get(&purpose)
+                    .and_then(|p| p["model"].as_str())
+                    .map(String::from)
+                    .unwrap_or_else(|| {
+                        crate::modules::sessions::models::default_model(&purpose).to_string()
+                    }),
+            };
+            let request = StartRequest {
+                cwd,
+                model: Some(model),
+                purpose,
+                project: input.project,
+                provider: input.provider.unwrap_or_else(|| "claude".into()),
+                agent: input.agent,
+                mode: PermissionMode::Default,
+            };
+            let internal = internal_by(&cx.caller, input.internal)?;
+            let thread = b.start(request, started_by).await?;
+            if let Some(text) = input.text {
+                let message = Message {
+                    internal,
+                    ..Message::words(text)
+                };
+                b.send(&thread, message).await?;
+            }
+            Ok::<_, ToolError>(Started { thread })
         },
     )?;
     ctx.tool_with(
@@ -156,33 +152,30 @@ pub(super) fn register(
     )?;
     let b = board.clone();
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.fork",
             "A new thread that continues from this one's history (up to a message, when given).",
         )
         .finishes()
         .sessions_own_thread("thread"),
-        move |input: ForkInput, cx| {
-            let b = b.clone();
-            let c = c.clone();
-            async move {
-                let thread = b
-                    .fork(
-                        &input.thread,
-                        input.uuid.clone(),
-                        session_thread(&cx.caller),
-                    )
-                    .await?;
-                // Its parent, and its parent's title to start with, for every surface.
-                if let Err(e) =
-                    crate::modules::sessions::about::forked(&c, &thread, &input.thread, input.uuid)
-                        .await
-                {
-                    tracing::warn!(thread, error = %e, "the fork's parent was not recorded");
-                }
-                Ok::<_, ToolError>(Started { thread })
+        &(b, c),
+        |(b, c), input: ForkInput, cx| async move {
+            let thread = b
+                .fork(
+                    &input.thread,
+                    input.uuid.clone(),
+                    session_thread(&cx.caller),
+                )
+                .await?;
+            // Its parent, and its parent's title to start with, for every surface.
+            if let Err(e) =
+                crate::modules::sessions::about::forked(&c, &thread, &input.thread, input.uuid)
+                    .await
+            {
+                tracing::warn!(thread, error = %e, "the fork's parent was not recorded");
             }
+            Ok::<_, ToolError>(Started { thread })
         },
     )?;
     ctx.tool_with(
@@ -306,79 +299,73 @@ pub(super) fn register(
     )?;
     let b = board.clone();
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.list",
             "Every thread, newest first, with its title and the thread it was forked from.",
         )
         .sessions_fenced(),
-        move |_: crate::kernel::tools::NoInput, cx| {
-            let b = b.clone();
-            let c = c.clone();
-            async move {
-                let scope = cx.scope(Reach::Threads).await?;
-                let mut all = b.list().await?;
-                all.retain(|t| scope.sees(&t.thread));
-                let mut about = crate::modules::sessions::about::all(&c).await?;
-                Ok::<_, ToolError>(
-                    all.into_iter()
-                        .map(|info| Listed {
-                            about: about.remove(&info.thread).unwrap_or_default(),
-                            info,
-                        })
-                        .collect::<Vec<_>>(),
-                )
-            }
+        &(b, c),
+        |(b, c), _: crate::kernel::tools::NoInput, cx| async move {
+            let scope = cx.scope(Reach::Threads).await?;
+            let mut all = b.list().await?;
+            all.retain(|t| scope.sees(&t.thread));
+            let mut about = crate::modules::sessions::about::all(&c).await?;
+            Ok::<_, ToolError>(
+                all.into_iter()
+                    .map(|info| Listed {
+                        about: about.remove(&info.thread).unwrap_or_default(),
+                        info,
+                    })
+                    .collect::<Vec<_>>(),
+            )
         },
     )?;
     let b = board.clone();
     let c = ctx.clone();
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.get",
             "One thread: its state, title, turns, cost and questions.",
         )
         .sessions_see_thread("thread"),
-        move |input: ThreadInput, _| {
-            let b = b.clone();
-            let c = c.clone();
-            async move {
-                let info = b.info(&input.thread).await?.ok_or_else(|| {
-                    ToolError::not_found(
-                        "unknown_thread",
-                        format!("there is no thread {:?}", input.thread),
-                    )
-                })?;
-                let t = input.thread.clone();
-                let mut suggestions = c
-                    .store()
-                    .read(move |conn| Ok(crate::modules::sessions::always::suggestions(conn, &t)?))
-                    .await?;
-                let asks = b
-                    .asks(&input.thread, false)
-                    .await?
-                    .into_iter()
-                    .map(|ask| {
-                        let suggested = suggestions.remove(&ask.ask).unwrap_or(Value::Null);
-                        Ask {
-                            rule: crate::modules::sessions::always::of(&suggested),
-                            destructive: crate::modules::sessions::caution::destructive(
-                                &ask.tool, &ask.input,
-                            )
-                            .map(String::from),
-                            ask,
-                        }
-                    })
-                    .collect();
-                let queued = b.queued(&input.thread).await?;
-                let about = crate::modules::sessions::about::of(&c, &input.thread).await?;
-                Ok::<_, ToolError>(Detail {
-                    info,
-                    about,
-                    asks,
-                    queued,
+        &(b, c),
+        |(b, c), input: ThreadInput, _| async move {
+            let info = b.info(&input.thread).await?.ok_or_else(|| {
+                ToolError::not_found(
+                    "unknown_thread",
+                    format!("there is no thread {:?}", input.thread),
+                )
+            })?;
+            let t = input.thread.clone();
+            let mut suggestions = c
+                .store()
+                .read(move |conn| Ok(crate::modules::sessions::always::suggestions(conn, &t)?))
+                .await?;
+            let asks = b
+                .asks(&input.thread, false)
+                .await?
+                .into_iter()
+                .map(|ask| {
+                    let suggested = suggestions.remove(&ask.ask).unwrap_or(Value::Null);
+                    Ask {
+                        rule: crate::modules::sessions::always::of(&suggested),
+                        destructive: crate::modules::sessions::caution::destructive(
+                            &ask.tool, &ask.input,
+                        )
+                        .map(String::from),
+                        ask,
+                    }
                 })
-            }
+                .collect();
+            let queued = b.queued(&input.thread).await?;
+            let about = crate::modules::sessions::about::of(&c, &input.thread).await?;
+            Ok::<_, ToolError>(Detail {
+                info,
+                about,
+                asks,
+                queued,
+            })
         },
     )?;
     ctx.tool_with(
@@ -419,22 +406,20 @@ pub(super) fn register(
         },
     )?;
     let b = board;
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.pids",
             "The pids, process groups and sessions of every live session.",
         ),
-        move |_: crate::kernel::tools::NoInput, _| {
-            let b = b.clone();
-            async move {
-                let processes = b.pids();
-                Ok::<_, ToolError>(Pids {
-                    pids: processes.iter().map(|p| p.pid).collect(),
-                    pgids: processes.iter().map(|p| p.pgid).collect(),
-                    sids: processes.iter().map(|p| p.sid).collect(),
-                    processes,
-                })
-            }
+        &b,
+        |b, _: crate::kernel::tools::NoInput, _| async move {
+            let processes = b.pids();
+            Ok::<_, ToolError>(Pids {
+                pids: processes.iter().map(|p| p.pid).collect(),
+                pgids: processes.iter().map(|p| p.pgid).collect(),
+                sids: processes.iter().map(|p| p.sid).collect(),
+                processes,
+            })
         },
     )?;
     Ok(())

@@ -22,7 +22,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::router::Router;
-use crate::kernel::contracts::provider::ProcessIds;
+use crate::kernel::contracts::provider::{ProcessIds, SlashCommand};
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
 use crate::kernel::store::{StoreError, WriteTx};
@@ -64,7 +64,7 @@ pub struct Switchboard {
     max_live: usize,
     /// Each thread's slash commands, as its session last said at start.
     // std Mutex: a map lookup or insert, never across an await.
-    commands: Mutex<HashMap<String, Vec<Value>>>,
+    commands: Mutex<HashMap<String, Vec<SlashCommand>>>,
     /// Who started each thread and for which agent: what the Fence decides ownership from.
     owners: Arc<Owners>,
     work: Work,
@@ -147,7 +147,7 @@ impl Switchboard {
     }
 
     /// The thread's slash commands as its session said at its last start (none before one).
-    pub async fn commands(&self, thread: &str) -> Result<Vec<Value>> {
+    pub async fn commands(&self, thread: &str) -> Result<Vec<SlashCommand>> {
         self.info(thread)
             .await?
             .ok_or_else(|| Error::UnknownThread(thread.into()))?;

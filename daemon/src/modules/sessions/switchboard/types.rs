@@ -102,7 +102,7 @@ spelled!(Via {
 });
 
 /// A session's permission mode (never bypass).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum PermissionMode {
     #[default]
     #[serde(rename = "default")]
@@ -216,7 +216,7 @@ pub struct StartRequest {
 }
 
 /// A thread as `threads.get` and `threads.list` show it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ThreadInfo {
     pub thread: String,
     pub provider: String,

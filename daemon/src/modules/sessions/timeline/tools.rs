@@ -66,16 +66,15 @@ pub fn register(ctx: &Ctx, board: Arc<Switchboard>) -> Result<(), StartError> {
                     .await?)
             },
     )?;
-    let b = board;
-    ctx.tool(
+    ctx.tool_with(
         ToolDef::new(
             "threads.output",
             "A tool call's whole output (up to 1 MiB), where its timeline item shows the start.",
         )
         .sessions_see_thread("thread"),
-        move |input: OutputInput, _| {
-            let b = b.clone();
-            async move { Ok::<_, ToolError>(b.tool_output(&input.thread, &input.call).await?) }
+        &board,
+        |b, input: OutputInput, _| async move {
+            Ok::<_, ToolError>(b.tool_output(&input.thread, &input.call).await?)
         },
     )?;
     Ok(())

@@ -2,88 +2,37 @@
 // fetch, so node --test covers it (ui/test/chat.test.mjs). The view keeps a ChatState in a
 // Svelte $state and calls apply() for each event of its thread; mutations here are what it draws.
 
+import type { ToolOutput } from './api';
 import type { Always, ThreadDetail, VyreEvent, Question } from './types';
 
 // The items are the thread's timeline as vyred builds it (threads.timeline, docs/api.md "The
 // timeline"): the same in every browser and after a reload. Only `status` on a user item is this
 // surface's own (a message sent here, before vyred has it).
 
-export interface UserItem {
-  kind: 'user';
-  key: string;
+/** A timeline item as vyred sends it (`threads.timeline`, `thread.item`): generated from vyred's
+ *  OpenAPI document (`npm run gen:api`), so a field vyred adds, drops or retypes fails the build. */
+type Wire = ToolOutput<'threads.timeline'>['items'][number];
+type Of<K extends Wire['kind']> = Extract<Wire, { kind: K }>;
+/** Tool inputs and answers are JSON objects whatever their tool: the schema says `unknown`. */
+type Json = Record<string, any>;
+
+export type UserItem = Omit<Of<'user'>, 'at' | 'images'> & {
+  /** Not yet stamped by vyred for a message sent here. */
   at?: number;
-  uuid: string | null;
-  text: string;
-  /** How it came: the person's, steered into a turn, queued, Vyre's own (hidden) or a terminal's. */
-  via?: 'person' | 'steer' | 'queued' | 'internal' | 'terminal';
-  /** sending: not confirmed by vyred yet; failed: not sent. */
-  status?: 'sending' | 'failed';
   images?: number;
-}
-export interface TextItem {
-  kind: 'assistant' | 'reasoning';
-  key: string;
-  at?: number;
-  message: string;
-  text: string;
-  done: boolean;
-  truncated?: boolean;
-}
-export interface ToolItem {
-  kind: 'tool';
-  key: string;
-  at?: number;
-  call: string;
-  parent_call?: string | null;
-  name: string;
-  input?: Record<string, any> | null;
-  input_truncated?: boolean;
-  summary: string;
-  /** running, completed, failed, denied or interrupted. */
-  status: string;
-  output?: string | null;
-  output_bytes?: number | null;
-  output_truncated?: boolean | null;
-  exit?: number | null;
-  duration_ms?: number | null;
-  /** Ran without asking anyone. */
-  auto?: boolean;
-}
-export interface AskItem {
-  kind: 'ask';
-  key: string;
-  at?: number;
-  ask: string;
-  /** tool, question (AskUserQuestion) or plan (ExitPlanMode). */
-  ask_kind: string;
-  tool: string;
-  summary: string;
-  call?: string | null;
-  /** open, answered or cancelled. */
-  status: string;
-  decision?: string | null;
-  answers?: Record<string, any> | null;
-  message?: string | null;
+  /** This surface's own: sending (not confirmed by vyred yet) or failed (not sent). */
+  status?: 'sending' | 'failed';
+};
+export type TextItem = Of<'assistant'> | Of<'reasoning'>;
+export type ToolItem = Omit<Of<'tool'>, 'input'> & { input?: Json | null };
+export type AskItem = Omit<Of<'ask'>, 'input' | 'answers' | 'rule'> & {
+  /** The tool's input (credential-looking strings masked by vyred). */
+  input: Json | null;
+  answers?: Json | null;
   /** What answering "always" would write, said before it is (`ask.raised`'s `rule`). */
   rule?: Always | null;
-  /** Why the call deserves a second look (it deletes or discards something), or null. */
-  destructive?: string | null;
-  /** AskUserQuestion's questions as the tool got them (see questionsOf). */
-  questions: unknown;
-  /** The tool's input (credential-looking strings masked by vyred). */
-  input: Record<string, any> | null;
-}
-export interface NoticeItem {
-  kind: 'notice';
-  key: string;
-  at?: number;
-  level: 'info' | 'warn' | 'error';
-  code?: string;
-  text: string;
-  retry?: { attempt: number; max: number; delay_ms: number } | null;
-  /** The turn can be tried again: the surface offers Retry (the last message again). */
-  retryable?: boolean | null;
-}
+};
+export type NoticeItem = Of<'notice'>;
 export type Item = UserItem | TextItem | ToolItem | AskItem | NoticeItem;
 
 /** A page of threads.timeline. */

@@ -21,7 +21,7 @@ fn hoist(mut schema: Value, prefix: &str, components: &mut Map<String, Value>) -
 
 fn rewrite(v: Value, prefix: &str) -> Value {
     match v {
-        Value::Object(map) => Value::Object(
+        Value::Object(map) => split_ref_siblings(
             map.into_iter()
                 .map(|(k, v)| match (k.as_str(), &v) {
                     ("$ref", Value::String(r)) if r.starts_with("#/$defs/") => {
@@ -40,6 +40,31 @@ fn rewrite(v: Value, prefix: &str) -> Value {
         }
         other => other,
     }
+}
+
+/// A `$ref` with constraints beside it (schemars writes an internally tagged enum's variant as
+/// the variant's `$ref` plus its `kind` property) as `allOf: [{$ref}, {the rest}]`: the same
+/// schema in 2020-12, and the form generators read, where many drop a `$ref`'s siblings (the
+/// web app's types lost every timeline item's `kind`). Words about it stay outside.
+fn split_ref_siblings(mut map: Map<String, Value>) -> Value {
+    const WORDS: &[&str] = &["description", "title", "default", "examples", "deprecated"];
+    let constrained = map.contains_key("$ref")
+        && map
+            .keys()
+            .any(|k| k != "$ref" && !WORDS.contains(&k.as_str()));
+    if !constrained {
+        return Value::Object(map);
+    }
+    let reference = map.remove("$ref").expect("a $ref");
+    let (words, rest): (Map<String, Value>, Map<String, Value>) = map
+        .into_iter()
+        .partition(|(k, _)| WORDS.contains(&k.as_str()));
+    let mut out = words;
+    out.insert(
+        "allOf".into(),
+        json!([{ "$ref": reference }, Value::Object(rest)]),
+    );
+    Value::Object(out)
 }
 
 /// The document for these tools.
@@ -148,5 +173,26 @@ mod tests {
             "#/components/schemas/x.y.Kind"
         );
         assert_eq!(doc["openapi"], "3.1.0");
+    }
+
+    #[test]
+    fn a_ref_with_constraints_beside_it_becomes_all_of() {
+        let tagged = json!({
+            "description": "one of them",
+            "$ref": "#/$defs/User",
+            "type": "object",
+            "properties": { "kind": { "const": "user" } },
+            "required": ["kind"]
+        });
+        let out = rewrite(tagged, "t");
+        assert_eq!(out["description"], "one of them");
+        assert!(out.get("$ref").is_none());
+        assert_eq!(out["allOf"][0]["$ref"], "#/components/schemas/t.User");
+        assert_eq!(out["allOf"][1]["properties"]["kind"]["const"], "user");
+        assert_eq!(out["allOf"][1]["required"], json!(["kind"]));
+        // A plain `$ref` (with only words beside it) stays as it is.
+        let plain = rewrite(json!({ "$ref": "#/$defs/User", "description": "d" }), "t");
+        assert_eq!(plain["$ref"], "#/components/schemas/t.User");
+        assert!(plain.get("allOf").is_none());
     }
 }

@@ -2418,7 +2418,25 @@ export interface components {
             summary: string;
             tool: string;
         };
-        "threads.timeline.Item": components["schemas"]["threads.timeline.User"] | components["schemas"]["threads.timeline.Text"] | components["schemas"]["threads.timeline.Text"] | components["schemas"]["threads.timeline.Tool"] | components["schemas"]["threads.timeline.Ask"] | components["schemas"]["threads.timeline.Notice"];
+        "threads.timeline.Item": (components["schemas"]["threads.timeline.User"] & {
+            /** @constant */
+            kind: "user";
+        }) | (components["schemas"]["threads.timeline.Text"] & {
+            /** @constant */
+            kind: "assistant";
+        }) | (components["schemas"]["threads.timeline.Text"] & {
+            /** @constant */
+            kind: "reasoning";
+        }) | (components["schemas"]["threads.timeline.Tool"] & {
+            /** @constant */
+            kind: "tool";
+        }) | (components["schemas"]["threads.timeline.Ask"] & {
+            /** @constant */
+            kind: "ask";
+        }) | (components["schemas"]["threads.timeline.Notice"] & {
+            /** @constant */
+            kind: "notice";
+        });
         /** @description A line for the reader: an interrupt, a retry, an error in words, a rewind, a fallback. */
         "threads.timeline.Notice": {
             /** Format: int64 */

@@ -230,18 +230,31 @@ impl Actor {
         {
             return self.earlier(uuid).await;
         }
-        self.open(text, &uuid);
-        if let Err(message) = session.send(content, &uuid, None) {
-            let error = clean(&format!("the session did not take the message: {message}"));
-            self.abandon_turn(json!({ "error": error })).await;
-            self.state(ThreadStatus::Idle, json!({})).await;
-            return Err(refused(message));
-        }
+        self.hand_over(session, text, content, &uuid).await?;
         Ok(Sent {
             uuid,
             via: Via::Turn,
             queued: None,
         })
+    }
+
+    /// A recorded turn's words, handed to the session: a session that does not take them ends
+    /// the turn at once (recorded) and goes idle, and the send is refused.
+    async fn hand_over(
+        &mut self,
+        session: &dyn Session,
+        text: &str,
+        content: Value,
+        uuid: &str,
+    ) -> Result<()> {
+        self.open(text, uuid);
+        if let Err(message) = session.send(content, uuid, None) {
+            let error = clean(&format!("the session did not take the message: {message}"));
+            self.abandon_turn(json!({ "error": error })).await;
+            self.state(ThreadStatus::Idle, json!({})).await;
+            return Err(refused(message));
+        }
+        Ok(())
     }
 
     /// A turn begins for words already handed to the session (steered late, sent "now").
@@ -282,13 +295,7 @@ impl Actor {
             ))?;
         let Waiting { uuid, text, .. } = taken;
         if next.is_some() {
-            self.open(&text, &uuid);
-            if let Err(message) = session.send(words(&text), &uuid, None) {
-                let error = clean(&format!("the session did not take the message: {message}"));
-                self.abandon_turn(json!({ "error": error })).await;
-                self.state(ThreadStatus::Idle, json!({})).await;
-                return Err(refused(message));
-            }
+            self.hand_over(session, &text, words(&text), &uuid).await?;
         } else {
             session
                 .send(words(&text), &uuid, Some(Priority::Now))

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 /// folder and this list agree). Each may use the kernel and itself, nothing else.
 const MODULES: &[&str] = &[
     "modules/devices",
+    "modules/files",
     "modules/harness",
     "modules/onboarding",
     "modules/pairing",

@@ -11,6 +11,7 @@ mod claude_e2e;
 mod crash_cycles;
 mod events;
 mod faults;
+mod files;
 mod first_run;
 use vyre_fake_api as fake_api;
 mod fake_provider;

@@ -22,12 +22,30 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::{OFlag, openat};
 use nix::sys::stat::{FileStat, Mode, SFlag, fstat, fstatat, mkdirat};
 use nix::unistd::{UnlinkatFlags, unlinkat};
+
+/// One name in a folder ([`Dir::entries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub name: std::ffi::OsString,
+    pub kind: EntryKind,
+}
+
+/// What a folder's entry is, not followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Folder,
+    Link,
+    /// A FIFO, a socket or a device.
+    Other,
+}
 
 /// Why a file or folder was refused or could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -213,6 +231,40 @@ impl Dir {
             })?;
         if out.len() as u64 > max {
             return Err(FsError::TooLarge { path, max });
+        }
+        Ok(out)
+    }
+
+    /// What this folder holds, each entry as it is (a link is a link, never what it points
+    /// at), `.` and `..` left out; read through this handle, so a folder swapped for a link
+    /// after it was opened is not what gets listed.
+    pub fn entries(&self) -> Result<Vec<Entry>, FsError> {
+        let fd = openat(&self.fd, ".", DIR_FLAGS, Mode::empty())
+            .map_err(|e| FsError::of(self.path.clone(), e))?;
+        let mut dir = nix::dir::Dir::from_fd(fd).map_err(|e| FsError::of(self.path.clone(), e))?;
+        let mut out = Vec::new();
+        for entry in dir.iter() {
+            let entry = entry.map_err(|e| FsError::of(self.path.clone(), e))?;
+            let bytes = entry.file_name().to_bytes();
+            if bytes == b"." || bytes == b".." {
+                continue;
+            }
+            let name = OsStr::from_bytes(bytes).to_os_string();
+            use nix::dir::Type;
+            let kind = match entry.file_type() {
+                Some(Type::File) => EntryKind::File,
+                Some(Type::Directory) => EntryKind::Folder,
+                Some(Type::Symlink) => EntryKind::Link,
+                Some(_) => EntryKind::Other,
+                // The file system did not say: look, without following.
+                None => match self.stat(&name).ok().flatten() {
+                    Some(s) if is(&s, SFlag::S_IFREG) => EntryKind::File,
+                    Some(s) if is(&s, SFlag::S_IFDIR) => EntryKind::Folder,
+                    Some(s) if is(&s, SFlag::S_IFLNK) => EntryKind::Link,
+                    _ => EntryKind::Other,
+                },
+            };
+            out.push(Entry { name, kind });
         }
         Ok(out)
     }

@@ -1,6 +1,7 @@
 //! The modules compiled into vyred.
 
 pub mod devices;
+pub mod files;
 pub mod harness;
 pub mod onboarding;
 pub mod pairing;
@@ -35,6 +36,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(AgentsModule { router }),
         Arc::new(crate::modules::recall::RecallModule),
         Arc::new(crate::modules::projects::ProjectsModule),
+        Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),
         Arc::new(crate::modules::pairing::PairingModule),

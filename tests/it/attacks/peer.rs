@@ -103,6 +103,7 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
          python3 attack.py \"$VYRE_SOCKET\" own-fork.txt fork-exit; \
          python3 attack.py \"$VYRE_SOCKET\" own-double.txt double; \
          setsid {bin} tools > tools.txt 2>&1; \
+         setsid {bin} files preview /etc/hostname > files.txt 2>&1; echo \"exit=$?\" >> files.txt; \
          setsid sh -c 'env -i sleep 8765 &'; true",
         bin = BIN,
         home = home.display(),
@@ -129,8 +130,13 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     }
     let tools = read("tools.txt");
     assert!(
-        tools.contains("threads.") && !tools.contains("devices.add"),
-        "`vyre` in a session reaches its own socket and is shown no person's tool: {tools}"
+        tools.contains("threads.") && !tools.contains("devices.add") && !tools.contains("files."),
+        "`vyre` in a session reaches its own socket and is shown no person's tool (nor the person's files): {tools}"
+    );
+    let files = read("files.txt");
+    assert!(
+        files.contains("exit=") && !files.contains("exit=0") && !files.contains("\"lines\""),
+        "a session cannot read the person's files through Vyre: {files}"
     );
     no_device_was_added(&r).await;
 

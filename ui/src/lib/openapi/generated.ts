@@ -189,6 +189,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/files.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A file's first lines (text), its bytes (a small image), or a folder's entries; inside the roots, never through a link. */
+        post: operations["files.preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/files.roots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The folders files may read: the config's `roots` and every project's folders. */
+        post: operations["files.roots"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/files.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Files and folders under the roots whose path holds every word of the query, names first; links are never followed. */
+        post: operations["files.search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/harness.binding": {
         parameters: {
             query?: never;
@@ -1563,6 +1614,35 @@ export interface components {
                 code: string;
                 message: string;
             };
+        };
+        /** @description An entry of a folder. */
+        "files.preview.Entry": {
+            /** @description `file`, `folder`, `link` (not followed) or `other` (a FIFO, a socket, a device). */
+            kind: string;
+            name: string;
+        };
+        /** @description A line of a text file. */
+        "files.preview.Line": {
+            /**
+             * Format: uint
+             * @description From 1.
+             */
+            n: number;
+            text: string;
+        };
+        /** @description A folder files may read. */
+        "files.roots.RootOut": {
+            /** @description From `~` when under the home. */
+            path: string;
+        };
+        /** @description A file or folder found. */
+        "files.search.Found": {
+            /** @description `file` or `folder`. */
+            kind: string;
+            /** @description Its path, from `~` when under the home. */
+            path: string;
+            /** @description The root it is under, as `files.roots` shows it. */
+            root: string;
         };
         /** @description The assistant agent, as `agents.list` lists it. */
         "onboarding.claude.Assistant": {
@@ -3094,6 +3174,175 @@ export interface operations {
                             name: string;
                             /** Format: int64 */
                             revoked_at: number | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "files.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description How many lines of a text file (1 to 2000, default 200).
+                     */
+                    lines?: number | null;
+                    /** @description The file or folder: absolute, or from `~`; inside the roots. */
+                    path: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Preview
+                         * @description What a preview shows, by what the path is.
+                         */
+                        data: {
+                            /** @constant */
+                            kind: "text";
+                            lines: components["schemas"]["files.preview.Line"][];
+                            path: string;
+                            /** Format: uint64 */
+                            size: number;
+                            /** @description More of the file than these lines. */
+                            truncated: boolean;
+                        } | {
+                            data: string;
+                            /** @constant */
+                            kind: "image";
+                            media_type: string;
+                            path: string;
+                            /** Format: uint64 */
+                            size: number;
+                        } | {
+                            /** @constant */
+                            kind: "binary";
+                            media_type: string | null;
+                            path: string;
+                            /** Format: uint64 */
+                            size: number;
+                        } | {
+                            entries: components["schemas"]["files.preview.Entry"][];
+                            /** @constant */
+                            kind: "folder";
+                            path: string;
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "files.roots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_RootOut */
+                        data: components["schemas"]["files.roots.RootOut"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "files.search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description How many results (1 to 500, default 50).
+                     */
+                    limit?: number | null;
+                    /** @description Words that must all be in a file's path under its root (case folded). */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Results
+                         * @description What a search found.
+                         */
+                        data: {
+                            found: components["schemas"]["files.search.Found"][];
+                            /** @description The walk stopped at its bound before seeing every entry. */
+                            incomplete: boolean;
+                            /**
+                             * Format: uint
+                             * @description How many entries the walk looked at.
+                             */
+                            seen: number;
                         };
                     };
                 };

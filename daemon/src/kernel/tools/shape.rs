@@ -34,6 +34,10 @@ pub const SETUP_TOKEN: &str = r"^\s*sk-ant-oat[A-Za-z0-9_-]{23,}\s*$";
 /// An Anthropic API key (what onboarding.claude takes; an Admin key is not one).
 pub const API_KEY: &str = r"^\s*sk-ant-api[A-Za-z0-9_-]{23,}\s*$";
 
+/// A path a person gives: absolute or from `~` (the home), with no `.` or `..` among its
+/// parts (`/a/b`, `~/a/.env`, `~`).
+pub const FILE_PATH: &str = r"^(~|~?(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)?)+)$";
+
 /// A login's TOTP seed: base32, with spaces and dashes as people write it.
 pub const BASE32: &str = r"^[A-Za-z2-7\s-]*$";
 
@@ -66,6 +70,7 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
         API_KEY => {
             "must be an Anthropic API key alone: sk-ant-api… from console.anthropic.com (a setup token, sk-ant-oat…, goes with mode setup-token; a gateway's key goes in from a terminal: vyre vault put anthropic-api-key)"
         }
+        FILE_PATH => "must be a path from / or from ~, with no . or .. in it",
         BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
         NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
         BASE64 => "must be base64 data (letters, digits, +, / and =)",

@@ -45,7 +45,7 @@ pub struct PreviewInput {
     /// The file or folder: absolute, or from `~`; inside the roots.
     #[schemars(
         length(min = 1, max = 4096),
-        pattern(crate::kernel::tools::shape::NOT_BLANK)
+        pattern(crate::kernel::tools::shape::FILE_PATH)
     )]
     path: String,
     /// How many lines of a text file (1 to 2000, default 200).
@@ -154,5 +154,36 @@ impl Module for FilesModule {
             )?;
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tools::input::{InputCheck, schema_of};
+
+    /// The schema says which paths files takes, so a path it refuses for its shape never
+    /// reaches a handler (and schemathesis sees no valid input refused).
+    #[test]
+    fn the_schema_takes_paths_from_root_or_home_without_dots() {
+        let check = InputCheck::new(&schema_of::<PreviewInput>()).unwrap();
+        for good in [
+            "/",
+            "/etc/hosts",
+            "~",
+            "~/",
+            "~/work/.env",
+            "/a//b/",
+            "/a/..b",
+            "/a/...",
+            "/a/b.c",
+        ] {
+            assert!(check.check(&mut json!({ "path": good })).is_ok(), "{good}");
+        }
+        for bad in [
+            "", "src/a.rs", "~other/x", "/a/../b", "/a/./b", "/..", "~/..", "/a/.", " /a", "~x",
+        ] {
+            assert!(check.check(&mut json!({ "path": bad })).is_err(), "{bad:?}");
+        }
     }
 }

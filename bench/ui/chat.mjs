@@ -218,7 +218,7 @@ try {
   commit = execSync('git rev-parse --short HEAD', { cwd: ROOT }).toString().trim();
   dirty = execSync('git status --porcelain', { cwd: ROOT }).toString().trim() !== '';
 } catch {}
-Object.assign(out, { commit, dirty, machine: { host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, load_start: loadAtStart, load_end: loadavg().map((l) => +l.toFixed(2)) }, binary: process.env.VYRE_BIN ?? 'target/debug/vyre' });
+Object.assign(out, { commit, dirty, machine: { host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, load_start: loadAtStart, load_end: loadavg().map((l) => +l.toFixed(2)) }, binary: process.env.VYRE_BIN ?? 'target/debug/vyre', ui_dir: process.env.VYRE_UI_DIR ?? null });
 const results = process.env.VYRE_BENCH_RESULTS || join(ROOT, 'bench/results/ui.jsonl');
 appendFileSync(results, JSON.stringify(out) + '\n');
 console.log(`appended to ${results}`);

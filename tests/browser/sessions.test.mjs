@@ -348,6 +348,25 @@ it('a question is answered with 1-2-3 and y', { ...T, skip: noClaude }, async ()
   await idle();
 });
 
+it('the mode in the header follows Claude Code into plan mode and out, with no click', { ...T, skip: noClaude }, async () => {
+  // The model switches the session's mode itself: EnterPlanMode, then an approved ExitPlanMode.
+  const on = (m) => page.getByTestId('chat-header').locator(`[data-mode=${m}]`).first().getAttribute('aria-checked');
+  assert.equal(await on('default'), 'true');
+  await send('CALLTOOL EnterPlanMode {}');
+  await waitFor('the header to say Plan', async () => (await on('plan')) === 'true', 90_000);
+  await idle();
+  // The same after a reload: the thread's mode is the one the session is in.
+  await page.reload();
+  await page.getByTestId('chat-header').waitFor();
+  await waitFor('the reloaded header to say Plan', async () => (await on('plan')) === 'true', 10_000);
+  await send(`CALLTOOL ExitPlanMode ${JSON.stringify({ plan: 'write it' })}`);
+  const card = page.locator('[data-testid=ask]:not([data-outcome])');
+  await card.waitFor({ timeout: 90_000 });
+  await card.getByTestId('allow').click();
+  await waitFor('the header to say Default', async () => (await on('default')) === 'true', 90_000);
+  await idle();
+});
+
 // ---- item 9: the small things ----
 
 it('the model menu closes on Esc and on a click outside', { ...T, skip: noClaude }, async () => {

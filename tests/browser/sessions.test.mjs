@@ -302,6 +302,11 @@ it('y allows an ask from the keyboard, and a answers "always" with the rule it s
   const rules = JSON.parse(readFileSync(settings, 'utf8')).permissions?.allow ?? [];
   assert.ok(rules.includes('Bash(touch always.txt)'), `what was written (${rules}) is what the card said (${said})`);
   await idle();
+  // Claude Code 2.1.328 suggests Accept edits with a file command too, and the card said so:
+  // the header shows the mode the session switched to.
+  assert.match(said, /switches to the Accept edits mode/);
+  const on = (m) => page.getByTestId('chat-header').locator(`[data-mode=${m}]`).first().getAttribute('aria-checked');
+  await waitFor('the header to say Accept edits', async () => (await on('acceptEdits')) === 'true', 10_000);
 });
 
 it('an Edit shows its diff in the card', { ...T, skip: noClaude }, async () => {

@@ -250,9 +250,14 @@ impl Translator {
             // The mode the CLI is in: `system/status` after every change (Vyre's own, an
             // "always" carrying `setMode`, EnterPlanMode, an approved ExitPlanMode) and
             // `system/init` at each turn's start.
-            Some("system") if m["permissionMode"].is_string() => vec![Happening::Mode {
-                mode: m["permissionMode"].as_str().unwrap_or_default().to_string(),
-            }],
+            Some("system")
+                if (m["subtype"] == "status" || m["subtype"] == "init")
+                    && m["permissionMode"].is_string() =>
+            {
+                vec![Happening::Mode {
+                    mode: m["permissionMode"].as_str().unwrap_or_default().to_string(),
+                }]
+            }
             Some("system") if m["subtype"] == "task_started" => m["tool_use_id"]
                 .as_str()
                 .map(|c| vec![Happening::TaskStarted { call: c.into() }])
@@ -532,6 +537,12 @@ mod tests {
         assert_eq!(mode_of(t.message(&init)).as_deref(), Some("acceptEdits"));
         let requesting = json!({ "type": "system", "subtype": "status", "status": "requesting" });
         assert!(t.message(&requesting).is_empty());
+        // Only a status or an init says the mode: another line keeps its own meaning.
+        let task = json!({ "type": "system", "subtype": "task_started", "tool_use_id": "t1", "permissionMode": "plan" });
+        assert!(matches!(
+            &t.message(&task)[..],
+            [Happening::TaskStarted { .. }]
+        ));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::contracts::provider::Happening;
-use crate::sessions::switchboard::types::{PermissionMode, clean_value};
+use crate::sessions::switchboard::types::clean_value;
 use crate::sessions::timeline::import::exit_of;
 use crate::sessions::timeline::item::{INPUT_STRING_CAP, OUTPUT_CAP, cap_strings, cut};
 

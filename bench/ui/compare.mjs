@@ -4,8 +4,9 @@
 // The pinned Claude Code CLI runs in tmux against the fake Messages API (a real terminal
 // session: its own permission questions, answered with keys as a person would), on the HOME a
 // vyred reads; vyred then adopts that session from its transcript, and Chromium opens it in the
-// web app at 1440x900 and 390x844. Out: bench/results/compare/terminal-<step>.txt (the pane after
-// each step) and app-*.png.
+// web app at 1440x900 and 390x844. Then the same asks (an Edit, a question, a command) in a
+// session Vyre runs, drawn in the app before and after each answer. Out:
+// bench/results/compare/terminal-<step>.txt (the pane after each step) and app-*.png.
 //
 // Usage: node bench/ui/compare.mjs   (needs tmux, Chromium, VYRE_TEST_CLAUDE, VYRE_BIN, VYRE_FAKE_API_BIN)
 
@@ -35,7 +36,7 @@ async function say(text, until, name) {
   tmux('send-keys', '-t', TMUX, '-l', text);
   await sleep(300);
   tmux('send-keys', '-t', TMUX, 'Enter');
-  await waitFor(`the terminal to show ${until}`, () => until.test(pane()), 60_000, 250).catch((e) => {
+  await waitFor(`the terminal to show ${until}`, () => seen(until), 60_000, 250).catch((e) => {
     writeFileSync(join(OUT, `terminal-${name}-timeout.txt`), pane());
     throw e;
   });
@@ -83,6 +84,14 @@ try {
   await say('RUNBASH touch denied.txt', /Do you want to proceed/, '8-deny-ask');
   await key('Escape', /Interrupted|tell Claude|denied|rejected/i, '9-denied');
   await say('FAIL500 always', /API Error|500|Internal server error/, '10-error');
+  // (The pane keeps its last 200 lines: each step waits for words of its own.)
+  await say(`CALLTOOL Read {"file_path":"${work}/notes.md"}`, /tool said: 1\s+# Notes/, '11-read');
+  await say(`CALLTOOL Edit {"file_path":"${work}/notes.md","old_string":"second line","new_string":"second line, edited"}`, /Do you want to make this edit/, '12-edit-ask');
+  await key('Enter', /tool said: .*(updated|edited)/i, '13-edit-done');
+  await say('ASKQUESTION please', /Which color do you prefer/, '14-question');
+  const answered = /questions have been answered|User has answered/i;
+  await key('Enter', () => answered.test(pane()) || /Submit|Review your answers/.test(pane()), '15-question-picked');
+  if (!answered.test(pane())) await key('Enter', answered, '16-question-answered');
   tmux('send-keys', '-t', TMUX, 'C-c');
   await sleep(300);
   tmux('send-keys', '-t', TMUX, 'C-c');
@@ -107,6 +116,45 @@ try {
     await page.waitForTimeout(500);
     await page.screenshot({ path: join(OUT, `app-${name}-top.png`), fullPage: false });
   }
+  // The same asks in a session Vyre runs, each card drawn before it is answered.
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const live = (await rig.sock('threads.start', { cwd: work, text: 'hello there' })).thread;
+  await page.goto(`${rig.base}/app/t/${live}`);
+  const idle = () => page.getByTestId('thread-state').filter({ hasText: 'Idle' }).waitFor({ timeout: 90_000 });
+  const send = async (text) => {
+    await page.getByTestId('composer').fill(text);
+    await page.getByTestId('composer').press('Enter');
+  };
+  const open = page.locator('[data-testid=ask]:not([data-outcome])');
+  await page.getByTestId('assistant-text').filter({ hasText: 'reply to [hello there]' }).waitFor({ timeout: 90_000 });
+  await idle();
+  await send(`CALLTOOL Read {"file_path":"${work}/notes.md"}`);
+  await page.getByTestId('assistant-text').filter({ hasText: 'edited' }).first().waitFor({ timeout: 90_000 });
+  await idle();
+  await send(`CALLTOOL Edit {"file_path":"${work}/notes.md","old_string":"second line, edited","new_string":"second line, edited twice"}`);
+  await open.waitFor({ timeout: 90_000 });
+  await page.getByTestId('composer').blur();
+  await page.screenshot({ path: join(OUT, 'app-live-edit-ask.png') });
+  await open.getByTestId('allow').click();
+  await idle();
+  await send('ASKQUESTION please');
+  await open.waitFor({ timeout: 90_000 });
+  await page.getByTestId('composer').blur();
+  await page.screenshot({ path: join(OUT, 'app-live-question.png') });
+  await page.keyboard.press('1');
+  await page.keyboard.press('y');
+  await idle();
+  await send('RUNBASH touch vyre-asked.txt');
+  await open.waitFor({ timeout: 90_000 });
+  await page.getByTestId('composer').blur();
+  await page.screenshot({ path: join(OUT, 'app-live-bash-ask.png') });
+  await open.getByTestId('allow').click();
+  await idle();
+  await page.getByTestId('messages').evaluate((e) => (e.scrollTop = e.scrollHeight));
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(OUT, 'app-live-after.png') });
+  writeFileSync(join(OUT, 'app-live-timeline.json'), JSON.stringify(await rig.sock('threads.timeline', { thread: live, limit: 100 }), null, 2));
+
   // The terminal session's own transcript, as Claude Code wrote it.
   const projects = join(rig.home, '.claude/projects');
   for (const d of readdirSync(projects)) {

@@ -302,6 +302,11 @@ it('y allows an ask from the keyboard, and a answers "always" with the rule it s
   const rules = JSON.parse(readFileSync(settings, 'utf8')).permissions?.allow ?? [];
   assert.ok(rules.includes('Bash(touch always.txt)'), `what was written (${rules}) is what the card said (${said})`);
   await idle();
+  // Claude Code 2.1.328 suggests Accept edits with a file command too, and the card said so:
+  // the header shows the mode the session switched to.
+  assert.match(said, /switches to the Accept edits mode/);
+  const on = (m) => page.getByTestId('chat-header').locator(`[data-mode=${m}]`).first().getAttribute('aria-checked');
+  await waitFor('the header to say Accept edits', async () => (await on('acceptEdits')) === 'true', 10_000);
 });
 
 it('an Edit shows its diff in the card', { ...T, skip: noClaude }, async () => {
@@ -345,6 +350,25 @@ it('a question is answered with 1-2-3 and y', { ...T, skip: noClaude }, async ()
   const folded = page.locator('[data-testid=ask][data-outcome=allow]').filter({ hasText: 'Red' });
   await folded.waitFor({ timeout: 30_000 });
   assert.match(await folded.innerText(), /Answered/);
+  await idle();
+});
+
+it('the mode in the header follows Claude Code into plan mode and out, with no click', { ...T, skip: noClaude }, async () => {
+  // The model switches the session's mode itself: EnterPlanMode, then an approved ExitPlanMode.
+  const on = (m) => page.getByTestId('chat-header').locator(`[data-mode=${m}]`).first().getAttribute('aria-checked');
+  assert.equal(await on('default'), 'true');
+  await send('CALLTOOL EnterPlanMode {}');
+  await waitFor('the header to say Plan', async () => (await on('plan')) === 'true', 90_000);
+  await idle();
+  // The same after a reload: the thread's mode is the one the session is in.
+  await page.reload();
+  await page.getByTestId('chat-header').waitFor();
+  await waitFor('the reloaded header to say Plan', async () => (await on('plan')) === 'true', 10_000);
+  await send(`CALLTOOL ExitPlanMode ${JSON.stringify({ plan: 'write it' })}`);
+  const card = page.locator('[data-testid=ask]:not([data-outcome])');
+  await card.waitFor({ timeout: 90_000 });
+  await card.getByTestId('allow').click();
+  await waitFor('the header to say Default', async () => (await on('default')) === 'true', 90_000);
   await idle();
 });
 

@@ -164,6 +164,10 @@ it('Vyre\'s greeting prompt is not shown: the assistant speaks first', { ...T, s
   assert.equal(timeline.items[0].via, 'internal', 'vyred marks it');
   assert.equal(await page.locator('[data-via=internal]').count(), 0, 'the page hides it');
   assert.equal(await page.getByTestId('user-text').count(), 0, 'no words of the person yet');
+  // Opened by its address, the assistant's thread is still the home in the nav, and no terminal's.
+  await open(page, juno.thread);
+  assert.equal(await page.locator('nav[aria-label=Main] [aria-current=page]').getAttribute('data-nav'), 'home');
+  assert.equal(await page.getByTestId('terminal-badge').count(), 0);
   await shots(page, 'greeting');
   // Shown on asking, marked as Vyre's.
   await page.getByTestId('show-internal').click();
@@ -353,6 +357,11 @@ it('a long thread opens on its newest page and pages upward on scrolling', T, as
   }, 60_000, 250);
   await open(page, LONG);
   await reply(page, `answer number ${LONG_TURNS - 1}`);
+  // A terminal's session says so once, in its header, and on none of its messages; the nav
+  // marks none of its places (it is neither the Deck nor the assistant's chat).
+  assert.equal(await page.getByTestId('terminal-badge').count(), 1);
+  assert.equal(await page.getByTestId('messages').locator('.badge').filter({ hasText: /terminal/ }).count(), 0);
+  assert.equal(await page.locator('nav[aria-label=Main] [aria-current=page]').count(), 0, 'no place marked');
   const first = await drawn(page);
   // The newest page, and the one before it while the screen is not full (the items are short).
   assert.ok(first.length <= 16 + 100 && first.length < LONG_TURNS * 2, `a page or two: ${first.length}`);

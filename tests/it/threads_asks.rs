@@ -394,6 +394,8 @@ async fn always_for_a_file_switches_the_threads_mode_as_it_switches_the_clis() {
         Some(json!("acceptEdits")),
         "Claude Code's suggestion for a file is Accept edits: {events:?}"
     );
+    assert_eq!(changed.len(), 1, "told once: {events:?}");
+    assert_eq!(changed[0]["payload"]["by"], "always");
     let got = r
         .sock
         .call("threads.get", &json!({ "thread": thread }))
@@ -416,5 +418,62 @@ async fn always_for_a_file_switches_the_threads_mode_as_it_switches_the_clis() {
     let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
     assert!(of_type(&events, "ask.raised").is_empty(), "{events:?}");
     assert!(second.exists());
+    r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn the_threads_mode_follows_claude_code_into_plan_mode_and_out() {
+    // The model switches the CLI's mode without Vyre asking: EnterPlanMode needs no answer, an
+    // approved ExitPlanMode leaves plan mode. The thread's mode (the chip) follows each time.
+    let r = rig("threads-mode-follows").await;
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,mode.*", None)
+        .await
+        .unwrap();
+    let thread = start_thread(&r).await;
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "CALLTOOL EnterPlanMode {}" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let changed = of_type(&events, "mode.changed");
+    assert_eq!(changed.len(), 1, "told once: {events:?}");
+    assert_eq!(changed[0]["payload"]["mode"], "plan");
+    assert_eq!(changed[0]["payload"]["by"], "claude");
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["mode"], "plan", "the chip says what the CLI is in");
+
+    let text = format!("CALLTOOL ExitPlanMode {}", json!({ "plan": "write it" }));
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let raised = answer_next_ask(&r, &mut stream, json!({ "decision": "allow" })).await;
+    assert_eq!(raised["tool"], "ExitPlanMode");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let changed = of_type(&events, "mode.changed");
+    assert_eq!(
+        changed
+            .iter()
+            .map(|e| e["payload"]["mode"].clone())
+            .collect::<Vec<_>>(),
+        [json!("default")],
+        "{events:?}"
+    );
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["mode"], "default");
     r.vyred.stop().await;
 }

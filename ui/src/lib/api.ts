@@ -78,6 +78,12 @@ export function callAs<T>(tool: ToolName, input: Record<string, unknown> = {}): 
   return request<T>('POST', `/v1/tools/${tool}`, input);
 }
 
+/** `callAs`, but a 401 does not sign the app out when `quiet` (a call made before the app knows
+ * who this browser is: lib/early.ts). */
+export function callQuiet<T>(tool: ToolName, input: Record<string, unknown>, quiet: boolean): Promise<T> {
+  return request<T>('POST', `/v1/tools/${tool}`, input, quiet);
+}
+
 /** The input may be left out when the tool needs none of its fields. */
 type InputArg<N extends ToolName> = {} extends ToolInput<N> ? [input?: ToolInput<N>] : [input: ToolInput<N>];
 

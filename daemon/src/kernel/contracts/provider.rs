@@ -131,6 +131,12 @@ pub enum Happening {
         uuid: String,
     },
     Limit(Value),
+    /// The session's permission mode, as the provider says it is now: after any change (one
+    /// Vyre asked for, an "always" that carried a mode, the model entering or leaving plan
+    /// mode) and at each turn's start.
+    Mode {
+        mode: String,
+    },
     /// The provider's API call failed and the provider tries again (`status`: the HTTP status,
     /// none for a connection error).
     Retry {

@@ -247,6 +247,17 @@ impl Translator {
                 out
             }
             // A subagent (or a long Bash) became a task, and the task ended: what slots follow.
+            // The mode the CLI is in: `system/status` after every change (Vyre's own, an
+            // "always" carrying `setMode`, EnterPlanMode, an approved ExitPlanMode) and
+            // `system/init` at each turn's start.
+            Some("system")
+                if (m["subtype"] == "status" || m["subtype"] == "init")
+                    && m["permissionMode"].is_string() =>
+            {
+                vec![Happening::Mode {
+                    mode: m["permissionMode"].as_str().unwrap_or_default().to_string(),
+                }]
+            }
             Some("system") if m["subtype"] == "task_started" => m["tool_use_id"]
                 .as_str()
                 .map(|c| vec![Happening::TaskStarted { call: c.into() }])
@@ -512,6 +523,27 @@ fn exit_of(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mode_the_cli_reports_is_said_and_a_status_without_one_is_not() {
+        let mut t = Translator::default();
+        let mode_of = |said: Vec<Happening>| match &said[..] {
+            [Happening::Mode { mode }] => Some(mode.clone()),
+            _ => None,
+        };
+        let status = json!({ "type": "system", "subtype": "status", "status": null, "permissionMode": "plan" });
+        assert_eq!(mode_of(t.message(&status)).as_deref(), Some("plan"));
+        let init = json!({ "type": "system", "subtype": "init", "permissionMode": "acceptEdits", "tools": [] });
+        assert_eq!(mode_of(t.message(&init)).as_deref(), Some("acceptEdits"));
+        let requesting = json!({ "type": "system", "subtype": "status", "status": "requesting" });
+        assert!(t.message(&requesting).is_empty());
+        // Only a status or an init says the mode: another line keeps its own meaning.
+        let task = json!({ "type": "system", "subtype": "task_started", "tool_use_id": "t1", "permissionMode": "plan" });
+        assert!(matches!(
+            &t.message(&task)[..],
+            [Happening::TaskStarted { .. }]
+        ));
+    }
 
     #[test]
     fn api_retries_are_said_and_a_429_is_one_limit_per_turn() {

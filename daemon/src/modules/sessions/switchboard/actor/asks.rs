@@ -73,7 +73,8 @@ impl Actor {
             .then(|| response["message"].as_str().map(clean))
             .flatten();
         // An "always" that switches the session's mode (Claude Code suggests Accept edits for a
-        // file): the CLI switches with it, so the thread's mode says so too.
+        // file): the CLI switches with it and says so (`Happening::Mode`), which the thread's
+        // mode then follows; this only remembers who asked for it.
         let switched: Option<PermissionMode> = response["updatedPermissions"]
             .as_array()
             .and_then(|ps| {
@@ -83,6 +84,9 @@ impl Actor {
                     .and_then(|p| p["mode"].as_str())
             })
             .and_then(|m| m.parse().ok());
+        if let Some(mode) = switched {
+            self.mode_by = Some((mode, "always"));
+        }
         session
             .answer(&request, response)
             .map_err(|error| Error::Provider {
@@ -101,19 +105,10 @@ impl Actor {
         let back = (self.asks.is_empty() && matches!(self.turn, TurnState::Running(_)))
             .then(|| json!({ "state": ThreadStatus::Running, "turn": self.last }));
         let running = back.is_some();
-        let (t, turn) = (self.thread.clone(), self.last.clone());
+        let t = self.thread.clone();
         self.record(move |tx| {
             rows::asks::answered(tx.conn(), &ask, outcome, &by)?;
             tell(tx, &t, "ask.answered", payload)?;
-            if let Some(mode) = switched {
-                rows::runs::set_mode(tx.conn(), &t, mode)?;
-                tell(
-                    tx,
-                    &t,
-                    "mode.changed",
-                    json!({ "mode": mode, "turn": turn, "by": "always" }),
-                )?;
-            }
             if let Some(back) = back {
                 tell(tx, &t, "thread.state", back)?;
                 rows::runs::set_status(tx.conn(), &t, ThreadStatus::Running)?;

@@ -117,6 +117,7 @@ impl Actor {
                 self.emit("thread.limit", json!({ "info": info, "turn": self.last }))
                     .await;
             }
+            Happening::Mode { mode } => self.on_mode(&mode).await,
             Happening::Retry {
                 attempt,
                 max_retries,
@@ -147,5 +148,36 @@ impl Actor {
                 tracing::warn!(thread = %self.thread, "skipped a line the session wrote that is not JSON: {}", line.chars().take(120).collect::<String>());
             }
         }
+    }
+}
+
+impl Actor {
+    /// Claude Code says which mode it is in. When that is not what the thread's row says (an
+    /// "always" that carried a mode, the model entering plan mode or leaving it approved), the
+    /// row follows and every surface is told, so no chip shows a mode the session is not in.
+    /// A mode Vyre does not offer (auto, dontAsk) is logged: the row keeps the last it knew.
+    async fn on_mode(&mut self, said: &str) {
+        let Ok(mode) = said.parse::<PermissionMode>() else {
+            tracing::warn!(thread = %self.thread, mode = said, "Claude Code is in a mode Vyre does not offer; the thread's mode is left as it was");
+            return;
+        };
+        let by = match self.mode_by.take() {
+            Some((asked, by)) if asked == mode => by,
+            _ => "claude",
+        };
+        let (t, turn) = (self.thread.clone(), self.last.clone());
+        self.record(move |tx| {
+            if rows::runs::mode(tx.conn(), &t)? == Some(mode) {
+                return Ok(());
+            }
+            rows::runs::set_mode(tx.conn(), &t, mode)?;
+            tell(
+                tx,
+                &t,
+                "mode.changed",
+                json!({ "mode": mode, "turn": turn, "by": by }),
+            )
+        })
+        .await;
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::error::{Error, Op, Result};
 use super::handle::{Command, Shown};
-use super::types::{SendMode, ThreadStatus, clean, merge};
+use super::types::{PermissionMode, SendMode, ThreadStatus, clean, merge};
 use super::{STOP_GRACE, Switchboard, rows, tell};
 use crate::kernel::contracts::provider::Session;
 
@@ -60,6 +60,9 @@ pub(super) struct Actor {
     /// Messages steered into a turn and not yet taken in: uuid → words.
     steered: HashMap<String, String>,
     slots: SlotBook,
+    /// A mode an answer "always" asked Claude Code to switch to, until it says it switched:
+    /// who the `mode.changed` names.
+    mode_by: Option<(PermissionMode, &'static str)>,
 }
 
 /// Why the actor's loop ended.
@@ -98,6 +101,7 @@ impl Actor {
             calls: HashMap::new(),
             steered: HashMap::new(),
             slots: SlotBook::default(),
+            mode_by: None,
         }
     }
 

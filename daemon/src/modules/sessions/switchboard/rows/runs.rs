@@ -176,6 +176,18 @@ pub fn set_mode(c: &Connection, thread: &str, mode: PermissionMode) -> rusqlite:
     Ok(())
 }
 
+/// The mode the thread's row says it is in (`None`: no such thread, or a mode not Vyre's).
+pub fn mode(c: &Connection, thread: &str) -> rusqlite::Result<Option<PermissionMode>> {
+    let mode: Option<String> = c
+        .query_row(
+            "SELECT mode FROM threads_runs WHERE id = ?1",
+            [thread],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(mode.and_then(|m| m.parse().ok()))
+}
+
 pub fn set_model(c: &Connection, thread: &str, model: Option<&str>) -> rusqlite::Result<()> {
     c.execute(
         "UPDATE threads_runs SET model = ?1, updated_at = ?2 WHERE id = ?3",

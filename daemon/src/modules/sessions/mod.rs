@@ -11,6 +11,7 @@ pub mod caution;
 pub mod claude;
 pub mod claude_cli;
 pub mod claude_provider;
+pub mod claude_translate;
 pub mod conformance;
 pub mod files;
 pub mod finding;

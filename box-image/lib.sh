@@ -34,8 +34,10 @@ EOF
   BOX_CONF_DIR="$dir"
 }
 
-# The local base image both box-image/build and npm/test build FROM.
+# The local base image both box-image/build and npm/test build FROM, and the older Debian
+# (11, glibc 2.31) npm/test also installs into: the oldest glibc the Linux binaries support.
 DEBIAN_BASE=localhost/vyre-debian-base:bookworm
+DEBIAN_OLD_BASE=localhost/vyre-debian-base:bullseye
 
 # The Debian mirror apt already uses here (deb822 or one-line sources), else deb.debian.org.
 host_mirror() {
@@ -45,15 +47,15 @@ host_mirror() {
   echo "${m:-http://deb.debian.org/debian}"
 }
 
-# A local Debian bookworm base image without a registry: debootstrap minbase with the official
-# slim image's apt and dpkg settings, imported as BASE. WORK is a scratch folder (logs, rootfs).
-# Used by box-image/build and npm/test. VYRE_BOX_MIRROR and VYRE_BOX_SECURITY_MIRROR choose the
-# mirrors.
+# A local Debian base image without a registry: debootstrap minbase of SUITE (default bookworm;
+# npm/test also makes bullseye) with the official slim image's apt and dpkg settings, imported as
+# BASE. WORK is a scratch folder (logs, rootfs). Used by box-image/build and npm/test.
+# VYRE_BOX_MIRROR and VYRE_BOX_SECURITY_MIRROR choose the mirrors.
 make_base() {
-  local base="$1" work="$2"
+  local base="$1" work="$2" suite="${3:-bookworm}"
   local mirror="${VYRE_BOX_MIRROR:-$(host_mirror)}" rootfs="$work/rootfs" t=$SECONDS
-  say "local base $base: debootstrap --variant=minbase bookworm from $mirror"
-  debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
+  say "local base $base: debootstrap --variant=minbase $suite from $mirror"
+  debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 30 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
 
   # The official slim image's apt and dpkg settings: keep no package cache, no translations,
@@ -84,13 +86,13 @@ EOF
   cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
 Types: deb
 URIs: $mirror
-Suites: bookworm bookworm-updates
+Suites: $suite $suite-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb
 URIs: ${VYRE_BOX_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-Suites: bookworm-security
+Suites: $suite-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF

@@ -112,11 +112,92 @@ const START_WAIT: Duration = Duration::from_secs(20);
 pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Option<u16>) -> i32 {
     super::app_build::ensure_built();
     if let Ok(health) = client.get("/v1/health").await {
+        let running = health["version"].as_str().unwrap_or("?");
+        match Upgrade::from(running, crate::kernel::VERSION) {
+            Upgrade::Same => {}
+            Upgrade::Newer => println!(
+                "vyred {running} is running, newer than this vyre ({}); it is left as it is. To run this one instead: vyre down && vyre up",
+                crate::kernel::VERSION
+            ),
+            Upgrade::Older => {
+                return restart(home, client, &health, role, port).await;
+            }
+        }
         println!("vyred is already running ({}).", describe(&health));
         print_where(home);
         print_tunnel(home, &health);
         return where_then_link(client, &health).await;
     }
+    start(home, client, role, port).await
+}
+
+/// How the running vyred's version compares with this binary's.
+#[derive(Debug, PartialEq, Eq)]
+enum Upgrade {
+    Same,
+    /// The running one is older (or of a version that cannot be ordered): restart onto this one.
+    Older,
+    /// The running one is newer: an older vyre does not take its place unasked.
+    Newer,
+}
+
+impl Upgrade {
+    fn from(running: &str, this: &str) -> Self {
+        if running == this {
+            return Upgrade::Same;
+        }
+        let numbers = |v: &str| -> Option<Vec<u64>> {
+            v.split(['-', '+'])
+                .next()?
+                .split('.')
+                .map(|n| n.parse().ok())
+                .collect()
+        };
+        match (numbers(running), numbers(this)) {
+            (Some(r), Some(t)) if r > t => Upgrade::Newer,
+            _ => Upgrade::Older,
+        }
+    }
+}
+
+/// `vyre up` with an older vyred running from this home: stop it (calls in flight finish, the
+/// store closes) and start this binary on the same home, role and port, so the data, the links
+/// it issued and the address in the browser stay. A vyred run by a systemd unit is restarted by
+/// systemd, so the person is told the command instead.
+async fn restart(
+    home: &VyreHome,
+    client: &Client,
+    health: &Value,
+    role: Option<Role>,
+    port: Option<u16>,
+) -> i32 {
+    let running = health["version"].as_str().unwrap_or("?");
+    let this = crate::kernel::VERSION;
+    if let Some(command) = super::service_cmd::restart_command() {
+        println!("vyred {running} is running as a systemd service; this vyre is {this}.");
+        println!("Restart the service onto the new binary: {command}");
+        return 1;
+    }
+    println!(
+        "vyred {running} is running from {}; this vyre is {this}: restarting it onto {this}.",
+        home.root().display()
+    );
+    let role = role.or_else(|| health["role"].as_str().and_then(|r| r.parse().ok()));
+    let port = port.or_else(|| {
+        std::fs::read_to_string(home.addr_file())
+            .ok()
+            .and_then(|a| a.trim().rsplit_once(':').and_then(|(_, p)| p.parse().ok()))
+    });
+    if let Err(e) = stop(home, client).await {
+        return fail(&format!(
+            "{e}; stop it with `vyre down`, then run `vyre up` again"
+        ));
+    }
+    start(home, client, role, port).await
+}
+
+/// Start vyred in the background and wait until it answers.
+async fn start(home: &VyreHome, client: &Client, role: Option<Role>, port: Option<u16>) -> i32 {
     if let Err(e) = home.ensure() {
         return fail(&format!("cannot prepare {}: {e}", home.root().display()));
     }
@@ -195,24 +276,35 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
 }
 
 pub async fn down(home: &VyreHome, client: &Client) -> i32 {
+    match stop(home, client).await {
+        Ok(true) => {
+            println!("vyred stopped.");
+            0
+        }
+        Ok(false) => {
+            println!("vyred is not running.");
+            0
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// Stop vyred gracefully and wait until it is gone; false when none was running.
+pub async fn stop(home: &VyreHome, client: &Client) -> Result<bool, String> {
     match client.call("system.stop", &json!({})).await {
         Ok(_) => {}
-        Err(ClientError::NotRunning(_)) => {
-            println!("vyred is not running.");
-            return 0;
-        }
-        Err(e) => return fail(&e.to_string()),
+        Err(ClientError::NotRunning(_)) => return Ok(false),
+        Err(e) => return Err(e.to_string()),
     }
     // Stopped once the lock is free: calls in flight have finished and the store is closed.
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if lock_is_free(home) {
-            println!("vyred stopped.");
-            return 0;
+            return Ok(true);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    fail("vyred was asked to stop but is still running after 30s")
+    Err("vyred was asked to stop but is still running after 30s".into())
 }
 
 fn lock_is_free(home: &VyreHome) -> bool {
@@ -324,4 +416,21 @@ fn print_where(home: &VyreHome) {
     println!("  socket  {}", home.socket().display());
     println!("  logs    {}", home.logs().display());
     println!("  home    {}", home.root().display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Upgrade;
+
+    #[test]
+    fn an_older_vyred_is_restarted_and_a_newer_one_left_alone() {
+        assert_eq!(Upgrade::from("0.1.0", "0.1.0"), Upgrade::Same);
+        assert_eq!(Upgrade::from("0.0.0", "0.1.0"), Upgrade::Older);
+        assert_eq!(Upgrade::from("0.9.0", "0.10.0"), Upgrade::Older);
+        assert_eq!(Upgrade::from("0.10.0", "0.9.0"), Upgrade::Newer);
+        assert_eq!(Upgrade::from("1.0.0", "0.9.9"), Upgrade::Newer);
+        assert_eq!(Upgrade::from("0.1.0-rc.1", "0.1.1"), Upgrade::Older);
+        // A version that cannot be ordered is not this one: this binary takes its place.
+        assert_eq!(Upgrade::from("?", "0.1.0"), Upgrade::Older);
+    }
 }

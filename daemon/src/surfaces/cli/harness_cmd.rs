@@ -110,6 +110,25 @@ async fn install(client: &Client) -> i32 {
 }
 
 async fn uninstall(client: &Client) -> i32 {
+    match remove(client).await {
+        Ok(Removed::Yes) => println!("The Vyre harness is uninstalled from claude."),
+        Ok(Removed::WasNot) => println!("The Vyre harness was not installed."),
+        Ok(Removed::NoClaude(e)) => return fail(&e),
+        Err(e) => return fail(&e),
+    }
+    0
+}
+
+/// What removing the plugin found.
+pub enum Removed {
+    Yes,
+    WasNot,
+    /// Claude Code cannot be run here (so no plugin of it is installed through it).
+    NoClaude(String),
+}
+
+/// Remove the plugin and its marketplace from Claude Code's user settings.
+pub async fn remove(client: &Client) -> Result<Removed, String> {
     let claude = claude_program(client).await;
     let mut removed = false;
     for step in [
@@ -121,18 +140,14 @@ async fn uninstall(client: &Client) -> i32 {
             // Not there: nothing to remove, which is what was asked.
             Ok((false, text)) if text.contains("not found") => {}
             Ok((false, text)) => {
-                return fail(&format!(
-                    "`claude plugin {}` failed: {text}",
-                    step.join(" ")
-                ));
+                return Err(format!("`claude plugin {}` failed: {text}", step.join(" ")));
             }
-            Err(e) => return fail(&e),
+            Err(e) => return Ok(Removed::NoClaude(e)),
         }
     }
-    if removed {
-        println!("The Vyre harness is uninstalled from claude.");
+    Ok(if removed {
+        Removed::Yes
     } else {
-        println!("The Vyre harness was not installed.");
-    }
-    0
+        Removed::WasNot
+    })
 }

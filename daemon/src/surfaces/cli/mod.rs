@@ -18,6 +18,7 @@ mod sh;
 mod ssh;
 mod status_cmd;
 mod tool_cmd;
+mod uninstall_cmd;
 mod vault_cmd;
 
 use clap::{Parser, Subcommand};
@@ -59,6 +60,16 @@ enum Command {
     },
     /// Stop vyred gracefully.
     Down,
+    /// Before removing the program: stop vyred, remove its service units and the harness
+    /// plugin. VYRE_HOME stays unless --purge --yes.
+    Uninstall {
+        /// Also delete VYRE_HOME (the store, the vault, the logs); needs --yes.
+        #[arg(long)]
+        purge: bool,
+        /// Confirm --purge.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print a one-time link that signs a browser in (the onboarding while Vyre has no owner).
     Open,
     /// What runs: version, role, uptime, modules, store, listeners.
@@ -191,6 +202,7 @@ async fn run_client(command: Option<Command>) -> i32 {
         Command::Daemon { .. } => unreachable!("handled before"),
         Command::Up { role, port } => daemon_cmds::up(&home, &client, role, port).await,
         Command::Down => daemon_cmds::down(&home, &client).await,
+        Command::Uninstall { purge, yes } => uninstall_cmd::run(&home, &client, purge, yes).await,
         Command::Open => daemon_cmds::open(&client).await,
         Command::Status { json } => status_cmd::status(&client, json).await,
         Command::Doctor { json } => status_cmd::doctor(&home, &client, json).await,

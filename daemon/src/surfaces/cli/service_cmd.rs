@@ -72,6 +72,30 @@ fn systemctl(system: bool, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// The command that restarts an installed vyred unit (the system one first), if there is one.
+pub fn restart_command() -> Option<&'static str> {
+    if unit_path(true).is_ok_and(|p| p.exists()) {
+        return Some("sudo systemctl restart vyred.service");
+    }
+    if unit_path(false).is_ok_and(|p| p.exists()) {
+        return Some("systemctl --user restart vyred.service");
+    }
+    None
+}
+
+/// The installed units (user, then system), for `vyre uninstall`.
+pub fn installed() -> Vec<(bool, PathBuf)> {
+    [false, true]
+        .into_iter()
+        .filter_map(|system| {
+            unit_path(system)
+                .ok()
+                .filter(|p| p.exists())
+                .map(|p| (system, p))
+        })
+        .collect()
+}
+
 pub fn run(home: &VyreHome, command: ServiceCommand) -> i32 {
     match command {
         ServiceCommand::Install { system, print } => {

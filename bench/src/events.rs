@@ -205,7 +205,14 @@ async fn scenario(s: Scenario) -> Result<Outcome, String> {
         s.events, s.subscribers
     );
     let dir = TempDir::new("events")?;
-    let vyred = InProcess::start(VyreHome::at(dir.path().join("vyre")), vec![]).await?;
+    // One caller opens every subscriber's stream: room for them all beside the default limit
+    // (`limits.streams`, 16 per caller, which stops one caller holding vyred's memory).
+    let home = dir.path().join("vyre");
+    crate::spawn::write_config(
+        &home,
+        &serde_json::json!({ "limits": { "streams": s.subscribers + 16 } }),
+    )?;
+    let vyred = InProcess::start(VyreHome::at(home), vec![]).await?;
     let result = drive(&s, vyred.kernel(), vyred.socket()).await;
     vyred.stop().await?;
     drop(dir);

@@ -97,12 +97,7 @@ fn other_type(head: &[u8]) -> Option<&'static str> {
 
 /// Preview the confined `target`, at most `max_lines` lines of a text file.
 pub fn preview(target: &Target, shown: String, max_lines: usize) -> Result<Preview, FilesError> {
-    let fs = |e: FsError| match e {
-        FsError::Link { .. } => FilesError::Link(shown.clone()),
-        FsError::NotRegular { .. } => FilesError::NotRegular(shown.clone()),
-        e if e.kind() == std::io::ErrorKind::NotFound => FilesError::Missing(shown.clone()),
-        e => FilesError::Io(shown.clone(), e.to_string()),
-    };
+    let fs = |e: FsError| FilesError::of(e, &shown);
     let is_folder = match &target.name {
         None => true,
         Some(name) => match target.parent.stat(name).map_err(fs)? {

@@ -32,6 +32,19 @@ pub enum FilesError {
     Io(String, String),
 }
 
+impl FilesError {
+    /// A file system refusal or failure at `shown` (the path as the person reads it).
+    pub fn of(e: FsError, shown: &str) -> FilesError {
+        let shown = shown.to_string();
+        match e {
+            FsError::Link { .. } => FilesError::Link(shown),
+            FsError::NotRegular { .. } => FilesError::NotRegular(shown),
+            e if e.kind() == std::io::ErrorKind::NotFound => FilesError::Missing(shown),
+            e => FilesError::Io(shown, e.to_string()),
+        }
+    }
+}
+
 impl From<FilesError> for ToolError {
     fn from(e: FilesError) -> Self {
         let (kind, code) = match &e {
@@ -123,12 +136,7 @@ impl Roots {
             .min_by_key(|(_, rest)| rest.components().count())
             .ok_or_else(|| FilesError::Outside(self.shown(&path)))?;
         let shown = self.shown(&path);
-        let fs = |e: FsError| match e {
-            FsError::Link { .. } => FilesError::Link(shown.clone()),
-            FsError::NotRegular { .. } => FilesError::NotRegular(shown.clone()),
-            e if e.kind() == std::io::ErrorKind::NotFound => FilesError::Missing(shown.clone()),
-            e => FilesError::Io(shown.clone(), e.to_string()),
-        };
+        let fs = |e: FsError| FilesError::of(e, &shown);
         let mut dir = Dir::open_following(&root.real).map_err(fs)?;
         let names: Vec<OsString> = rest.iter().map(|n| n.to_os_string()).collect();
         let Some((last, folders)) = names.split_last() else {

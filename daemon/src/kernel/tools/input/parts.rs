@@ -1,6 +1,7 @@
 //! The check's small parts: where in the input a rule applies, and how a rule reads in words.
 
 use super::*;
+use std::sync::{Mutex, OnceLock};
 
 /// Where in the input a rule applies: `name`, `threads[2]`, `limits.depth`.
 pub(super) enum Path<'a> {
@@ -147,6 +148,23 @@ pub(super) fn plural(n: u64, one: &str) -> String {
     }
 }
 
+/// The compiled form of `pattern`, made once per process: many tools publish the same patterns
+/// (an id, a path, a name), and a clone of a [`Regex`] shares its compiled program, so each
+/// distinct pattern costs its memory once rather than once per tool that takes it.
+fn shared_pattern(pattern: &str) -> Result<Regex, String> {
+    static COMPILED: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(re) = compiled.get(pattern) {
+        return Ok(re.clone());
+    }
+    let re = Regex::new(pattern).map_err(|e| e.to_string())?;
+    compiled.insert(pattern.to_string(), re.clone());
+    Ok(re)
+}
+
 /// Walks the schema once: every keyword known, every pattern compiled.
 pub(super) fn compile(
     schema: &Value,
@@ -186,10 +204,10 @@ pub(super) fn compile(
                     why: "a pattern is a string".into(),
                 })?;
                 if !patterns.contains_key(pattern) {
-                    let re = Regex::new(pattern).map_err(|e| SchemaError::Pattern {
+                    let re = shared_pattern(pattern).map_err(|why| SchemaError::Pattern {
                         at: here.clone(),
                         pattern: pattern.to_string(),
-                        why: e.to_string(),
+                        why,
                     })?;
                     patterns.insert(pattern.to_string(), re);
                 }

@@ -19,6 +19,7 @@ mod harness;
 mod home;
 mod layers;
 mod lifecycle;
+mod link;
 mod mcp;
 mod modules;
 mod openapi;

@@ -44,6 +44,9 @@ pub struct DeviceRef {
     /// A browser's key, as its SHA-256; `None` for a program's device (and for a browser
     /// signed in before browsers had keys, which must sign in again).
     pub key_hash: Option<[u8; 32]>,
+    /// A paired Vyre's public key, which checks the presence assertions it signs
+    /// (`crate::kernel::presence`).
+    pub public_key: Option<[u8; 32]>,
 }
 
 impl DeviceRef {
@@ -71,6 +74,8 @@ pub fn is_browser_kind(kind: &str) -> bool {
 pub const ONBOARDING: &str = "onboarding";
 /// A browser's device.
 pub const BROWSER: &str = "browser";
+/// A paired Vyre's device (the Mac's, on the box).
+pub const PAIRED: &str = "vyre";
 
 /// How often a device's last-seen time is written at most.
 const SEEN_EVERY: Duration = Duration::from_secs(60);
@@ -135,7 +140,7 @@ impl Devices {
         let rows = store
             .read(|conn| {
                 let mut stmt = conn.prepare(
-                    "SELECT token_hash, id, name, kind, key_hash FROM devices WHERE revoked_at IS NULL",
+                    "SELECT token_hash, id, name, kind, key_hash, public_key FROM devices WHERE revoked_at IS NULL",
                 )?;
                 let rows = stmt.query_map([], |r| {
                     Ok((
@@ -146,6 +151,9 @@ impl Devices {
                             kind: r.get(3)?,
                             key_hash: r
                                 .get::<_, Option<Vec<u8>>>(4)?
+                                .and_then(|k| <[u8; 32]>::try_from(k).ok()),
+                            public_key: r
+                                .get::<_, Option<Vec<u8>>>(5)?
                                 .and_then(|k| <[u8; 32]>::try_from(k).ok()),
                         },
                     ))
@@ -174,7 +182,18 @@ impl Devices {
                 "a {kind} device is made with add_browser, with its key"
             )));
         }
-        let (rec, token, _) = self.insert(name, kind, false).await?;
+        let (rec, token, _) = self.insert(name, kind, false, None).await?;
+        Ok((rec, token))
+    }
+
+    /// Issue a paired Vyre's credential, keeping the public key its presence assertions are
+    /// checked with.
+    pub async fn add_paired(
+        &self,
+        name: &str,
+        public_key: [u8; 32],
+    ) -> Result<(DeviceRecord, String), ToolError> {
+        let (rec, token, _) = self.insert(name, PAIRED, false, Some(public_key)).await?;
         Ok((rec, token))
     }
 
@@ -190,7 +209,7 @@ impl Devices {
                 "a {kind} device is not a browser's"
             )));
         }
-        let (rec, token, key) = self.insert(name, kind, true).await?;
+        let (rec, token, key) = self.insert(name, kind, true, None).await?;
         Ok((rec, token, key.expect("a browser's key")))
     }
 
@@ -199,6 +218,7 @@ impl Devices {
         name: &str,
         kind: &str,
         with_key: bool,
+        public_key: Option<[u8; 32]>,
     ) -> Result<(DeviceRecord, String, Option<String>), ToolError> {
         check_name(name)?;
         let name = name.trim().to_string();
@@ -220,8 +240,8 @@ impl Devices {
         self.store
             .write_as("devices", move |tx| {
                 tx.conn().execute(
-                    "INSERT INTO devices (id, name, kind, token_hash, created_at, key_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![id, name, kind, hash.to_vec(), at, key_hash.map(|k| k.to_vec())],
+                    "INSERT INTO devices (id, name, kind, token_hash, created_at, key_hash, public_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![id, name, kind, hash.to_vec(), at, key_hash.map(|k| k.to_vec()), public_key.map(|k| k.to_vec())],
                 )?;
                 tx.emit(NewEvent::new(
                     "device.added",
@@ -237,6 +257,7 @@ impl Devices {
                 name: rec.name.clone(),
                 kind: rec.kind.clone(),
                 key_hash,
+                public_key,
             },
         );
         Ok((rec, token, key))
@@ -403,6 +424,16 @@ impl Devices {
         for id in &ended.revoked {
             self.forget(id);
         }
+    }
+
+    /// The active device with this id.
+    pub fn active(&self, id: &str) -> Option<DeviceRef> {
+        self.active
+            .read()
+            .expect("devices")
+            .values()
+            .find(|d| d.id == id)
+            .cloned()
     }
 
     /// Whether the device is still active (for long-lived streams).

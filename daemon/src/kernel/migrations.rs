@@ -51,4 +51,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // hold. Browsers signed in before it have none and sign in again.
         sql: "ALTER TABLE devices ADD COLUMN key_hash BLOB;",
     },
+    Migration {
+        version: 5,
+        // A paired Vyre's Ed25519 public key: its presence assertions are checked with it
+        // (`presence`). Pairings made before it have none, and are not a person here until
+        // paired again.
+        sql: "ALTER TABLE devices ADD COLUMN public_key BLOB;",
+    },
 ];

@@ -18,6 +18,7 @@ pub mod nofollow;
 pub mod owner;
 pub mod paths;
 pub mod peer;
+pub mod presence;
 pub mod redact;
 pub mod rules;
 pub mod store;
@@ -109,6 +110,8 @@ struct Inner {
     vyre_bin: std::sync::OnceLock<PathBuf>,
     started: Instant,
     started_at: i64,
+    /// The presence assertions accepted so far (`presence`).
+    presence: crate::kernel::presence::Ledger,
     shutdown: CancellationToken,
     tasks: TaskTracker,
     // std RwLock: written once after binding, read by status.
@@ -162,6 +165,7 @@ impl Kernel {
         let links = Links::new(store.clone());
         let shutdown = CancellationToken::new();
         let streams = Streams::new(config.config.limits.streams());
+        let federated = config.config.link.allow();
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -170,7 +174,7 @@ impl Kernel {
                 store,
                 bus,
                 // Calls in flight end as vyred starts to stop (`tools`).
-                registry: Registry::stopped_by(shutdown.child_token()),
+                registry: Registry::stopped_by(shutdown.child_token()).federating(federated),
                 modules: ModuleTable::default(),
                 devices,
                 links,
@@ -180,6 +184,7 @@ impl Kernel {
                 vyre_bin: std::sync::OnceLock::new(),
                 started: Instant::now(),
                 started_at: crate::now_ms(),
+                presence: Default::default(),
                 shutdown,
                 tasks: TaskTracker::new(),
                 listeners: RwLock::new(Vec::new()),
@@ -269,6 +274,24 @@ impl Kernel {
     pub fn request_shutdown(&self) {
         self.inner.shutdown.cancel();
     }
+    /// Accept a paired Vyre's presence assertion for one call (`presence`).
+    pub fn accept_presence(
+        &self,
+        header: &str,
+        device: &crate::kernel::device_tokens::DeviceRef,
+        tool: &str,
+        body: &[u8],
+    ) -> Result<crate::kernel::presence::Claim, crate::kernel::presence::PresenceError> {
+        self.inner.presence.accept(
+            header,
+            &device.id,
+            device.public_key.as_ref(),
+            tool,
+            body,
+            self.inner.started_at,
+        )
+    }
+
     pub fn uptime_s(&self) -> u64 {
         self.inner.started.elapsed().as_secs()
     }

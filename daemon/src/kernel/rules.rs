@@ -49,9 +49,43 @@ pub fn check_onboarding(spec: &ToolSpec, caller: &Caller) -> Result<(), ToolErro
     Ok(())
 }
 
+/// A paired Vyre asks for a tool: only one `link.allow` names, whoever it vouches for. Like
+/// the onboarding's fence, this fences what it asks for itself; the tools such a tool is made
+/// of run with its other rights.
+pub fn check_federated(
+    spec: &ToolSpec,
+    caller: &Caller,
+    allow: &[String],
+) -> Result<(), ToolError> {
+    if let Caller::Linked { .. } = caller
+        && !federated(&spec.name, allow)
+    {
+        return Err(ToolError::refused(
+            "not_federated",
+            format!(
+                "{} is not a tool a paired Vyre may call here (link.allow in this machine's config)",
+                spec.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `allow` names `tool`: exactly, or by its module (`files.*`).
+pub fn federated(tool: &str, allow: &[String]) -> bool {
+    allow.iter().any(|a| match a.strip_suffix(".*") {
+        Some(module) => tool
+            .strip_prefix(module)
+            .is_some_and(|rest| rest.starts_with('.')),
+        None => a == tool,
+    })
+}
+
 /// Whether `caller` may call the tool at all: what the tool lists show it.
-pub fn may_call(spec: &ToolSpec, caller: &Caller) -> bool {
-    check_call(spec, caller).is_ok() && check_onboarding(spec, caller).is_ok()
+pub fn may_call(spec: &ToolSpec, caller: &Caller, federation: &[String]) -> bool {
+    check_call(spec, caller).is_ok()
+        && check_onboarding(spec, caller).is_ok()
+        && check_federated(spec, caller, federation).is_ok()
 }
 
 #[cfg(test)]
@@ -90,20 +124,23 @@ mod tests {
         let plain = spec(false, ForSessions::No);
         let err = check_onboarding(&plain, &browser).unwrap_err();
         assert_eq!(err.code, "onboarding_only");
-        assert!(!may_call(&plain, &browser), "not listed either");
+        assert!(!may_call(&plain, &browser, &[]), "not listed either");
         let marked = ToolSpec {
             onboarding: true,
             ..spec(true, ForSessions::No)
         };
         assert!(check_onboarding(&marked, &browser).is_ok());
-        assert!(may_call(&marked, &browser), "a person, in the onboarding");
+        assert!(
+            may_call(&marked, &browser, &[]),
+            "a person, in the onboarding"
+        );
         // The same browser once it is a device of the owner: every tool, as any device.
         let device = Caller::Device {
             id: "d1".into(),
             name: "a browser".into(),
             kind: crate::kernel::device_tokens::BROWSER.into(),
         };
-        assert!(may_call(&plain, &device));
+        assert!(may_call(&plain, &device, &[]));
     }
 
     #[test]
@@ -130,9 +167,9 @@ mod tests {
             Caller::Module { name: "m".into() },
         ] {
             assert!(check_call(&silent, &caller).is_ok(), "{caller:?}");
-            assert!(may_call(&silent, &caller));
+            assert!(may_call(&silent, &caller, &[]));
         }
-        assert!(!may_call(&silent, &session()));
+        assert!(!may_call(&silent, &session(), &[]));
     }
 
     #[test]
@@ -157,5 +194,46 @@ mod tests {
                 .code,
             "person_only"
         );
+    }
+
+    #[test]
+    fn a_paired_vyre_calls_only_what_link_allow_names_and_is_a_person_only_when_vouched_for() {
+        let allow = vec!["threads.answer".to_string(), "files.*".to_string()];
+        let linked = |present: Option<&str>| Caller::Linked {
+            id: "d1".into(),
+            name: "mac".into(),
+            present: present.map(str::to_string),
+        };
+        let mut answer = spec(true, ForSessions::No);
+        answer.name = "threads.answer".into();
+        let mut files = spec(false, ForSessions::No);
+        files.name = "files.search".into();
+        let mut lookalike = spec(false, ForSessions::No);
+        lookalike.name = "filesystem.read".into();
+        let mut reveal = spec(true, ForSessions::No);
+        reveal.name = "vault.put".into();
+
+        assert!(may_call(&files, &linked(None), &allow));
+        assert!(!may_call(&lookalike, &linked(None), &allow));
+        assert_eq!(
+            check_call(&answer, &linked(None)).unwrap_err().code,
+            "person_only",
+            "the credential alone is no person"
+        );
+        assert!(may_call(&answer, &linked(Some("socket:501")), &allow));
+        let refused = check_federated(&reveal, &linked(Some("socket:501")), &allow).unwrap_err();
+        assert_eq!(
+            refused.code, "not_federated",
+            "a person there is still fenced here"
+        );
+        assert!(!may_call(&reveal, &linked(Some("socket:501")), &allow));
+        // Nobody else is fenced by the list.
+        let device = Caller::Device {
+            id: "d2".into(),
+            name: "phone".into(),
+            kind: "token".into(),
+        };
+        assert!(may_call(&reveal, &device, &[]));
+        assert_eq!(linked(Some("socket:501")).label(), "link:d1/socket:501");
     }
 }

@@ -256,6 +256,10 @@ where
         .map_err(ClientError::transport)
 }
 
+/// The largest event a stream holds while it waits for the event's end (vyred's own events are
+/// far smaller: a tool call's input at most a few hundred KiB).
+const MAX_MESSAGE: usize = 8 << 20;
+
 /// A Server-Sent Events body, parsed message by message.
 pub struct EventStream {
     body: Incoming,
@@ -288,6 +292,13 @@ impl EventStream {
                 self.buf.drain(..self.pos);
                 self.scanned -= self.pos;
                 self.pos = 0;
+            }
+            if self.buf.len() > MAX_MESSAGE {
+                // A peer that never ends a message must not make this side hold it all.
+                return Some(Err(ClientError::Transport(format!(
+                    "an event is larger than {} MiB",
+                    MAX_MESSAGE >> 20
+                ))));
             }
             match self.body.frame().await {
                 Some(Ok(frame)) => {

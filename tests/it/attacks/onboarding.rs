@@ -49,7 +49,12 @@ async fn an_onboarding_browser_cannot_make_a_pairing_code_and_pair_itself_a_devi
             .json(
                 Method::POST,
                 "/v1/pair",
-                Some(serde_json::to_vec(&json!({ "code": code, "name": "not a Mac" })).unwrap()),
+                Some(
+                    serde_json::to_vec(
+                        &json!({ "code": code, "name": "not a Mac", "key": a_key() }),
+                    )
+                    .unwrap(),
+                ),
                 &[],
             )
             .await
@@ -373,7 +378,12 @@ async fn a_pairing_code_and_a_sign_in_link_are_not_interchangeable() {
                 .json(
                     Method::POST,
                     "/v1/pair",
-                    Some(serde_json::to_vec(&json!({ "code": code, "name": "a Mac" })).unwrap()),
+                    Some(
+                        serde_json::to_vec(
+                            &json!({ "code": code, "name": "a Mac", "key": a_key() }),
+                        )
+                        .unwrap(),
+                    ),
                     &[],
                 )
                 .await
@@ -398,4 +408,11 @@ async fn a_pairing_code_and_a_sign_in_link_are_not_interchangeable() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["data"]["device"]["kind"], "browser");
     vyred.stop().await;
+}
+
+/// A well-formed pairing key, so /v1/pair judges the code.
+fn a_key() -> String {
+    vyre::kernel::presence::DeviceKey::generate()
+        .unwrap()
+        .public()
 }

@@ -180,6 +180,12 @@ impl Ctx {
         self.kernel.get::<C>()
     }
 
+    /// Calls to a paired Vyre's tools (`contracts::remote`), once the pairing module started;
+    /// a module that uses it lists `pairing` under `requires`.
+    pub fn remote(&self) -> Option<Arc<dyn crate::kernel::contracts::remote::Remote>> {
+        self.get::<dyn crate::kernel::contracts::remote::Remote>()
+    }
+
     /// The threads module hands the registry its Fence here (what a session may act on and
     /// see): the module that declares `fence` under `does.provides`.
     pub fn provide_fence(

@@ -48,6 +48,10 @@ pub const NAME: &str = r"^[a-z0-9][a-z0-9-]*$";
 /// Base64 data (an image's bytes).
 pub const BASE64: &str = r"^[A-Za-z0-9+/=]+$";
 
+/// A tool's name, `module.tool`: lowercase words; the tool part may hold `.`, `-` and `_`
+/// (`tools::valid_name` is the full rule).
+pub const TOOL_NAME: &str = r"^[a-z][a-z0-9_-]{0,31}\.[a-z][a-z0-9._-]{0,62}$";
+
 /// A permission mode a person may pick: never `bypassPermissions`.
 pub const PICKABLE_MODE: &str = r"^(default|acceptEdits|plan)$";
 
@@ -74,6 +78,7 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
         BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
         NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
         BASE64 => "must be base64 data (letters, digits, +, / and =)",
+        TOOL_NAME => "must be a tool's name, module.tool (e.g. threads.list)",
         PICKABLE_MODE => {
             "must be default, acceptEdits or plan (bypassPermissions is never offered)"
         }
@@ -109,6 +114,20 @@ mod tests {
         }
         for bad in ["", "   ", "a\u{7}b", "tab\there", "\u{85}"] {
             assert!(!label.is_match(bad), "{bad:?}");
+        }
+        let tool = re(TOOL_NAME);
+        for ok in ["threads.list", "files.search", "a.b.c"] {
+            assert!(tool.is_match(ok), "{ok:?}");
+            assert!(crate::kernel::tools::valid_name(ok), "{ok:?}");
+        }
+        for bad in [
+            "threads",
+            ".list",
+            "Threads.list",
+            "a/b.c",
+            "threads.list\n",
+        ] {
+            assert!(!tool.is_match(bad), "{bad:?}");
         }
         let name = re(NAME);
         assert!(name.is_match("juno-2"));

@@ -3,8 +3,16 @@
 //! (kind `vyre`, revocable there like any device); the Mac keeps its token in its vault (item
 //! `box-<id>`, so the keychain on a Mac) and a record of the box. Either side can end it:
 //! `pairing.remove` on the Mac revokes its device on the box and forgets the token; revoking the
-//! device on the box shows up on the Mac as `revoked`. What the two daemons then say to each
-//! other is a later issue; the flow, its storage and its revocation are real here.
+//! device on the box shows up on the Mac as `revoked`.
+//!
+//! What pairing is for (spec section 3, `link`): the Mac calls the box's tools through one
+//! place, `ctx.remote()` and `pairing.call` ([`remote`]), as its device there, vouching with a
+//! signed presence assertion when a person here made the call; and it follows the box's events
+//! and republishes those about threads and asks as `pairing.box_event` ([`follow`]). The box
+//! serves a paired Vyre only the tools its `link.allow` lists.
+
+mod follow;
+mod remote;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -37,6 +45,11 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 2,
         // What the box calls itself, from its answer to the pairing.
         sql: "ALTER TABLE pairing_boxes ADD COLUMN box_name TEXT;",
+    },
+    Migration {
+        version: 3,
+        // The last of the box's events republished here (`follow`).
+        sql: "ALTER TABLE pairing_boxes ADD COLUMN cursor INTEGER;",
     },
 ];
 
@@ -92,6 +105,31 @@ pub struct Paired {
     /// listings.
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<String>,
+    /// Whether this machine follows the box's events now (`up`), cannot reach it (`down`), or
+    /// was revoked there; only in listings, once the link has tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link: Option<follow::LinkState>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallInput {
+    /// The pairing to call through (pairing.list); optional when there is only one.
+    #[serde(default, rename = "box")]
+    #[schemars(length(min = 1, max = 64))]
+    target: Option<String>,
+    /// The box's tool, e.g. `threads.list`; the box serves only those its `link.allow` lists.
+    #[schemars(pattern(crate::kernel::tools::shape::TOOL_NAME))]
+    tool: String,
+    /// The tool's input.
+    #[serde(default)]
+    input: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Unpaired {
+    /// The calling Vyre's device here, now revoked.
+    device: String,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -116,7 +154,7 @@ pub fn parse_address(text: &str) -> Result<SocketAddr, ToolError> {
     })
 }
 
-fn unreachable(address: &str, why: &str) -> ToolError {
+pub(crate) fn unreachable(address: &str, why: &str) -> ToolError {
     ToolError::new(
         ErrorKind::Conflict,
         "box_unreachable",
@@ -127,7 +165,7 @@ fn unreachable(address: &str, why: &str) -> ToolError {
 }
 
 /// Why a call to the box failed, in words about the box (not this machine's own vyred).
-fn why(e: &crate::surfaces::client::ClientError) -> &'static str {
+pub(crate) fn why(e: &crate::surfaces::client::ClientError) -> &'static str {
     match e {
         crate::surfaces::client::ClientError::NotRunning(_) => "nothing listens there",
         _ => "the connection failed",
@@ -147,12 +185,13 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Paired, String)> {
             device: r.get(3)?,
             created_at: r.get(4)?,
             status: None,
+            link: None,
         },
         r.get(5)?,
     ))
 }
 
-async fn record(ctx: &Ctx, id: &str) -> Result<Option<(Paired, String)>, ToolError> {
+pub(crate) async fn record(ctx: &Ctx, id: &str) -> Result<Option<(Paired, String)>, ToolError> {
     let id = id.to_string();
     Ok(ctx
         .store()
@@ -173,13 +212,15 @@ async fn add(
     input: AddInput,
 ) -> Result<Paired, ToolError> {
     let addr = parse_address(&input.address)?;
+    let key = crate::kernel::presence::DeviceKey::generate().map_err(ToolError::internal)?;
     let name = input
         .name
         .filter(|n| !n.trim().is_empty())
         .or_else(|| nix::unistd::gethostname().ok()?.into_string().ok())
         .unwrap_or_else(|| "a Vyre".into());
-    let body = serde_json::to_vec(&json!({ "code": input.code, "name": name }))
-        .map_err(ToolError::internal)?;
+    let body =
+        serde_json::to_vec(&json!({ "code": input.code, "name": name, "key": key.public() }))
+            .map_err(ToolError::internal)?;
     let answer = tokio::time::timeout(
         REMOTE,
         Client::http(addr, None).json(Method::POST, "/v1/pair", Some(body), &[]),
@@ -218,6 +259,21 @@ async fn add(
         json!({ "item": item, "to": "module:pairing" }),
     )
     .await?;
+    // The key this machine vouches for its person with: only its public half left it.
+    let key_item = remote::key_item(&item);
+    ctx.call_as(
+        caller,
+        "vault.put",
+        json!({ "name": key_item, "kind": "secret", "value": key.secret() }),
+    )
+    .await?;
+    ctx.call_as(
+        caller,
+        "vault.grant",
+        json!({ "item": key_item, "to": "module:pairing" }),
+    )
+    .await?;
+    let events_from = data["events_from"].as_i64();
     let paired = Paired {
         box_name: data["name"].as_str().map(str::to_string),
         id: id.clone(),
@@ -226,13 +282,14 @@ async fn add(
         device: device.to_string(),
         created_at: crate::now_ms(),
         status: None,
+        link: None,
     };
     let p = paired.clone();
     ctx.store()
         .write(move |tx| {
             tx.conn().execute(
-                "INSERT INTO pairing_boxes (id, name, address, device, item, created_at, box_name) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![p.id, p.name, p.address, p.device, item, p.created_at, p.box_name],
+                "INSERT INTO pairing_boxes (id, name, address, device, item, created_at, box_name, cursor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![p.id, p.name, p.address, p.device, item, p.created_at, p.box_name, events_from],
             )?;
             tx.emit(NewEvent::new(
                 "pairing.added",
@@ -265,8 +322,9 @@ async fn status_of(ctx: &Ctx, paired: &Paired, item: &str) -> String {
     }
 }
 
-async fn list(ctx: &Ctx) -> Result<Vec<Paired>, ToolError> {
-    let rows: Vec<(Paired, String)> = ctx
+/// Every pairing, oldest first, with its vault item's name.
+pub(crate) async fn rows(ctx: &Ctx) -> Result<Vec<(Paired, String)>, ToolError> {
+    Ok(ctx
         .store()
         .read(|c| {
             let mut stmt = c.prepare(&format!(
@@ -275,10 +333,14 @@ async fn list(ctx: &Ctx) -> Result<Vec<Paired>, ToolError> {
             let rows = stmt.query_map([], row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
-        .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for (mut p, item) in rows {
+        .await?)
+}
+
+async fn list(ctx: &Ctx, followers: &follow::Followers) -> Result<Vec<Paired>, ToolError> {
+    let mut out = Vec::new();
+    for (mut p, item) in rows(ctx).await? {
         p.status = Some(status_of(ctx, &p, &item).await);
+        p.link = followers.state(&p.id);
         out.push(p);
     }
     Ok(out)
@@ -286,6 +348,7 @@ async fn list(ctx: &Ctx) -> Result<Vec<Paired>, ToolError> {
 
 async fn remove(
     ctx: &Ctx,
+    followers: &follow::Followers,
     caller: &crate::kernel::tools::Caller,
     id: &str,
 ) -> Result<Removed, ToolError> {
@@ -295,34 +358,35 @@ async fn remove(
             format!("there is no pairing {id:?}; pairing.list shows them"),
         ));
     };
-    // Revoke this machine's device on the box with its own credential (a device may revoke
-    // itself); a box out of reach is told later by its person.
-    let revoked_on_box = match (
-        parse_address(&paired.address),
-        ctx.vault().fetch(&item).await,
-    ) {
-        (Ok(addr), Ok(token)) => {
-            let client = Client::http(addr, Some(token.primary().expose().to_string()));
-            match tokio::time::timeout(
-                REMOTE,
-                client.call("devices.revoke", &json!({ "id": paired.device })),
-            )
-            .await
-            {
-                Ok(Ok(_)) => true,
-                // The box had revoked it already: it is revoked there either way.
-                Ok(Err(e)) => e.code() == Some("invalid_credential"),
-                Err(_) => false,
-            }
-        }
-        _ => false,
-    };
-    if let Err(e) = ctx
-        .call_as(caller, "vault.delete", json!({ "name": item }))
-        .await
-        && &*e.code != "unknown_item"
+    // Revoke this machine's device on the box with its own credential (a paired Vyre may
+    // always end its own pairing); a box out of reach is told later by its person.
+    let link = remote::Link { ctx: ctx.clone() };
+    let revoked_on_box = match tokio::time::timeout(
+        REMOTE,
+        crate::kernel::contracts::remote::Remote::call(
+            &link,
+            Some(id),
+            "pairing.unpair",
+            json!({}),
+            caller,
+        ),
+    )
+    .await
     {
-        return Err(e);
+        Ok(Ok(_)) => true,
+        // The box had revoked it already: it is revoked there either way.
+        Ok(Err(e)) => &*e.code == "invalid_credential",
+        Err(_) => false,
+    };
+    followers.stop(id);
+    for name in [remote::key_item(&item), item] {
+        if let Err(e) = ctx
+            .call_as(caller, "vault.delete", json!({ "name": name }))
+            .await
+            && &*e.code != "unknown_item"
+        {
+            return Err(e);
+        }
     }
     let (i, device) = (id.to_string(), paired.device.clone());
     ctx.store()
@@ -370,6 +434,8 @@ impl Module for PairingModule {
                     })
                 },
             )?;
+            let followers = follow::Followers::default();
+            let state = (ctx.clone(), followers.clone());
             ctx.tool_with(
                 ToolDef::new(
                     "pairing.add",
@@ -377,16 +443,20 @@ impl Module for PairingModule {
                 )
                 .finishes()
                 .person_only(),
-                &ctx,
-                |c, input: AddInput, cx| async move { add(&c, &cx.caller, input).await },
+                &state,
+                |(c, f), input: AddInput, cx| async move {
+                    let paired = add(&c, &cx.caller, input).await?;
+                    f.start(&c, &paired.id);
+                    Ok::<_, ToolError>(paired)
+                },
             )?;
             ctx.tool_with(
                 ToolDef::new(
                     "pairing.list",
-                    "The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable).",
+                    "The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable) and whether its events reach this machine (link).",
                 ),
-                &ctx,
-                |c, _: NoInput, _| async move { list(&c).await },
+                &state,
+                |(c, f), _: NoInput, _| async move { list(&c, &f).await },
             )?;
             ctx.tool_with(
                 ToolDef::new(
@@ -395,9 +465,53 @@ impl Module for PairingModule {
                 )
                 .finishes()
                 .person_only(),
-                &ctx,
-                |c, input: RemoveInput, cx| async move { remove(&c, &cx.caller, &input.id).await },
+                &state,
+                |(c, f), input: RemoveInput, cx| async move {
+                    remove(&c, &f, &cx.caller, &input.id).await
+                },
             )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "pairing.call",
+                    "Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). The box serves only the tools its link.allow lists.",
+                ),
+                &ctx,
+                |c, input: CallInput, cx| async move {
+                    let link = remote::Link { ctx: c };
+                    crate::kernel::contracts::remote::Remote::call(
+                        &link,
+                        input.target.as_deref(),
+                        &input.tool,
+                        serde_json::Value::Object(input.input),
+                        &cx.caller,
+                    )
+                    .await
+                },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "pairing.unpair",
+                    "A paired Vyre ends its own pairing here: its device is revoked. Only a paired Vyre calls it, with its own credential.",
+                )
+                .finishes(),
+                &ctx,
+                |c, _: NoInput, cx| async move {
+                    let crate::kernel::tools::Caller::Linked { id, .. } = &cx.caller else {
+                        return Err(ToolError::refused(
+                            "not_paired_vyre",
+                            "only a paired Vyre calls pairing.unpair, to end its own pairing; a person revokes a device with devices.revoke",
+                        ));
+                    };
+                    let device = c.devices().revoke(id).await?;
+                    Ok(Unpaired { device: device.id })
+                },
+            )?;
+            ctx.provide::<dyn crate::kernel::contracts::remote::Remote>(std::sync::Arc::new(
+                remote::Link { ctx: ctx.clone() },
+            ))?;
+            for (paired, _) in rows(&ctx).await? {
+                followers.start(&ctx, &paired.id);
+            }
             Ok(())
         })
     }

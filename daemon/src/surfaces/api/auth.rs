@@ -92,6 +92,14 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
                     "this browser's onboarding is over: sign in with the link `vyre open` prints",
                 ));
             }
+            if device.kind == crate::kernel::device_tokens::PAIRED {
+                // A person only for a call its presence assertion vouches for (`call_tool`).
+                return Ok(Caller::Linked {
+                    id: device.id,
+                    name: device.name,
+                    present: None,
+                });
+            }
             Ok(Caller::Device {
                 id: device.id,
                 name: device.name,

@@ -127,8 +127,49 @@ async fn call_tool(
             "a tool's input must be a JSON object",
         ));
     }
+    let caller = vouched(&kernel, caller, &headers, &name, &bytes)?;
     let data = kernel.registry().call(&name, input, caller).await?;
     Ok(Json(json!({ "data": data })).into_response())
+}
+
+/// A paired Vyre's call with a presence assertion: the person it vouches for, once the
+/// assertion holds for this device, this tool and these very bytes. An assertion from any
+/// other caller, or one that does not hold, is refused rather than ignored.
+fn vouched(
+    kernel: &Kernel,
+    caller: crate::kernel::tools::Caller,
+    headers: &HeaderMap,
+    tool: &str,
+    body: &[u8],
+) -> Result<crate::kernel::tools::Caller, ApiError> {
+    use crate::kernel::tools::Caller;
+    let Some(header) = headers.get(crate::kernel::presence::HEADER) else {
+        return Ok(caller);
+    };
+    let Caller::Linked { id, name, .. } = caller else {
+        return Err(ApiError::forbidden(
+            "presence_not_paired",
+            "only a paired Vyre sends presence assertions",
+        ));
+    };
+    let refused = |e: crate::kernel::presence::PresenceError| {
+        tracing::warn!(device = %id, why = %e, "a presence assertion was refused");
+        ApiError::forbidden(e.code(), e.to_string())
+    };
+    let device = kernel.devices().active(&id).ok_or_else(|| {
+        ApiError::unauthorized("invalid_credential", "the device credential was revoked")
+    })?;
+    let header = header
+        .to_str()
+        .map_err(|_| refused(crate::kernel::presence::PresenceError::Malformed))?;
+    let claim = kernel
+        .accept_presence(header, &device, tool, body)
+        .map_err(refused)?;
+    Ok(Caller::Linked {
+        id,
+        name,
+        present: Some(claim.by),
+    })
 }
 
 async fn not_found() -> ApiError {

@@ -15,15 +15,15 @@ use super::error::ApiError;
 use crate::kernel::Kernel;
 use crate::kernel::links::{LinkError, LinkKind};
 
-/// A paired Vyre's device kind.
-pub const PAIRED: &str = "vyre";
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PairInput {
     code: String,
     /// What the pairing Vyre calls itself, e.g. "Sam's MacBook".
     name: String,
+    /// Its Ed25519 public key (base64url): the presence assertions it signs are checked with
+    /// it (`kernel::presence`).
+    key: String,
 }
 
 pub async fn pair(
@@ -38,6 +38,12 @@ pub async fn pair(
     let input: PairInput = serde_json::from_slice(&body).map_err(|e| {
         ApiError::bad_request("invalid_input", format!("the body is not valid: {e}"))
     })?;
+    let Some(public_key) = crate::kernel::presence::parse_public(&input.key) else {
+        return Err(ApiError::bad_request(
+            "invalid_input",
+            "key is not an Ed25519 public key (32 bytes, base64url); update Vyre on the pairing machine",
+        ));
+    };
     let refused = |code: &str, message: &str| ApiError::unauthorized(code, message);
     match kernel
         .links()
@@ -71,7 +77,7 @@ pub async fn pair(
         }
         Err(LinkError::Store(e)) => return Err(crate::kernel::tools::ToolError::from(e).into()),
     }
-    let (device, token) = kernel.devices().add(&input.name, PAIRED).await?;
+    let (device, token) = kernel.devices().add_paired(&input.name, public_key).await?;
     // The box's own screens (its onboarding included) hear that the code was spent.
     let event = crate::kernel::events::NewEvent::new(
         "pairing.paired",
@@ -90,6 +96,8 @@ pub async fn pair(
         "role": kernel.role(),
         "name": host_name(),
         "version": crate::kernel::VERSION,
+        // Where the pairing Vyre starts following this one's events (`pairing`'s follower).
+        "events_from": kernel.bus().latest_id(),
     }})))
 }
 

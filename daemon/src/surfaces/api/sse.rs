@@ -130,7 +130,7 @@ pub async fn events(
         fence,
     };
     let device = match &caller {
-        Caller::Device { id, .. } => Some(id.clone()),
+        Caller::Device { id, .. } | Caller::Linked { id, .. } => Some(id.clone()),
         _ => None,
     };
 

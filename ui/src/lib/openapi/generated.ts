@@ -410,6 +410,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/pairing.call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). The box serves only the tools its link.allow lists. */
+        post: operations["pairing.call"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/pairing.code": {
         parameters: {
             query?: never;
@@ -436,7 +453,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable). */
+        /** The boxes this machine is paired with, each with what the box says now (paired, revoked, unreachable) and whether its events reach this machine (link). */
         post: operations["pairing.list"];
         delete?: never;
         options?: never;
@@ -455,6 +472,23 @@ export interface paths {
         put?: never;
         /** End a pairing: revoke this machine's device on the box and forget its credential. */
         post: operations["pairing.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/pairing.unpair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A paired Vyre ends its own pairing here: its device is revoked. Only a paired Vyre calls it, with its own credential. */
+        post: operations["pairing.unpair"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2059,6 +2093,10 @@ export interface components {
             created_at: number;
             name: string;
         };
+        /** @description Where a pairing's link stands, as `pairing.list` and `pairing.link` say it. */
+        "pairing.add.LinkState": "up" | "down" | "revoked";
+        /** @description Where a pairing's link stands, as `pairing.list` and `pairing.link` say it. */
+        "pairing.list.LinkState": "up" | "down" | "revoked";
         "pairing.list.Paired": {
             address: string;
             /** @description What the box calls itself (its host name). */
@@ -2068,6 +2106,11 @@ export interface components {
             /** @description This machine's device id on the box. */
             device: string;
             id: string;
+            /**
+             * @description Whether this machine follows the box's events now (`up`), cannot reach it (`down`), or
+             *     was revoked there; only in listings, once the link has tried.
+             */
+            link?: components["schemas"]["pairing.list.LinkState"] | null;
             /** @description What the box calls this machine. */
             name: string;
             /**
@@ -3883,6 +3926,11 @@ export interface operations {
                             /** @description This machine's device id on the box. */
                             device: string;
                             id: string;
+                            /**
+                             * @description Whether this machine follows the box's events now (`up`), cannot reach it (`down`), or
+                             *     was revoked there; only in listings, once the link has tried.
+                             */
+                            link?: components["schemas"]["pairing.add.LinkState"] | null;
                             /** @description What the box calls this machine. */
                             name: string;
                             /**
@@ -3891,6 +3939,54 @@ export interface operations {
                              */
                             status?: string | null;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "pairing.call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The pairing to call through (pairing.list); optional when there is only one. */
+                    box?: string | null;
+                    /**
+                     * @description The tool's input.
+                     * @default {}
+                     */
+                    input?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The box's tool, e.g. `threads.list`; the box serves only those its `link.allow` lists. */
+                    tool: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** AnyValue */
+                        data: unknown;
                     };
                 };
             };
@@ -4019,6 +4115,45 @@ export interface operations {
                              *     only when the box could not be reached: revoke it there with `vyre devices revoke`.
                              */
                             revoked_on_box: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "pairing.unpair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Unpaired */
+                        data: {
+                            /** @description The calling Vyre's device here, now revoked. */
+                            device: string;
                         };
                     };
                 };

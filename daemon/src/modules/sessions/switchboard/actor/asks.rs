@@ -95,7 +95,8 @@ impl Actor {
             })?;
         // What was chosen, for every surface (AskUserQuestion's answers; none for a permission).
         let outcome = decision.outcome();
-        let mut payload = json!({ "ask": ask, "decision": outcome, "turn": self.last });
+        // `by` is the audit: who answered (`socket:501`, `device:<id>`, `link:<device>/<caller>`).
+        let mut payload = json!({ "ask": ask, "decision": outcome, "turn": self.last, "by": by });
         if let Some(answers) = answers {
             payload["answers"] = answers;
         }

@@ -98,6 +98,45 @@ pub struct Config {
     pub log: Option<String>,
     /// Bounds on what a caller can make vyred hold: connections, their timeouts, event streams.
     pub limits: LimitsConfig,
+    /// What a paired Vyre may do here.
+    pub link: LinkConfig,
+}
+
+/// The `link` section: the federation allowlist, enforced on the side that serves the tools.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct LinkConfig {
+    /// The tools a paired Vyre may call here: names, or `module.*` for all of a module's.
+    /// Default [`LinkConfig::DEFAULT_ALLOW`]; `[]` serves it nothing but its own unpairing.
+    pub allow: Option<Vec<String>>,
+}
+
+impl LinkConfig {
+    /// What the Mac needs of the box: its threads and their asks, Lumen's talk with the
+    /// assistant there, and its files.
+    pub const DEFAULT_ALLOW: &[&str] = &[
+        "threads.list",
+        "threads.get",
+        "threads.timeline",
+        "threads.start",
+        "threads.send",
+        "threads.answer",
+        "threads.interrupt",
+        "projects.list",
+        "files.*",
+        "system.status",
+    ];
+
+    /// `link.allow`, with `pairing.unpair` always in it (a paired Vyre may always end its own
+    /// pairing).
+    pub fn allow(&self) -> Vec<String> {
+        let mut allow: Vec<String> = match &self.allow {
+            Some(list) => list.clone(),
+            None => Self::DEFAULT_ALLOW.iter().map(|s| s.to_string()).collect(),
+        };
+        allow.push("pairing.unpair".into());
+        allow
+    }
 }
 
 /// The `limits` section (issue 17: bounded work per request). Checked as the file loads.
@@ -395,186 +434,4 @@ fn strip_position(message: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_env(_: &str) -> Option<String> {
-        None
-    }
-
-    #[test]
-    fn a_missing_file_is_the_defaults() {
-        let loaded = load_with_env(Path::new("/nonexistent/vyre/config.json"), no_env).unwrap();
-        assert!(loaded.file.is_none());
-        assert_eq!(loaded.port(), DEFAULT_PORT);
-        assert_eq!(loaded.role(), Role::platform_default());
-        assert!(loaded.warnings.is_empty());
-    }
-
-    #[test]
-    fn unknown_keys_warn_and_known_keys_load() {
-        let (config, warnings) = parse(
-            Path::new("config.json"),
-            r#"{"name":"sam","role":"local","port":0,"colour":"red","modules":{"disable":["x"],"extra":1}}"#,
-        )
-        .unwrap();
-        assert_eq!(config.role, Some(Role::Local));
-        assert_eq!(config.port, Some(0));
-        assert_eq!(config.modules.disable, vec!["x"]);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("\"colour\""));
-        assert!(warnings[1].contains("\"modules.extra\""));
-    }
-
-    #[test]
-    fn invalid_json_names_file_line_and_column() {
-        let err = parse(Path::new("/h/config.json"), "{\n  \"port\": 1,\n  oops\n}").unwrap_err();
-        match &err {
-            ConfigError::Parse { line, column, .. } => assert_eq!((*line, *column), (3, 3)),
-            other => panic!("unexpected {other:?}"),
-        }
-        let text = err.to_string();
-        assert!(text.starts_with("/h/config.json:3:3: "), "{text}");
-    }
-
-    #[test]
-    fn wrong_types_are_errors_with_a_position() {
-        let err = parse(Path::new("c.json"), r#"{"port": "high"}"#).unwrap_err();
-        assert!(err.to_string().starts_with("c.json:1:"), "{err}");
-        let err = parse(Path::new("c.json"), r#"{"role": "desk"}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown variant"), "{err}");
-        let err = parse(Path::new("c.json"), r#"{} {}"#).unwrap_err();
-        assert!(err.to_string().contains("trailing"), "{err}");
-    }
-
-    #[test]
-    fn session_limits_are_checked_as_the_file_loads() {
-        let (config, warnings) = parse(
-            Path::new("c.json"),
-            r#"{"sessions": {"max_live": 3, "idle_minutes": 0.5, "slots": {"subagent": 2, "per_project": {"teammate": 1}}, "max_lvie": 2}}"#,
-        )
-        .unwrap();
-        assert_eq!(config.sessions.max_live(), 3);
-        assert_eq!(config.sessions.slots.subagent, Some(2));
-        assert_eq!(config.sessions.slots.per_project.teammate, Some(1));
-        assert_eq!(
-            config.sessions.idle_after(),
-            Some(std::time::Duration::from_secs(30))
-        );
-        assert!(warnings[0].contains("sessions.max_lvie"), "{warnings:?}");
-        assert_eq!(Config::default().sessions.max_live(), 6);
-        for bad in [
-            r#"{"sessions": {"max_live": 0}}"#,
-            r#"{"sessions": {"max_live": -2}}"#,
-            r#"{"sessions": {"max_live": 1.5}}"#,
-            r#"{"sessions": {"slots": {"subagent": 0}}}"#,
-        ] {
-            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
-            assert!(err.starts_with("c.json:1:"), "{err}");
-            assert!(err.contains("at least 1"), "{err}");
-        }
-        let err = parse(Path::new("c.json"), r#"{"sessions": {"idle_minutes": -1}}"#)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("at least 0"), "{err}");
-    }
-
-    #[test]
-    fn limits_have_defaults_and_are_checked_as_the_file_loads() {
-        let limits = Config::default().limits;
-        assert_eq!(limits.header_timeout(), std::time::Duration::from_secs(10));
-        assert_eq!((limits.connections(), limits.streams()), (256, 16));
-        let (config, _) = parse(
-            Path::new("c.json"),
-            r#"{"limits": {"header_timeout_s": 0.5, "connections": 8, "streams": 2}}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            config.limits.header_timeout(),
-            std::time::Duration::from_millis(500)
-        );
-        assert_eq!(
-            (config.limits.connections(), config.limits.streams()),
-            (8, 2)
-        );
-        for (bad, why) in [
-            (r#"{"limits": {"connections": 0}}"#, "at least 1"),
-            (r#"{"limits": {"streams": 2.5}}"#, "at least 1"),
-            (r#"{"limits": {"header_timeout_s": 0}}"#, "above 0"),
-            (
-                r#"{"limits": {"header_timeout_s": 1e300}}"#,
-                "at most 86400",
-            ),
-        ] {
-            let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
-            assert!(err.starts_with("c.json:1:") && err.contains(why), "{err}");
-        }
-    }
-
-    /// Found by the `config_json` fuzz target: a huge `idle_minutes` loaded, then
-    /// `Duration::from_secs_f64` panicked in `idle_after` as the sessions module started.
-    #[test]
-    fn idle_minutes_too_large_for_a_time_are_refused_as_the_file_loads() {
-        let err = parse(
-            Path::new("c.json"),
-            r#"{"sessions": {"idle_minutes": 1e300}}"#,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.starts_with("c.json:1:"), "{err}");
-        assert!(err.contains("small enough to be a time"), "{err}");
-        let (config, _) = parse(
-            Path::new("c.json"),
-            r#"{"sessions": {"idle_minutes": 1e15}}"#,
-        )
-        .unwrap();
-        assert!(config.sessions.idle_after().is_some());
-    }
-
-    #[test]
-    fn env_overrides_the_file() {
-        let dir = std::env::temp_dir().join(format!("vyre-config-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.json");
-        std::fs::write(&path, r#"{"port": 5000, "role": "box"}"#).unwrap();
-        let env = |k: &str| match k {
-            "VYRE_PORT" => Some("0".to_string()),
-            "VYRE_ROLE" => Some("local".to_string()),
-            "VYRE_BIND" => Some("0.0.0.0".to_string()),
-            _ => None,
-        };
-        let loaded = load_with_env(&path, env).unwrap();
-        assert_eq!(loaded.port(), 0);
-        assert_eq!(loaded.role(), Role::Local);
-        assert!(loaded.bind().is_unspecified());
-        let bad_bind = |k: &str| (k == "VYRE_BIND").then(|| "everywhere".to_string());
-        let err = load_with_env(&path, bad_bind).unwrap_err();
-        assert!(err.to_string().starts_with("VYRE_BIND: "), "{err}");
-        let bad = |k: &str| (k == "VYRE_PORT").then(|| "eighty".to_string());
-        let err = load_with_env(&path, bad).unwrap_err();
-        assert!(err.to_string().starts_with("VYRE_PORT: "), "{err}");
-        // Who sessions run as, as the box image says it.
-        let image = |k: &str| match k {
-            "VYRE_SESSIONS_UID" => Some("10002".to_string()),
-            "VYRE_SESSIONS_GID" => Some("10002".to_string()),
-            "VYRE_SESSIONS_HOME" => Some("/home/vyre-session".to_string()),
-            "VYRE_SESSIONS_SOCKETS" => Some("/var/lib/vyre-sockets".to_string()),
-            _ => None,
-        };
-        let sessions = load_with_env(&path, image).unwrap().config.sessions;
-        assert_eq!((sessions.uid, sessions.gid), (Some(10002), Some(10002)));
-        assert_eq!(sessions.home.as_deref(), Some("/home/vyre-session"));
-        assert_eq!(
-            sessions.socket_dir.as_deref(),
-            Some("/var/lib/vyre-sockets")
-        );
-        let bad_uid = |k: &str| (k == "VYRE_SESSIONS_UID").then(|| "vyre-session".to_string());
-        let err = load_with_env(&path, bad_uid).unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("VYRE_SESSIONS_UID: must be a numeric id"),
-            "{err}"
-        );
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-}
+mod tests;

@@ -1,0 +1,155 @@
+//! `ctx.remote` (`contracts::remote`): this machine calls a tool on the Vyre it is paired with,
+//! with the pairing's credential, and with a presence assertion signed by this machine's key
+//! when a person here made the call (`kernel::presence`). The one place a module's call leaves
+//! for another Vyre.
+
+use hyper::Method;
+use serde_json::Value;
+
+use super::{Paired, parse_address, record, unreachable};
+use crate::kernel::contracts::remote::{Remote, RemoteFuture};
+use crate::kernel::module::Ctx;
+use crate::kernel::presence::{self, DeviceKey};
+use crate::kernel::tools::{Caller, ErrorKind, ToolError};
+use crate::surfaces::client::Client;
+
+/// The vault item that holds the signing key of pairing `item` (`box-<id>`).
+pub fn key_item(item: &str) -> String {
+    format!("{item}-key")
+}
+
+/// How long a call to the other Vyre may take before it counts as unreachable.
+const CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+pub struct Link {
+    pub ctx: Ctx,
+}
+
+impl Link {
+    /// The pairing `peer` names, or the only one there is.
+    async fn pairing(&self, peer: Option<&str>) -> Result<(Paired, String), ToolError> {
+        match peer {
+            Some(id) => record(&self.ctx, id).await?.ok_or_else(|| {
+                ToolError::not_found(
+                    "unknown_pairing",
+                    format!("there is no pairing {id:?}; pairing.list shows them"),
+                )
+            }),
+            None => {
+                let mut all = super::rows(&self.ctx).await?;
+                match all.len() {
+                    1 => Ok(all.remove(0)),
+                    0 => Err(ToolError::new(
+                        ErrorKind::Conflict,
+                        "not_paired",
+                        "this machine is not paired with a box; pair it with `vyre pairing add`",
+                    )),
+                    _ => Err(ToolError::invalid(
+                        "this machine is paired with more than one box: say which (`box`, from pairing.list)",
+                    )),
+                }
+            }
+        }
+    }
+
+    async fn call_on(
+        &self,
+        peer: Option<&str>,
+        tool: &str,
+        input: Value,
+        on_behalf: &Caller,
+    ) -> Result<Value, ToolError> {
+        if !crate::kernel::tools::valid_name(tool) {
+            return Err(ToolError::invalid(format!("{tool:?} is not a tool name")));
+        }
+        let (paired, item) = self.pairing(peer).await?;
+        let addr = parse_address(&paired.address)?;
+        let token = self.ctx.vault().fetch(&item).await.map_err(|e| {
+            ToolError::new(
+                ErrorKind::Conflict,
+                "no_credential",
+                format!(
+                    "the credential of pairing {} cannot be read: {e}",
+                    paired.id
+                ),
+            )
+        })?;
+        let body = serde_json::to_vec(&input).map_err(ToolError::internal)?;
+        let assertion = if on_behalf.is_person() {
+            let secret = self.ctx.vault().fetch(&key_item(&item)).await.map_err(|_| {
+                ToolError::new(
+                    ErrorKind::Conflict,
+                    "no_device_key",
+                    format!(
+                        "pairing {} has no key to vouch for a person with (it was made by an older Vyre): pair again",
+                        paired.id
+                    ),
+                )
+            })?;
+            let key = DeviceKey::from_secret(secret.primary().expose())
+                .ok_or_else(|| ToolError::internal("the pairing's key is damaged"))?;
+            Some(key.assert(&paired.device, tool, &body, &on_behalf.label()))
+        } else {
+            None
+        };
+        let mut headers = vec![("content-type", "application/json")];
+        if let Some(a) = &assertion {
+            headers.push((presence::HEADER, a.as_str()));
+        }
+        let client = Client::http(addr, Some(token.primary().expose().to_string()));
+        let (status, answer) = tokio::time::timeout(
+            CALL_TIMEOUT,
+            client.json(
+                Method::POST,
+                &format!("/v1/tools/{tool}"),
+                Some(body),
+                &headers,
+            ),
+        )
+        .await
+        .map_err(|_| unreachable(&paired.address, "no answer within 30 s"))?
+        .map_err(|e| unreachable(&paired.address, super::why(&e)))?;
+        if (200..300).contains(&status)
+            && let Some(data) = answer.get("data")
+        {
+            return Ok(data.clone());
+        }
+        Err(passed_on(status, &answer))
+    }
+}
+
+/// The other side's refusal, as this side's: its code and message, its kind from the status.
+fn passed_on(status: u16, answer: &Value) -> ToolError {
+    let code = answer
+        .pointer("/error/code")
+        .and_then(Value::as_str)
+        .unwrap_or("box_error")
+        .to_string();
+    let message = answer
+        .pointer("/error/message")
+        .and_then(Value::as_str)
+        .map(|m| format!("the box says: {m}"))
+        .unwrap_or_else(|| format!("the box answered {status}"));
+    let kind = match status {
+        400 | 413 | 415 | 422 => ErrorKind::InvalidInput,
+        401 | 403 => ErrorKind::Refused,
+        404 => ErrorKind::NotFound,
+        409 => ErrorKind::Conflict,
+        429 => ErrorKind::Busy,
+        503 => ErrorKind::Unavailable,
+        _ => ErrorKind::Internal,
+    };
+    ToolError::new(kind, code, message)
+}
+
+impl Remote for Link {
+    fn call<'a>(
+        &'a self,
+        peer: Option<&'a str>,
+        tool: &'a str,
+        input: Value,
+        on_behalf: &'a Caller,
+    ) -> RemoteFuture<'a> {
+        Box::pin(self.call_on(peer, tool, input, on_behalf))
+    }
+}

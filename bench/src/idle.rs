@@ -9,7 +9,7 @@ use crate::report::{Report, Val};
 use crate::spawn::{self, Kind, Server};
 
 /// Time after the first health answer before the window opens.
-const SETTLE: Duration = Duration::from_secs(2);
+pub const SETTLE: Duration = Duration::from_secs(2);
 /// One sample every this long.
 const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 
@@ -17,18 +17,18 @@ const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 type Get = fn(&Idle) -> Option<f64>;
 
 /// What one idle window showed.
-struct Idle {
-    window_s: f64,
-    cpu_mean_pct: f64,
-    cpu_max_pct: f64,
+pub struct Idle {
+    pub window_s: f64,
+    pub cpu_mean_pct: f64,
+    pub cpu_max_pct: f64,
     /// Precise on-CPU time from the scheduler, when the kernel exposes it.
-    oncpu_ms_per_min: Option<f64>,
-    rss_end_mib: f64,
-    rss_max_mib: f64,
-    switches_per_min: f64,
-    threads: usize,
-    threads_started: usize,
-    threads_exited: usize,
+    pub oncpu_ms_per_min: Option<f64>,
+    pub rss_end_mib: f64,
+    pub rss_max_mib: f64,
+    pub switches_per_min: f64,
+    pub threads: usize,
+    pub threads_started: usize,
+    pub threads_exited: usize,
 }
 
 pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
@@ -179,7 +179,8 @@ async fn measure(kind: &Kind, window: Duration, tck: u64) -> Result<Idle, String
     Ok(idle)
 }
 
-async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String> {
+/// Sample process `pid` every 5 s for `window`.
+pub async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String> {
     let read_err = |e: std::io::Error| format!("cannot read /proc/{pid}: {e}");
     let mut switches = ThreadCounter::default();
     let mut oncpu = ThreadCounter::default();

@@ -1,7 +1,7 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
-//! resumes, recall's index and search),
+//! resumes, recall's index and search, the link's idle cost),
 //! prints each figure beside its reference and its target, and appends the figures with the
 //! machine and the commit as one JSON line to `bench/results/kernel.jsonl`. Figures are
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
@@ -11,6 +11,7 @@ mod events;
 mod hook;
 mod idle;
 mod inproc;
+mod link;
 mod peer;
 mod procfs;
 mod recall;
@@ -36,7 +37,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -53,6 +54,7 @@ pub enum Bench {
     Recall,
     Hook,
     Peer,
+    Link,
 }
 
 impl Bench {
@@ -66,6 +68,7 @@ impl Bench {
             Bench::Recall => "recall",
             Bench::Hook => "hook",
             Bench::Peer => "peer",
+            Bench::Link => "link",
         }
     }
 }
@@ -88,7 +91,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, resume, recall, hook or peer",
+                "--only needs idle, events, start, sessions, resume, recall, hook, peer or link",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -105,9 +108,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "recall" => Bench::Recall,
             "hook" => Bench::Hook,
             "peer" => Bench::Peer,
+            "link" => Bench::Link,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall, hook or peer, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall, hook, peer or link, not {v:?}"
                 ));
             }
         });
@@ -153,6 +157,7 @@ async fn main() -> ExitCode {
         Bench::Recall,
         Bench::Hook,
         Bench::Peer,
+        Bench::Link,
     ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
@@ -166,6 +171,7 @@ async fn main() -> ExitCode {
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Hook => hook::run(&opts, &mut report).await,
             Bench::Peer => peer::run(&opts, &mut report).await,
+            Bench::Link => link::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));

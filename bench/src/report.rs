@@ -72,6 +72,8 @@ pub enum Against {
     BareProcess,
     /// `SO_PEERCRED` alone, or a request that judges no caller (the reference of the peer check).
     PeerCred,
+    /// The same two vyreds unpaired (the reference of the link's idle cost).
+    Unpaired,
 }
 
 impl Against {
@@ -83,6 +85,7 @@ impl Against {
             Against::FreshStart => "reference (fresh start)",
             Against::BareProcess => "reference (/bin/true)",
             Against::PeerCred => "reference (peer cred / health)",
+            Against::Unpaired => "reference (unpaired)",
         }
     }
 
@@ -94,6 +97,7 @@ impl Against {
             Against::FreshStart => "reference_fresh_start",
             Against::BareProcess => "reference_bare_process",
             Against::PeerCred => "reference_peer_cred",
+            Against::Unpaired => "reference_unpaired",
         }
     }
 }
@@ -211,6 +215,7 @@ impl Report {
         let mut fresh = Map::new();
         let mut bare = Map::new();
         let mut cred = Map::new();
+        let mut unpaired = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -222,6 +227,7 @@ impl Report {
                     Against::FreshStart => &mut fresh,
                     Against::BareProcess => &mut bare,
                     Against::PeerCred => &mut cred,
+                    Against::Unpaired => &mut unpaired,
                 }
                 .insert(r.key.clone(), v);
             }
@@ -242,12 +248,13 @@ impl Report {
             (Against::Node.json_key()): node,
             "notes": self.notes,
         });
-        // The sessions', resumes' and hooks' references appear only when those benchmarks ran.
+        // The sessions', resumes', hooks' and the link's references appear only when those benchmarks ran.
         for (against, refs) in [
             (Against::ClaudeCli, cli),
             (Against::FreshStart, fresh),
             (Against::BareProcess, bare),
             (Against::PeerCred, cred),
+            (Against::Unpaired, unpaired),
         ] {
             if !refs.is_empty() {
                 line[against.json_key()] = Value::Object(refs);

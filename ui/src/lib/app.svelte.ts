@@ -1,6 +1,6 @@
 // The app's global state: the session, the route, the open asks (Needs) and the stream's status.
 
-import { call, type ApiError } from './api';
+import { call, callAs, type ApiError } from './api';
 import { hub, type StreamStatus } from './stream';
 import { questionsOf } from './chat';
 import type { Agent, Always, AskInfo, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
@@ -53,6 +53,15 @@ export interface Need {
   rule: Always | null;
   destructive: string | null;
   at: number;
+  /** The paired box the ask is on (a pairing id), answered there through `pairing.call`. */
+  box: string | null;
+}
+
+/** A box this Vyre is paired with, as Needs and the thread list name it. */
+export interface Box {
+  name: string;
+  /** Whether its events reach this machine: `up`, `down`, `revoked`, or not known yet. */
+  link: string | null;
 }
 
 export const app = $state({
@@ -63,6 +72,8 @@ export const app = $state({
   stream: 'off' as StreamStatus,
   needs: {} as Record<string, Need>,
   titles: {} as Record<string, string>,
+  /** The boxes this Vyre is paired with, by pairing id (none on a box). */
+  boxes: {} as Record<string, Box>,
   assistant: null as Agent | null,
   toast: null as { text: string; level: 'info' | 'error' } | null,
 });
@@ -105,9 +116,15 @@ export function openNeeds(): Need[] {
   return Object.values(app.needs).sort((a, b) => a.at - b.at);
 }
 
-function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: number): void {
-  if (app.needs[a.ask]) return;
-  app.needs[a.ask] = {
+/** Where an ask is kept in `app.needs`: a box's asks under their pairing. */
+function needKey(ask: string, box: string | null): string {
+  return box ? `${box}:${ask}` : ask;
+}
+
+function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: number, box: string | null = null): void {
+  const key = needKey(a.ask, box);
+  if (app.needs[key]) return;
+  app.needs[key] = {
     ask: a.ask,
     thread,
     kind: a.kind ?? 'permission',
@@ -118,7 +135,41 @@ function addNeed(thread: string, a: Partial<AskInfo> & { ask: string }, at: numb
     rule: a.rule ?? null,
     destructive: a.destructive ?? null,
     at,
+    box,
   };
+}
+
+/** One of the box's events, as the Mac republishes it (`pairing.box_event`). */
+interface BoxEvent {
+  box: string;
+  type: string;
+  thread: string | null;
+  at: number;
+  payload: any;
+}
+
+/** A box's open asks and its threads' titles, asked of the box itself (once a load). */
+async function loadBoxNeeds(): Promise<void> {
+  const boxes = await callAs<{ id: string; box_name: string | null; address: string; status?: string; link?: string | null }[]>('pairing.list');
+  for (const b of boxes) app.boxes[b.id] = { name: b.box_name || b.address, link: b.link ?? (b.status === 'paired' ? 'up' : 'down') };
+  await Promise.all(
+    boxes
+      .filter((b) => b.status === 'paired')
+      .map(async (b) => {
+        const on = <T>(tool: string, input: Record<string, unknown> = {}) => callAs<T>('pairing.call', { box: b.id, tool, input });
+        const threads = await on<ThreadInfo[]>('threads.list');
+        for (const t of threads) if (t.title) app.titles[t.thread] = t.title;
+        const waiting = threads.filter((t) => t.live && t.state === 'waiting');
+        await Promise.all(
+          waiting.map(async (t) => {
+            const d = await on<ThreadDetail>('threads.get', { thread: t.thread });
+            for (const a of d.asks) if (a.status === 'open') addNeed(t.thread, a, d.updated_at, b.id);
+          }),
+        );
+      })
+      // A box out of reach says so in one place (`app.boxes`); the rest of Needs goes on.
+      .map((p) => p.catch(() => {})),
+  );
 }
 
 let needsWired = false;
@@ -132,21 +183,40 @@ export async function loadNeeds(): Promise<void> {
         if (!app.titles[e.thread]) loadTitles().catch(() => {});
       } else delete app.needs[e.payload.ask];
     });
+    hub.subscribe({ types: ['pairing.box_event', 'pairing.link', 'pairing.added', 'pairing.removed'] }, (e: VyreEvent) => {
+      const p = e.payload as any;
+      if (e.type === 'pairing.link') {
+        if (app.boxes[p.box]) app.boxes[p.box].link = p.state;
+        else app.boxes[p.box] = { name: p.box, link: p.state };
+        if (p.state === 'up') loadBoxNeeds().catch(() => {});
+      } else if (e.type === 'pairing.box_event') {
+        const b = p as BoxEvent;
+        if (b.type === 'ask.raised' && b.thread) addNeed(b.thread, b.payload, b.at, b.box);
+        else if (b.type === 'ask.answered') delete app.needs[needKey(b.payload?.ask, b.box)];
+      } else {
+        if (e.type === 'pairing.removed') {
+          delete app.boxes[p.id];
+          for (const [k, n] of Object.entries(app.needs)) if (n.box === p.id) delete app.needs[k];
+        }
+        loadBoxNeeds().catch(() => {});
+      }
+    });
   }
   const threads = await call('threads.list');
   const waiting = threads.filter((t) => t.live && t.state === 'waiting');
-  await Promise.all(
-    waiting.map(async (t) => {
+  await Promise.all([
+    ...waiting.map(async (t) => {
       const d = await call('threads.get', { thread: t.thread });
       for (const a of d.asks) if (a.status === 'open') addNeed(t.thread, a, d.updated_at);
     }),
-  );
+    loadBoxNeeds().catch(() => {}),
+  ]);
   await loadTitles();
 }
 
 /** Titles for the threads that ask something, from the catalogue (once a load, not a poll). */
 export async function loadTitles(): Promise<void> {
-  const want = new Set(Object.values(app.needs).map((n) => n.thread));
+  const want = new Set(Object.values(app.needs).filter((n) => !n.box).map((n) => n.thread));
   if (![...want].some((t) => !app.titles[t])) return;
   const all = await call('projects.catalog', { limit: 200 });
   for (const e of all) {

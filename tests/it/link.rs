@@ -642,3 +642,69 @@ async fn a_box_that_never_ends_an_event_cannot_make_the_mac_hold_it() {
     );
     mac.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_on_the_box_is_found_and_previewed_from_the_mac_and_nothing_outside_its_roots() {
+    use std::os::unix::fs::symlink;
+    let box_home = TempHome::new("link-files-box");
+    let project = box_home.dir.join("acme");
+    let outside = box_home.dir.join("outside");
+    for d in [project.join("src"), outside.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(project.join("src/parser.rs"), "fn parse() {}\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "sk-ant-api03-not-for-the-mac\n").unwrap();
+    symlink(outside.join("secret.txt"), project.join("notes.txt")).unwrap();
+    let the_box = start_box(&box_home, free_port()).await;
+    the_box
+        .socket_client()
+        .call(
+            "projects.create",
+            &json!({ "name": "Acme", "home": project }),
+        )
+        .await
+        .unwrap();
+    let mac_home = mac_home("link-files-mac");
+    let mac = start_mac(&mac_home).await;
+    pair(&the_box, &mac).await;
+    let on_mac = mac.socket_client();
+
+    let found = on_mac
+        .call(
+            "pairing.call",
+            &json!({ "tool": "files.search", "input": { "query": "parser" } }),
+        )
+        .await
+        .unwrap();
+    let path = found["found"][0]["path"].as_str().unwrap().to_string();
+    assert!(path.ends_with("acme/src/parser.rs"), "{found}");
+    let text = on_mac
+        .call(
+            "pairing.call",
+            &json!({ "tool": "files.preview", "input": { "path": path } }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(text["lines"][0], json!({ "n": 1, "text": "fn parse() {}" }));
+    // The box's confinement holds for the Mac as for anyone: outside the roots, or out through
+    // a link planted inside one.
+    let through_link = project.join("notes.txt").display().to_string();
+    let outside_path = outside.join("secret.txt").display().to_string();
+    for (path, want) in [
+        (outside_path.as_str(), "outside_roots"),
+        (through_link.as_str(), "link_refused"),
+        ("/etc/passwd", "outside_roots"),
+    ] {
+        let err = on_mac
+            .call(
+                "pairing.call",
+                &json!({ "tool": "files.preview", "input": { "path": path } }),
+            )
+            .await
+            .expect_err(path);
+        assert_eq!(err.code(), Some(want), "{path}: {err}");
+        assert!(!err.to_string().contains("not-for-the-mac"), "{err}");
+    }
+    mac.stop().await;
+    the_box.stop().await;
+}

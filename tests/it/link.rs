@@ -3,6 +3,8 @@
 //! assertion vouches for (once, for that call), and the Mac follows the box's events across a
 //! box restart, a dropped link and its own restart, losing and doubling nothing.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -549,16 +551,28 @@ async fn a_box_threads_ask_reaches_the_mac_and_is_answered_there_by_its_person()
     r.vyred.stop().await;
 }
 
-/// A "box" that pairs, then answers the event stream with one event that never ends.
-async fn endless_box() -> std::net::SocketAddr {
+/// How a fake box answers the event stream.
+#[derive(Clone, Copy)]
+enum Stream {
+    /// One event that never ends.
+    Endless,
+    /// Nothing at all, the connection held open (a Mac that slept, a network that changed).
+    Silent,
+}
+
+/// A "box" that pairs, then answers each event stream as `how` says; the streams opened so far.
+async fn fake_box(how: Stream) -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let streams = Arc::new(AtomicUsize::new(0));
+    let opened = streams.clone();
     tokio::spawn(async move {
         loop {
             let Ok((mut conn, _)) = listener.accept().await else {
                 return;
             };
+            let opened = opened.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 let mut byte = [0u8; 1];
@@ -586,9 +600,16 @@ async fn endless_box() -> std::net::SocketAddr {
                         .await;
                     return;
                 }
+                opened.fetch_add(1, Ordering::SeqCst);
                 let _ = conn
-                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\nid: 1\ndata: ")
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
                     .await;
+                if let Stream::Silent = how {
+                    // Held open, never a word, until the other side lets go.
+                    let _ = conn.read(&mut byte).await;
+                    return;
+                }
+                let _ = conn.write_all(b"id: 1\ndata: ").await;
                 let chunk = vec![b'x'; 64 * 1024];
                 // 64 MiB at most, so a Mac without the cap would hold it all.
                 for _ in 0..1024 {
@@ -599,12 +620,12 @@ async fn endless_box() -> std::net::SocketAddr {
             });
         }
     });
-    addr
+    (addr, streams)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_box_that_never_ends_an_event_cannot_make_the_mac_hold_it() {
-    let addr = endless_box().await;
+    let (addr, _) = fake_box(Stream::Endless).await;
     let mac_home = mac_home("link-endless-mac");
     let mac = start_mac(&mac_home).await;
     let on_mac = mac.socket_client();
@@ -707,4 +728,53 @@ async fn a_file_on_the_box_is_found_and_previewed_from_the_mac_and_nothing_outsi
     }
     mac.stop().await;
     the_box.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_gone_silent_is_taken_for_dead_and_opened_again() {
+    let (addr, streams) = fake_box(Stream::Silent).await;
+    let mac_home = mac_home("link-silent-mac");
+    std::fs::write(
+        mac_home.home().config_file(),
+        r#"{"vault": {"keystore": "file"}, "link": {"silence_s": 1}}"#,
+    )
+    .unwrap();
+    let mac = start_mac(&mac_home).await;
+    let on_mac = mac.socket_client();
+    on_mac
+        .call(
+            "pairing.add",
+            &json!({ "address": addr.to_string(), "code": "0000-0000-0000", "name": "test mac" }),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while streams.load(Ordering::SeqCst) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Mac never opened the stream again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let events = on_mac
+        .call("system.events", &json!({ "types": ["pairing.link"] }))
+        .await
+        .unwrap();
+    let said: Vec<(&str, &str)> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["payload"]["state"].as_str().unwrap(),
+                e["payload"]["why"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(
+        said.iter()
+            .any(|(state, why)| *state == "down" && why.contains("no word from the box in 1 s")),
+        "{said:?}"
+    );
+    mac.stop().await;
 }

@@ -109,6 +109,11 @@ pub struct LinkConfig {
     /// The tools a paired Vyre may call here: names, or `module.*` for all of a module's.
     /// Default [`LinkConfig::DEFAULT_ALLOW`]; `[]` serves it nothing but its own unpairing.
     pub allow: Option<Vec<String>>,
+    /// Seconds without a word from the other Vyre's event stream (it says something at least
+    /// once a minute) before this side takes the link for dead and connects again: a Mac that
+    /// slept, or a network that changed under a connection that never closed.
+    #[serde(deserialize_with = "seconds")]
+    pub silence_s: Option<f64>,
 }
 
 impl LinkConfig {
@@ -126,6 +131,11 @@ impl LinkConfig {
         "files.*",
         "system.status",
     ];
+
+    /// `link.silence_s`, default 150 s (two and a half keep-alives).
+    pub fn silence(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.silence_s.unwrap_or(150.0))
+    }
 
     /// `link.allow`, with `pairing.unpair` always in it (a paired Vyre may always end its own
     /// pairing).

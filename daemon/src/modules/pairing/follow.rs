@@ -7,6 +7,9 @@
 //! `Last-Event-ID`. A dropped link or a restart of either side picks up exactly where the
 //! last committed event left off. While the other side cannot be reached the task waits, one
 //! second and doubling to thirty, and `pairing.link` says so (up, down, revoked) in one place.
+//! The other side says something at least once a minute (a keep-alive); a stream silent for
+//! `link.silence_s` is taken for dead (a Mac that slept, a network that changed under a
+//! connection that never closed) and opened again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -167,7 +170,15 @@ impl Followers {
                 _ => Stop::Retry(e.to_string()),
             })?;
         self.set(ctx, id, LinkState::Up, None).await;
-        while let Some(message) = stream.next().await {
+        let silence = ctx.config().link.silence();
+        loop {
+            let Ok(next) = tokio::time::timeout(silence, stream.next()).await else {
+                return Err(Stop::Retry(format!(
+                    "no word from the box in {} s (link.silence_s)",
+                    silence.as_secs_f64()
+                )));
+            };
+            let Some(message) = next else { break };
             let message = message.map_err(|e| Stop::Retry(e.to_string()))?;
             republish(ctx, id, message)
                 .await

@@ -164,3 +164,113 @@ async fn without_roots_files_says_how_to_give_it_some() {
     assert!(code(&err).contains("roots"), "{err}");
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_link_serves_the_file_as_it_is_and_never_what_a_link_points_to() {
+    use http_body_util::BodyExt;
+    let home = TempHome::new("files-fetch");
+    let work = home.dir.join("home").join("work");
+    let outside = home.dir.join("outside");
+    for d in [work.clone(), outside.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    // Three MiB of every byte value, NULs included: binary-safe and streamed.
+    let bytes: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(work.join("data é.bin"), &bytes).unwrap();
+    std::fs::write(work.join("swap.txt"), "the real one\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "sk-ant-api03-not-for-you\n").unwrap();
+    symlink(outside.join("secret.txt"), work.join("notes.txt")).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.vyre_home().join("config.json"),
+        json!({ "roots": ["~/work"] }).to_string(),
+    )
+    .unwrap();
+    let d = InProcess::start(&home, vec![]).await;
+    let (_, token) = d.device_token("phone").await;
+    let phone = d.http_client(Some(&token));
+    let get = |url: String| {
+        let anyone = d.http_client(None);
+        async move {
+            let res = anyone
+                .send(hyper::Method::GET, &url, None, &[])
+                .await
+                .unwrap();
+            let status = res.status().as_u16();
+            let headers = res.headers().clone();
+            let body = res.into_body().collect().await.unwrap().to_bytes();
+            (status, headers, body)
+        }
+    };
+
+    let link = phone
+        .call("files.fetch", &json!({ "path": "~/work/data é.bin" }))
+        .await
+        .unwrap();
+    assert_eq!(link["size"], bytes.len());
+    assert_eq!(link["name"], "data é.bin");
+    let url = link["url"].as_str().unwrap().to_string();
+    // The link is the credential: no device needed to follow it, and it works more than once
+    // while it lasts (a download that is retried).
+    for _ in 0..2 {
+        let (status, headers, body) = get(url.clone()).await;
+        assert_eq!(status, 200);
+        assert_eq!(body.len(), bytes.len());
+        assert!(body[..] == bytes[..], "the bytes as they are");
+        assert_eq!(headers["content-length"], bytes.len().to_string().as_str());
+        assert!(
+            headers["content-disposition"]
+                .to_str()
+                .unwrap()
+                .contains("filename*=UTF-8''data%20%C3%A9.bin"),
+            "{headers:?}"
+        );
+    }
+    // A made-up token is nothing.
+    let (status, _, body) = get("/v1/files/not-a-token".into()).await;
+    assert_eq!(status, 404, "{body:?}");
+    assert!(String::from_utf8_lossy(&body).contains("unknown_link"));
+
+    // No link is made to what is outside the roots, through a link, or not a file.
+    for (path, want) in [
+        ("/etc/passwd", "outside_roots"),
+        ("~/work/notes.txt", "link_refused"),
+        ("~/work", "not_regular"),
+    ] {
+        let err = phone
+            .call("files.fetch", &json!({ "path": path }))
+            .await
+            .expect_err(path);
+        assert!(err.to_string().contains(want), "{path}: {err}");
+    }
+    // A file swapped for a link after its link was made is not served.
+    let swap = phone
+        .call("files.fetch", &json!({ "path": "~/work/swap.txt" }))
+        .await
+        .unwrap();
+    std::fs::remove_file(work.join("swap.txt")).unwrap();
+    symlink(outside.join("secret.txt"), work.join("swap.txt")).unwrap();
+    let (status, _, body) = get(swap["url"].as_str().unwrap().to_string()).await;
+    let body = String::from_utf8_lossy(&body);
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("link_refused"), "{body}");
+    assert!(!body.contains("not-for-you"));
+    // A web page on another site cannot make the browser fetch it.
+    let (status, _, _) = {
+        let res = d
+            .http_client(None)
+            .send(
+                hyper::Method::GET,
+                &url,
+                None,
+                &[("origin", "http://evil.example")],
+            )
+            .await
+            .unwrap();
+        (res.status().as_u16(), (), ())
+    };
+    assert_eq!(status, 403);
+    d.stop().await;
+}

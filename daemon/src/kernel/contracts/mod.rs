@@ -10,10 +10,12 @@
 //! - [`harness`]: where the harness plugin is, for the sessions that load it and `vyre harness`.
 //! - [`provider`]: the session provider contract (ADR 0030 section 2) and the registry of
 //!   providers modules declare.
+//! - [`downloads`]: time-limited download links to a file (`files.fetch`).
 //! - [`remote`]: calling a tool on a paired Vyre (`ctx.remote()`).
 //! - [`sockets`]: each session's own socket, opened by the HTTP surface for the sessions layer.
 
 pub mod auth;
+pub mod downloads;
 pub mod harness;
 pub mod provider;
 pub mod remote;

@@ -50,7 +50,7 @@ pub const BASE64: &str = r"^[A-Za-z0-9+/=]+$";
 
 /// A tool's name, `module.tool`: lowercase words; the tool part may hold `.`, `-` and `_`
 /// (`tools::valid_name` is the full rule).
-pub const TOOL_NAME: &str = r"^[a-z][a-z0-9_-]{0,31}\.[a-z][a-z0-9._-]{0,62}$";
+pub const TOOL_NAME: &str = r"^[a-z][a-z0-9_-]{0,31}\.[a-z]([a-z0-9._-]{0,61}[a-z0-9_])?$";
 
 /// A permission mode a person may pick: never `bypassPermissions`.
 pub const PICKABLE_MODE: &str = r"^(default|acceptEdits|plan)$";

@@ -2,12 +2,15 @@
 //! config's `roots` and every project's folders. A person's devices (and, later, a paired
 //! Vyre) call it; sessions may not (they have their own tools for their own folder, and a
 //! session must not read the person's other folders through Vyre). Each tool is a command:
-//! `vyre files search <query>`, `vyre files preview <path>`, `vyre files roots`.
+//! `vyre files search <query>`, `vyre files preview <path>`, `vyre files fetch <path>`,
+//! `vyre files roots`.
 //!
 //! - `roots`: the roots, and confining a path to them without following a link;
 //! - `search`: the bounded walk behind `files.search`;
-//! - `preview`: what `files.preview` shows of a file or folder.
+//! - `preview`: what `files.preview` shows of a file or folder;
+//! - `fetch`: time-limited download links, served by the HTTP surface through `downloads`.
 
+mod fetch;
 mod preview;
 mod roots;
 mod search;
@@ -54,6 +57,17 @@ pub struct PreviewInput {
     lines: Option<u32>,
 }
 
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchInput {
+    /// The file: absolute, or from `~`; inside the roots.
+    #[schemars(
+        length(min = 1, max = 4096),
+        pattern(crate::kernel::tools::shape::FILE_PATH)
+    )]
+    path: String,
+}
+
 /// A folder files may read.
 #[derive(Serialize, JsonSchema)]
 pub struct RootOut {
@@ -62,7 +76,7 @@ pub struct RootOut {
 }
 
 /// The roots now: the config's, then the projects' folders (asked of `projects`, when it runs).
-async fn roots(ctx: &Ctx) -> Roots {
+pub(crate) async fn roots(ctx: &Ctx) -> Roots {
     let mut folders: Vec<String> = ctx.config().roots.clone();
     if let Ok(Value::Array(projects)) = ctx.call("projects.list", json!({})).await {
         for p in projects {
@@ -151,6 +165,21 @@ impl Module for FilesModule {
                     .await
                     .map_err(ToolError::internal)?
                 },
+            )?;
+            let links = fetch::Links::default();
+            ctx.tool_with(
+                ToolDef::new(
+                    "files.fetch",
+                    "A download link to a file inside the roots, good for ten minutes: GET it on this Vyre's address. Never through a link; any size, streamed.",
+                ),
+                &(ctx.clone(), links.clone()),
+                |(c, l), input: FetchInput, _| async move { fetch::fetch(&c, &l, input.path).await },
+            )?;
+            ctx.provide::<dyn crate::kernel::contracts::downloads::Downloads>(
+                std::sync::Arc::new(fetch::Served {
+                    ctx: ctx.clone(),
+                    links,
+                }),
             )?;
             Ok(())
         })

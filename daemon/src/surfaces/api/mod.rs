@@ -4,11 +4,13 @@
 //! - `GET /v1/tools`: every tool the caller may call, with its schemas.
 //! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
 //! - `GET /v1/events`: the event log as Server-Sent Events.
+//! - `GET /v1/files/<token>`: a download link `files.fetch` made.
 
 pub mod app;
 pub mod auth;
 mod browser;
 pub mod error;
+mod files_endpoint;
 pub mod openapi;
 pub mod pair_endpoint;
 pub mod serve;
@@ -47,7 +49,8 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
             "/v1/tools/{name}",
             post(call_tool).fallback(method_not_allowed),
         )
-        .route("/v1/events", get(sse::events));
+        .route("/v1/events", get(sse::events))
+        .route("/v1/files/{token}", get(files_endpoint::download));
     app::routes(api, ui_dir)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -189,6 +189,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/files.fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A download link to a file inside the roots, good for ten minutes: GET it on this Vyre's address. Never through a link; any size, streamed. */
+        post: operations["files.fetch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/files.preview": {
         parameters: {
             query?: never;
@@ -3217,6 +3234,60 @@ export interface operations {
                             name: string;
                             /** Format: int64 */
                             revoked_at: number | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "files.fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The file: absolute, or from `~`; inside the roots. */
+                    path: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Fetch
+                         * @description What `files.fetch` answers.
+                         */
+                        data: {
+                            /**
+                             * Format: int64
+                             * @description When the link stops working (ms).
+                             */
+                            expires_at: number;
+                            /** @description The file's name. */
+                            name: string;
+                            /** Format: uint64 */
+                            size: number;
+                            /** @description The download, on this Vyre's own address: `GET` it (no credential; the link is one). */
+                            url: string;
                         };
                     };
                 };

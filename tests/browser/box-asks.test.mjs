@@ -7,7 +7,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
@@ -93,6 +93,27 @@ it('a box session\'s ask shows in the Mac\'s Needs as the box\'s and is answered
   const [thread] = await box.sock('threads.list');
   assert.equal(await onBox.getByTestId('box-thread').getAttribute('data-thread'), thread.thread);
   await shot(page, 'deck-box-threads');
+});
+
+it('a file on the box is found, previewed and downloaded from the Mac\'s Files', T, async () => {
+  writeFileSync(join(box.work, 'plan-for-the-mac.md'), '# The plan\nfrom the box\n');
+  await box.sock('projects.create', { name: 'Acme', home: box.work });
+  await page.click('[data-nav=files]');
+  await page.getByTestId('files-query').fill('plan for the mac');
+  await page.getByTestId('files-search').click();
+  const onBox = page.locator('[data-testid=files-place]').filter({ hasText: `On ${hostname()}` });
+  const hit = onBox.getByTestId('files-hit').first();
+  await hit.waitFor();
+  assert.match(await hit.innerText(), /plan-for-the-mac\.md/);
+  await hit.locator('button').first().click();
+  const preview = page.getByTestId('files-preview');
+  await preview.waitFor();
+  assert.equal(await preview.getAttribute('data-kind'), 'text');
+  assert.match(await page.getByTestId('files-text').innerText(), /from the box/);
+  await shot(page, 'files-box-preview');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('files-preview-download').click()]);
+  assert.equal(download.suggestedFilename(), 'plan-for-the-mac.md');
+  assert.equal(readFileSync(await download.path(), 'utf8'), '# The plan\nfrom the box\n');
 });
 
 it('with the box gone, Needs says so in one line', T, async () => {

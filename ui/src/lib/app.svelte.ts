@@ -9,6 +9,7 @@ export type Route =
   | { name: 'home' }
   | { name: 'deck' }
   | { name: 'needs' }
+  | { name: 'files' }
   | { name: 'settings' }
   | { name: 'thread'; thread: string }
   | { name: 'onboard'; token: string | null }
@@ -24,6 +25,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (m) return { name: 'thread', thread: decodeURIComponent(m[1]) };
   if (rest === '/deck') return { name: 'deck' };
   if (rest === '/needs') return { name: 'needs' };
+  if (rest === '/files') return { name: 'files' };
   if (rest === '/settings') return { name: 'settings' };
   return { name: 'home' };
 }

@@ -25,6 +25,7 @@ const TYPED: &[&[&str]] = &[
     &["sessions", "slots"],
     &["sessions", "slots", "per_project"],
     &["limits"],
+    &["link"],
 ];
 
 /// Leave out the unset keys of the typed sections.
@@ -73,6 +74,8 @@ fuzz_target!(|data: &[u8]| {
         config.limits.header_timeout(),
         config.limits.connections(),
         config.limits.streams(),
+        config.link.allow(),
+        config.link.silence(),
     );
     let loaded = LoadedConfig {
         config: config.clone(),

@@ -119,7 +119,7 @@ export function openNeeds(): Need[] {
 }
 
 /** Where an ask is kept in `app.needs`: a box's asks under their pairing. */
-function needKey(ask: string, box: string | null): string {
+export function needKey(ask: string, box: string | null): string {
   return box ? `${box}:${ask}` : ask;
 }
 

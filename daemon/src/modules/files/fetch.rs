@@ -108,14 +108,12 @@ fn open(roots: &Roots, typed: &str) -> Result<Download, FilesError> {
 /// Mint a link to the file at `typed` (which must open now).
 pub async fn fetch(ctx: &Ctx, links: &Links, typed: String) -> Result<Fetch, ToolError> {
     let roots = super::roots(ctx).await;
-    let (download, path) = tokio::task::spawn_blocking(move || {
-        let target = roots.confine(&typed)?;
-        let path = target.path.display().to_string();
-        open(&roots, &typed).map(|d| (d, path))
-    })
-    .await
-    .map_err(ToolError::internal)??;
-    let (token, expires_at) = links.mint(path);
+    // The link keeps the path as asked: following it confines and opens it again.
+    let (download, typed) =
+        tokio::task::spawn_blocking(move || open(&roots, &typed).map(|d| (d, typed)))
+            .await
+            .map_err(ToolError::internal)??;
+    let (token, expires_at) = links.mint(typed);
     Ok(Fetch {
         url: format!("/v1/files/{token}"),
         name: download.name,

@@ -37,5 +37,6 @@ mod threads_e2e;
 mod threads_finding;
 mod threads_flow;
 mod timeline;
+mod upgrade;
 mod vault;
 mod web;

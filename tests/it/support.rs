@@ -41,7 +41,11 @@ impl TempHome {
     }
     /// The `vyre` binary with this home and nothing from the real one.
     pub fn command(&self) -> Command {
-        let mut cmd = Command::new(BIN);
+        self.command_of(Path::new(BIN))
+    }
+    /// [`TempHome::command`] for another build of `vyre` (an older version, say).
+    pub fn command_of(&self, bin: &Path) -> Command {
+        let mut cmd = Command::new(bin);
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.dir.join("home"))

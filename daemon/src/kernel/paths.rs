@@ -80,6 +80,30 @@ impl VyreHome {
     }
 }
 
+/// Where an install keeps what ships beside the binary (`ui`, `harness`), nearest first, for
+/// the binary at `exe`: `share/vyre/<name>` beside its folder (npm's platform package, the box
+/// image, the .deb: `/usr/bin/vyre-app` finds `/usr/share/vyre/<name>`), and `Resources/<name>`
+/// beside it (the Mac's `Vyre.app/Contents/MacOS/vyre-app` finds `Contents/Resources/<name>`,
+/// where code signing expects data). Whether the folder exists is the caller's to check.
+pub fn installed(exe: &Path, name: &str) -> Vec<PathBuf> {
+    let Some(bin_dir) = exe.parent() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    if let Some(prefix) = bin_dir.parent() {
+        found.push(prefix.join("share/vyre").join(name));
+        found.push(prefix.join("Resources").join(name));
+    }
+    found
+}
+
+/// [`installed`] for this process's own binary.
+pub fn installed_here(name: &str) -> Vec<PathBuf> {
+    std::env::current_exe()
+        .map(|exe| installed(&exe, name))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +121,24 @@ mod tests {
         let mode = fs::metadata(home.root()).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "a loose home is tightened");
         fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn installed_layouts_are_found_beside_the_binary() {
+        assert_eq!(
+            installed(Path::new("/usr/bin/vyre-app"), "ui"),
+            [
+                PathBuf::from("/usr/share/vyre/ui"),
+                PathBuf::from("/usr/Resources/ui")
+            ]
+        );
+        let mac = installed(
+            Path::new("/Applications/Vyre.app/Contents/MacOS/vyre-app"),
+            "harness",
+        );
+        assert!(mac.contains(&PathBuf::from(
+            "/Applications/Vyre.app/Contents/Resources/harness"
+        )));
+        assert!(installed(Path::new("vyre"), "ui").is_empty());
     }
 }

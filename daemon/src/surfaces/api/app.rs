@@ -14,19 +14,14 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use super::error::ApiError;
 use crate::kernel::Kernel;
 
-/// Where the built app is: `VYRE_UI_DIR`, else `share/vyre/ui` beside the binary's folder (an
-/// install, the box image), else this checkout's `ui/dist`.
+/// Where the built app is: `VYRE_UI_DIR`, else an install's folder beside the binary
+/// (`paths::installed`: npm, the box image, the .deb, the Mac's app), else this checkout's `ui/dist`.
 pub fn ui_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("VYRE_UI_DIR").map(PathBuf::from),
-        std::env::current_exe()
-            .ok()
-            .and_then(|exe| Some(exe.parent()?.parent()?.join("share/vyre/ui"))),
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist")),
-    ];
-    candidates
+    std::env::var_os("VYRE_UI_DIR")
+        .map(PathBuf::from)
         .into_iter()
-        .flatten()
+        .chain(crate::kernel::paths::installed_here("ui"))
+        .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/dist")])
         .find(|dir| dir.join("index.html").is_file())
 }
 

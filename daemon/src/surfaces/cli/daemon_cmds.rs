@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::drain::Drained;
 use super::fail;
 use crate::daemon::{Daemon, DaemonOptions};
 use crate::kernel::config::Role;
@@ -109,7 +110,13 @@ async fn wait_for_signal() {
 /// How long `vyre up` waits for a new vyred to answer.
 const START_WAIT: Duration = Duration::from_secs(20);
 
-pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Option<u16>) -> i32 {
+pub async fn up(
+    home: &VyreHome,
+    client: &Client,
+    role: Option<Role>,
+    port: Option<u16>,
+    wait: Duration,
+) -> i32 {
     super::app_build::ensure_built();
     if let Ok(health) = client.get("/v1/health").await {
         let running = health["version"].as_str().unwrap_or("?");
@@ -120,7 +127,7 @@ pub async fn up(home: &VyreHome, client: &Client, role: Option<Role>, port: Opti
                 crate::kernel::VERSION
             ),
             Upgrade::Older => {
-                return restart(home, client, &health, role, port).await;
+                return restart(home, client, &health, role, port, wait).await;
             }
         }
         println!("vyred is already running ({}).", describe(&health));
@@ -160,16 +167,18 @@ impl Upgrade {
     }
 }
 
-/// `vyre up` with an older vyred running from this home: stop it (calls in flight finish, the
-/// store closes) and start this binary on the same home, role and port, so the data, the links
-/// it issued and the address in the browser stay. A vyred run by a systemd unit is restarted by
-/// systemd, so the person is told the command instead.
+/// `vyre up` with an older vyred running from this home: let its running turns finish (at most
+/// `wait`, see `drain`), stop it (calls in flight finish, the store closes) and start this
+/// binary on the same home, role and port, so the data, the links it issued and the address in
+/// the browser stay. A vyred run by a systemd unit is restarted by systemd, so the person is told
+/// the command instead.
 async fn restart(
     home: &VyreHome,
     client: &Client,
     health: &Value,
     role: Option<Role>,
     port: Option<u16>,
+    wait: Duration,
 ) -> i32 {
     let running = health["version"].as_str().unwrap_or("?");
     let this = crate::kernel::VERSION;
@@ -182,6 +191,20 @@ async fn restart(
         "vyred {running} is running from {}; this vyre is {this}: restarting it onto {this}.",
         home.root().display()
     );
+    match super::drain::wait_for_turns(client, wait).await {
+        Drained::Idle => {}
+        Drained::Finished { turns } => {
+            println!("{} finished.", capitalized(&super::drain::turns(turns)))
+        }
+        Drained::TimedOut { left } => println!(
+            "{} still under way ({}): the restart stops them, and each thread resumes on its next message.",
+            capitalized(&super::drain::turns(left.len())),
+            left.iter()
+                .map(|b| b.thread.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
     let role = role.or_else(|| health["role"].as_str().and_then(|r| r.parse().ok()));
     let port = port.or_else(|| {
         std::fs::read_to_string(home.addr_file())
@@ -194,6 +217,14 @@ async fn restart(
         ));
     }
     start(home, client, role, port).await
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// Start vyred in the background and wait until it answers.

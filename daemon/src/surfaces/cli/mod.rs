@@ -5,6 +5,7 @@
 mod app_build;
 mod box_cmd;
 mod daemon_cmds;
+mod drain;
 mod events_cmd;
 mod first_run;
 mod harness_cmd;
@@ -57,6 +58,10 @@ enum Command {
         role: Option<Role>,
         #[arg(long)]
         port: Option<u16>,
+        /// When an older vyred runs and is restarted onto this binary: how long to let its
+        /// running turns finish first, in seconds (0: restart at once).
+        #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+        wait: u64,
     },
     /// Stop vyred gracefully.
     Down,
@@ -200,7 +205,10 @@ async fn run_client(command: Option<Command>) -> i32 {
     };
     match command {
         Command::Daemon { .. } => unreachable!("handled before"),
-        Command::Up { role, port } => daemon_cmds::up(&home, &client, role, port).await,
+        Command::Up { role, port, wait } => {
+            let wait = std::time::Duration::from_secs(wait);
+            daemon_cmds::up(&home, &client, role, port, wait).await
+        }
         Command::Down => daemon_cmds::down(&home, &client).await,
         Command::Uninstall { purge, yes } => uninstall_cmd::run(&home, &client, purge, yes).await,
         Command::Open => daemon_cmds::open(&client).await,

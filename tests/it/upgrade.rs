@@ -1,0 +1,216 @@
+//! `vyre up` over an older vyred with a thread in flight, on the real Claude Code CLI: the
+//! upgrade lets the running turn finish before it restarts vyred onto the new binary (or, with
+//! `--wait 0`, stops it), and the thread loses nothing: the whole answer is kept and the next
+//! message resumes the same Claude session with the history.
+//!
+//! The older vyred is this build's binary with its version strings patched to `0.0.0` (as
+//! npm/test's upgrade does), run as a child process as `vyre up` would have started it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::claude_e2e::claude_bin;
+use crate::fake_api::FakeApi;
+use crate::support::*;
+use crate::threads_e2e::{events_until, grant_key};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// This build's `vyre` with every copy of its version string made `0.0.0`-like (same length,
+/// digits 0), written into `dir`.
+fn older_binary(dir: &Path) -> (PathBuf, String) {
+    let old_version: String = VERSION
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '0' } else { c })
+        .collect();
+    assert_ne!(old_version, VERSION, "no older version than {VERSION}");
+    let mut bytes = std::fs::read(BIN).unwrap();
+    let (from, to) = (VERSION.as_bytes(), old_version.as_bytes());
+    let mut i = 0;
+    let mut patched = 0;
+    while let Some(at) = bytes[i..].windows(from.len()).position(|w| w == from) {
+        bytes[i + at..i + at + from.len()].copy_from_slice(to);
+        i += at + from.len();
+        patched += 1;
+    }
+    assert!(patched > 0);
+    let path = dir.join("vyre-old");
+    std::fs::write(&path, bytes).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (path, old_version)
+}
+
+/// A home whose sessions run the real CLI against `api`, and the older vyred serving it.
+async fn older_vyred(name: &str, api: &FakeApi) -> (TempHome, String, PathBuf) {
+    let home = TempHome::new(name);
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({
+        "sessions": { "claude": claude_bin(), "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" }
+    });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let (old, old_version) = older_binary(&home.dir);
+    // Started as a person started it before the upgrade: `vyre up` of the older version.
+    let up = home
+        .command_of(&old)
+        .arg("up")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        up.status.success(),
+        "the older vyre up failed: {}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let sock = home.socket_client();
+    let health = sock.get("/v1/health").await.unwrap();
+    assert_eq!(health["version"], old_version.as_str());
+    grant_key(&sock).await;
+    (home, old_version, work)
+}
+
+/// `vyre up --wait SECONDS` of this build, off the test's runtime; what it said, and whether it
+/// succeeded.
+async fn vyre_up(home: &TempHome, wait: &str) -> (String, bool) {
+    let mut cmd = home.command();
+    cmd.args(["up", "--wait", wait]).stdin(Stdio::null());
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (text, out.status.success())
+}
+
+/// The payloads of the stored events of `kind` (each test runs one thread).
+fn payloads(home: &TempHome, kind: &str) -> Vec<Value> {
+    stored_events(&home.home().database())
+        .into_iter()
+        .filter(|(_, k, _)| k == kind)
+        .map(|(_, _, p)| p)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn an_upgrade_lets_the_running_turn_finish_and_the_thread_goes_on_from_its_whole_answer() {
+    let api = FakeApi::start().await;
+    let (home, old_version, work) = older_vyred("upgrade-drain", &api).await;
+    let sock = home.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let first = "SLOWLY across the upgrade";
+    let started = sock
+        .call("threads.start", &json!({ "cwd": work, "text": first }))
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+
+    // The turn streams for about 4 s; the upgrade waits for it.
+    let (said, ok) = vyre_up(&home, "60").await;
+    assert!(ok, "vyre up failed: {said}");
+    assert!(said.contains("Waiting for 1 turn to finish"), "{said}");
+    assert!(said.contains("1 turn finished."), "{said}");
+    assert!(
+        said.contains(&format!(
+            "vyred {old_version} is running from {}; this vyre is {VERSION}",
+            home.vyre_home().display()
+        )),
+        "{said}"
+    );
+    let sock = home.socket_client();
+    let health = sock.get("/v1/health").await.unwrap();
+    assert_eq!(health["version"], VERSION);
+
+    // The turn ended as a whole answer before the restart, not cancelled by it.
+    let finished = payloads(&home, "thread.finished");
+    assert_eq!(finished.len(), 1, "{finished:?}");
+    assert_eq!(finished[0]["ok"], true, "{finished:?}");
+    assert!(finished[0]["canceled"].is_null() || finished[0]["canceled"] == false);
+    let stopped = payloads(&home, "thread.stopped");
+    assert!(stopped.iter().all(|p| p["reason"] == "restart"));
+
+    // The next message resumes the same Claude session, with the first message and its whole
+    // answer in the history the model is sent.
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let sent = sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "after the upgrade" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "turn");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "thread.started" && e["payload"]["resumed"] == true)
+    );
+    let last = api.message_requests().last().unwrap().body.to_string();
+    assert!(last.contains(first), "{last}");
+    assert!(last.contains("after the upgrade"), "{last}");
+    assert!(
+        last.contains(&format!("reply to [{first}]")),
+        "the whole answer of the turn in flight is in the history: {last}"
+    );
+    assert!(home.vyre(&["down"]).status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn an_upgrade_that_may_not_wait_stops_the_turn_and_the_thread_resumes_with_the_message() {
+    let api = FakeApi::start().await;
+    let (home, _old, work) = older_vyred("upgrade-now", &api).await;
+    let sock = home.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let first = "SLOWLY cut short by the upgrade";
+    let started = sock
+        .call("threads.start", &json!({ "cwd": work, "text": first }))
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+
+    let (said, ok) = vyre_up(&home, "0").await;
+    assert!(ok, "vyre up failed: {said}");
+    assert!(
+        said.contains(&format!(
+            "1 turn still under way ({thread}): the restart stops them"
+        )),
+        "{said}"
+    );
+    let finished = payloads(&home, "thread.finished");
+    assert!(
+        finished.iter().all(|p| p["ok"] != true),
+        "the turn was cut short, not finished: {finished:?}"
+    );
+    let stopped = payloads(&home, "thread.stopped");
+    assert!(
+        stopped.iter().any(|p| p["reason"] == "restart"),
+        "{stopped:?}"
+    );
+
+    let sock = home.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    sock.call(
+        "threads.send",
+        &json!({ "thread": thread, "text": "after the cut" }),
+    )
+    .await
+    .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let last = api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains(first) && last.contains("after the cut"),
+        "{last}"
+    );
+    assert!(home.vyre(&["down"]).status.success());
+}

@@ -207,7 +207,7 @@ it('a session is renamed from its header, and the Deck follows', { ...T, skip: n
   assert.equal(info.renamed, true);
   await deck();
   await page.getByTestId('deck-entry').filter({ has: page.getByTestId('deck-title').filter({ hasText: 'Tilde 1.0' }) }).waitFor();
-  await page.getByTestId('deck-entry').filter({ hasText: 'Tilde 1.0' }).locator('a.main').click();
+  await page.getByTestId('deck-entry').filter({ hasText: 'Tilde 1.0' }).locator('a.list-main').click();
   await page.getByTestId('chat-title').filter({ hasText: 'Tilde 1.0' }).waitFor();
 });
 
@@ -230,7 +230,7 @@ it('a fork names its parent, in its header and in the Deck', { ...T, skip: noCla
   assert.doesNotMatch(await page.locator('.deck').innerText(), /agents\/juno/, 'no agent folder');
   await shot('deck');
   // Back to the parent from the fork's header.
-  await entry.locator('a.main').click();
+  await entry.locator('a.list-main').click();
   await page.getByTestId('forked-from').click();
   await page.waitForURL((u) => u.pathname.endsWith(parent));
 });

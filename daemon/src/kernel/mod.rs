@@ -9,6 +9,7 @@ pub mod events;
 pub mod floor;
 pub mod folders;
 pub mod ids;
+pub mod jail;
 pub mod links;
 pub mod lock;
 pub mod logging;

@@ -78,6 +78,11 @@ export function callAs<T>(tool: ToolName, input: Record<string, unknown> = {}): 
   return request<T>('POST', `/v1/tools/${tool}`, input);
 }
 
+/** A tool on this machine (`box` null), or on the paired box `box` through the pairing. */
+export function callOn<T>(box: string | null, tool: ToolName, input: Record<string, unknown> = {}): Promise<T> {
+  return box ? callAs<T>('pairing.call', { box, tool, input }) : callAs<T>(tool, input);
+}
+
 /** `callAs`, but a 401 does not sign the app out when `quiet` (a call made before the app knows
  * who this browser is: lib/early.ts). */
 export function callQuiet<T>(tool: ToolName, input: Record<string, unknown>, quiet: boolean): Promise<T> {

@@ -27,6 +27,8 @@ export type PairingCode = ToolOutput<'pairing.code'>;
 export type Device = Schema<'devices.list.DeviceRecord'>;
 /** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
 export type Pairing = Schema<'pairing.list.Paired'>;
+/** What `files.preview` shows of a path, by its kind: a text's lines, an image, a binary, a folder. */
+export type Preview = ToolOutput<'files.preview'>;
 
 export interface VyreEvent {
   id: number;

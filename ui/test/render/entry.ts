@@ -6,9 +6,10 @@ import Markdown from '../../src/components/Markdown.svelte';
 import Diff from '../../src/components/Diff.svelte';
 import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
+import type { OpenFile } from '../../src/lib/filelinks';
 
-export function markdown(source: string | null | undefined, streaming = false): string {
-  return render(Markdown, { props: { source, streaming } }).body;
+export function markdown(source: string | null | undefined, streaming = false, onfile: OpenFile | null = null): string {
+  return render(Markdown, { props: { source, streaming, onfile } }).body;
 }
 
 export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {

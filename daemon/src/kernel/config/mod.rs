@@ -118,7 +118,8 @@ pub struct LinkConfig {
 
 impl LinkConfig {
     /// What the Mac needs of the box: its threads and their asks, Lumen's talk with the
-    /// assistant there, and its files.
+    /// assistant there (finding it and its conversation: `agents.list`, `agents.threads`), and
+    /// its files.
     pub const DEFAULT_ALLOW: &[&str] = &[
         "threads.list",
         "threads.get",
@@ -127,6 +128,8 @@ impl LinkConfig {
         "threads.send",
         "threads.answer",
         "threads.interrupt",
+        "agents.list",
+        "agents.threads",
         "projects.list",
         "files.*",
         "system.status",

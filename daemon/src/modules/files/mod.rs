@@ -14,6 +14,7 @@ mod fetch;
 mod preview;
 mod roots;
 mod search;
+mod thumbnail;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
 //! `files.preview`: what a file or folder holds, for a person to look at: a text file's first
-//! lines (numbered), an image's bytes (small ones), a folder's entries, and for anything else
-//! its size and type. Read through `kernel::nofollow`: regular files only, never through a
+//! lines (numbered), an image's bytes (small ones) or a thumbnail (large ones, and a PDF's first
+//! page, see `thumbnail`), a folder's entries, and for anything else its size and type. Read through `kernel::nofollow`: regular files only, never through a
 //! link, at most [`MAX_BYTES`] read whatever the file's size.
 
 use std::io::Read;
@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::roots::{FilesError, Target};
+use super::thumbnail;
 use crate::kernel::nofollow::{EntryKind, FsError};
 
 /// The most bytes a preview reads of a file.
@@ -45,18 +46,29 @@ pub enum Preview {
         /// More of the file than these lines.
         truncated: bool,
     },
-    /// An image (PNG, JPEG, GIF, WebP) of at most 1 MiB, its bytes in base64.
+    /// An image (PNG, JPEG, GIF, WebP) of at most 1 MiB, its bytes in base64; or a thumbnail
+    /// (at most 800 pixels a side) of a larger image or of a PDF's first page.
     Image {
         path: String,
         size: u64,
+        /// Of `data`.
         media_type: String,
         data: String,
+        /// A picture made from the file rather than its bytes.
+        thumbnail: bool,
+        /// The file's own type, for a thumbnail (`application/pdf`, `image/png`, ...).
+        of: Option<String>,
+        /// Of a thumbnail, in pixels.
+        width: Option<u32>,
+        height: Option<u32>,
     },
-    /// Anything else (or an image too large to send): its size and, when known, its type.
+    /// Anything else (or a file no picture could be made of): its size and, when known, its
+    /// type, and why there is no picture when one was tried.
     Binary {
         path: String,
         size: u64,
         media_type: Option<String>,
+        note: Option<String>,
     },
     /// A folder's entries, by name.
     Folder {
@@ -65,6 +77,9 @@ pub enum Preview {
         truncated: bool,
     },
 }
+
+/// What makes a picture of a file's bytes.
+type Draw = fn(&[u8]) -> Result<thumbnail::Thumb, String>;
 
 /// The media type of an image, by its first bytes (never by its name).
 fn image_type(head: &[u8]) -> Option<&'static str> {
@@ -136,25 +151,61 @@ pub fn preview(target: &Target, shown: String, max_lines: usize) -> Result<Previ
         });
     }
     let name = target.name.as_ref().expect("a file has a name");
-    let file = target.parent.file(name).map_err(fs)?;
+    let mut file = target.parent.file(name).map_err(fs)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let io = |e: std::io::Error| FilesError::Io(shown.clone(), e.to_string());
     let mut head = Vec::new();
-    file.take(MAX_BYTES)
+    (&mut file)
+        .take(MAX_BYTES)
         .read_to_end(&mut head)
-        .map_err(|e| FilesError::Io(shown.clone(), e.to_string()))?;
-    if let Some(media_type) = image_type(&head) {
-        if size <= MAX_BYTES {
+        .map_err(io)?;
+    let picture = match (image_type(&head), other_type(&head)) {
+        (Some(media_type), _) if size <= MAX_BYTES => {
             return Ok(Preview::Image {
                 path: shown,
                 size,
                 media_type: media_type.into(),
                 data: base64::engine::general_purpose::STANDARD.encode(&head),
+                thumbnail: false,
+                of: None,
+                width: None,
+                height: None,
             });
         }
-        return Ok(Preview::Binary {
-            path: shown,
-            size,
-            media_type: Some(media_type.into()),
+        (Some(media_type), _) => Some((media_type, thumbnail::image as Draw)),
+        (None, Some(pdf)) => Some((pdf, thumbnail::pdf_first_page as Draw)),
+        (None, None) => None,
+    };
+    if let Some((media_type, draw)) = picture {
+        let drawn = if size > thumbnail::MAX_SOURCE_BYTES {
+            Err(format!(
+                "no picture of a file over {} MiB",
+                thumbnail::MAX_SOURCE_BYTES >> 20
+            ))
+        } else {
+            let mut whole = head;
+            file.take(thumbnail::MAX_SOURCE_BYTES)
+                .read_to_end(&mut whole)
+                .map_err(io)?;
+            draw(&whole)
+        };
+        return Ok(match drawn {
+            Ok(t) => Preview::Image {
+                path: shown,
+                size,
+                media_type: t.media_type.into(),
+                data: base64::engine::general_purpose::STANDARD.encode(&t.data),
+                thumbnail: true,
+                of: Some(media_type.into()),
+                width: Some(t.width),
+                height: Some(t.height),
+            },
+            Err(why) => Preview::Binary {
+                path: shown,
+                size,
+                media_type: Some(media_type.into()),
+                note: Some(why),
+            },
         });
     }
     // Text: no NUL in its first 8 KiB, and UTF-8 (a character cut at the read's end aside).
@@ -168,7 +219,8 @@ pub fn preview(target: &Target, shown: String, max_lines: usize) -> Result<Previ
         return Ok(Preview::Binary {
             path: shown,
             size,
-            media_type: other_type(&head).map(String::from),
+            media_type: None,
+            note: None,
         });
     };
     let mut lines: Vec<Line> = text
@@ -240,7 +292,8 @@ mod tests {
             }
         ));
         assert!(
-            matches!(look(&roots, "~/work/d.pdf").unwrap(), Preview::Binary { media_type: Some(m), .. } if m == "application/pdf")
+            matches!(look(&roots, "~/work/d.pdf").unwrap(), Preview::Binary { media_type: Some(m), note: Some(_), .. } if m == "application/pdf"),
+            "a broken PDF: its type, and why there is no picture"
         );
         match look(&roots, "~/work").unwrap() {
             Preview::Folder { entries, .. } => assert_eq!(
@@ -291,6 +344,67 @@ mod tests {
                 [("innocent.txt", "link"), ("pipe", "other")]
             ),
             other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_large_image_and_a_pdf_are_previewed_as_thumbnails_of_what_they_are() {
+        let tmp = scratch("thumbs");
+        let work = tmp.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        // Noise does not compress: well over 1 MiB as a PNG.
+        let mut seed = 7u32;
+        let noisy = image::RgbImage::from_fn(1200, 900, |_, _| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            image::Rgb([(seed >> 16) as u8, (seed >> 8) as u8, seed as u8])
+        });
+        let mut png = Vec::new();
+        image::DynamicImage::ImageRgb8(noisy)
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        assert!(png.len() as u64 > MAX_BYTES);
+        std::fs::write(work.join("photo.png"), &png).unwrap();
+        std::fs::write(work.join("paper.pdf"), thumbnail::tests::tiny_pdf()).unwrap();
+        let roots = Roots::new(["~/work".to_string()], tmp.clone());
+        match look(&roots, "~/work/photo.png").unwrap() {
+            Preview::Image {
+                media_type,
+                thumbnail,
+                of,
+                width,
+                height,
+                size,
+                ..
+            } => {
+                assert!(thumbnail);
+                assert_eq!(media_type, "image/jpeg");
+                assert_eq!(of.as_deref(), Some("image/png"));
+                assert_eq!((width, height), (Some(800), Some(600)));
+                assert_eq!(size, png.len() as u64);
+            }
+            other => panic!("{other:?}"),
+        }
+        match (
+            thumbnail::pdf_renderer(),
+            look(&roots, "~/work/paper.pdf").unwrap(),
+        ) {
+            (
+                Ok(_),
+                Preview::Image {
+                    of,
+                    thumbnail,
+                    media_type,
+                    ..
+                },
+            ) => {
+                assert!(thumbnail);
+                assert_eq!(
+                    (of.as_deref(), media_type.as_str()),
+                    (Some("application/pdf"), "image/png")
+                );
+            }
+            (Err(why), Preview::Binary { note, .. }) => assert_eq!(note, Some(why)),
+            (_, other) => panic!("{other:?}"),
         }
     }
 }

@@ -3346,16 +3346,29 @@ export interface operations {
                             truncated: boolean;
                         } | {
                             data: string;
+                            /** Format: uint32 */
+                            height: number | null;
                             /** @constant */
                             kind: "image";
+                            /** @description Of `data`. */
                             media_type: string;
+                            /** @description The file's own type, for a thumbnail (`application/pdf`, `image/png`, ...). */
+                            of: string | null;
                             path: string;
                             /** Format: uint64 */
                             size: number;
+                            /** @description A picture made from the file rather than its bytes. */
+                            thumbnail: boolean;
+                            /**
+                             * Format: uint32
+                             * @description Of a thumbnail, in pixels.
+                             */
+                            width: number | null;
                         } | {
                             /** @constant */
                             kind: "binary";
                             media_type: string | null;
+                            note: string | null;
                             path: string;
                             /** Format: uint64 */
                             size: number;

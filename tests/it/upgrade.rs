@@ -214,3 +214,43 @@ async fn an_upgrade_that_may_not_wait_stops_the_turn_and_the_thread_resumes_with
     );
     assert!(home.vyre(&["down"]).status.success());
 }
+
+/// A store a newer vyre migrated (the person went back to an older version): vyred refuses to
+/// start on it with a message that says what and what to do, `vyre up` passes that on and exits
+/// non-zero, and the store is left as it was.
+#[test]
+fn a_store_newer_than_the_binary_is_refused_with_a_clear_message_and_left_alone() {
+    let home = TempHome::new("store-newer");
+    let mut d = home.spawn_daemon();
+    assert!(home.vyre(&["down"]).status.success());
+    d.wait(std::time::Duration::from_secs(20));
+    let db = home.home().database();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let kernel: u32 = conn
+        .query_row(
+            "SELECT version FROM kernel_migrations WHERE namespace = 'kernel'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE kernel_migrations SET version = version + 1 WHERE namespace = 'kernel'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let before = std::fs::read(&db).unwrap();
+
+    let out = home.vyre(&["up"]);
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "the database has kernel at version {}, newer than this vyred knows ({kernel}); upgrade vyre",
+            kernel + 1
+        )),
+        "{said}"
+    );
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the store is untouched");
+    assert!(!home.home().socket().exists());
+}

@@ -251,6 +251,10 @@ fn a_store_newer_than_the_binary_is_refused_with_a_clear_message_and_left_alone(
         )),
         "{said}"
     );
-    assert_eq!(std::fs::read(&db).unwrap(), before, "the store is untouched");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the store is untouched"
+    );
     assert!(!home.home().socket().exists());
 }

@@ -3,7 +3,7 @@
 import { call, callAs, type ApiError } from './api';
 import { hub, type StreamStatus } from './stream';
 import { questionsOf } from './chat';
-import type { Agent, Always, AskInfo, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
+import type { Agent, Always, AskInfo, Pairing, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
 
 export type Route =
   | { name: 'home' }
@@ -150,10 +150,21 @@ interface BoxEvent {
   payload: any;
 }
 
+let boxesLoading: Promise<Pairing[]> | null = null;
+/** The paired boxes (`pairing.list`) into `app.boxes`; callers at the same time share one call. */
+export function loadBoxes(): Promise<Pairing[]> {
+  boxesLoading ??= call('pairing.list')
+    .then((boxes) => {
+      for (const b of boxes) app.boxes[b.id] = { name: b.box_name || b.address, link: b.link ?? (b.status === 'paired' ? 'up' : 'down') };
+      return boxes;
+    })
+    .finally(() => (boxesLoading = null));
+  return boxesLoading;
+}
+
 /** A box's open asks and its threads' titles, asked of the box itself (once a load). */
 async function loadBoxNeeds(): Promise<void> {
-  const boxes = await callAs<{ id: string; box_name: string | null; address: string; status?: string; link?: string | null }[]>('pairing.list');
-  for (const b of boxes) app.boxes[b.id] = { name: b.box_name || b.address, link: b.link ?? (b.status === 'paired' ? 'up' : 'down') };
+  const boxes = await loadBoxes();
   await Promise.all(
     boxes
       .filter((b) => b.status === 'paired')
@@ -204,6 +215,8 @@ export async function loadNeeds(): Promise<void> {
       }
     });
   }
+  // Begun first, so a caller that wants the boxes too (Lumen) shares its pairing.list.
+  const onBoxes = loadBoxNeeds().catch(() => {});
   const threads = await call('threads.list');
   const waiting = threads.filter((t) => t.live && t.state === 'waiting');
   await Promise.all([
@@ -211,7 +224,7 @@ export async function loadNeeds(): Promise<void> {
       const d = await call('threads.get', { thread: t.thread });
       for (const a of d.asks) if (a.status === 'open') addNeed(t.thread, a, d.updated_at);
     }),
-    loadBoxNeeds().catch(() => {}),
+    onBoxes,
   ]);
   await loadTitles();
 }

@@ -89,6 +89,20 @@ async fn vyre_up(home: &TempHome, wait: &str) -> (String, bool) {
     (text, out.status.success())
 }
 
+/// A thread started in `work` with `text` (a SLOWLY prompt: its answer streams for seconds),
+/// once its answer has begun.
+async fn start_streaming_turn(home: &TempHome, work: &Path, text: &str) -> String {
+    let sock = home.socket_client();
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let started = sock
+        .call("threads.start", &json!({ "cwd": work, "text": text }))
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    thread
+}
+
 /// The payloads of the stored events of `kind` (each test runs one thread).
 fn payloads(home: &TempHome, kind: &str) -> Vec<Value> {
     stored_events(&home.home().database())
@@ -103,15 +117,8 @@ fn payloads(home: &TempHome, kind: &str) -> Vec<Value> {
 async fn an_upgrade_lets_the_running_turn_finish_and_the_thread_goes_on_from_its_whole_answer() {
     let api = FakeApi::start().await;
     let (home, old_version, work) = older_vyred("upgrade-drain", &api).await;
-    let sock = home.socket_client();
-    let mut stream = sock.events("types=thread.*", None).await.unwrap();
     let first = "SLOWLY across the upgrade";
-    let started = sock
-        .call("threads.start", &json!({ "cwd": work, "text": first }))
-        .await
-        .unwrap();
-    let thread = started["thread"].as_str().unwrap().to_string();
-    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    let thread = start_streaming_turn(&home, &work, first).await;
 
     // The turn streams for about 4 s; the upgrade waits for it.
     let (said, ok) = vyre_up(&home, "60").await;
@@ -169,15 +176,8 @@ async fn an_upgrade_lets_the_running_turn_finish_and_the_thread_goes_on_from_its
 async fn an_upgrade_that_may_not_wait_stops_the_turn_and_the_thread_resumes_with_the_message() {
     let api = FakeApi::start().await;
     let (home, _old, work) = older_vyred("upgrade-now", &api).await;
-    let sock = home.socket_client();
-    let mut stream = sock.events("types=thread.*", None).await.unwrap();
     let first = "SLOWLY cut short by the upgrade";
-    let started = sock
-        .call("threads.start", &json!({ "cwd": work, "text": first }))
-        .await
-        .unwrap();
-    let thread = started["thread"].as_str().unwrap().to_string();
-    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    let thread = start_streaming_turn(&home, &work, first).await;
 
     let (said, ok) = vyre_up(&home, "0").await;
     assert!(ok, "vyre up failed: {said}");

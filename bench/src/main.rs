@@ -1,7 +1,7 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link|network]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
-//! resumes, recall's index and search, the link's idle cost),
+//! resumes, recall's index and search, the link's idle cost, the network's idle cost),
 //! prints each figure beside its reference and its target, and appends the figures with the
 //! machine and the commit as one JSON line to `bench/results/kernel.jsonl`. Figures are
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
@@ -12,6 +12,7 @@ mod hook;
 mod idle;
 mod inproc;
 mod link;
+mod network;
 mod peer;
 mod procfs;
 mod recall;
@@ -37,7 +38,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link|network]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -55,6 +56,7 @@ pub enum Bench {
     Hook,
     Peer,
     Link,
+    Network,
 }
 
 impl Bench {
@@ -69,6 +71,7 @@ impl Bench {
             Bench::Hook => "hook",
             Bench::Peer => "peer",
             Bench::Link => "link",
+            Bench::Network => "network",
         }
     }
 }
@@ -91,7 +94,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, resume, recall, hook, peer or link",
+                "--only needs idle, events, start, sessions, resume, recall, hook, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -109,9 +112,10 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "hook" => Bench::Hook,
             "peer" => Bench::Peer,
             "link" => Bench::Link,
+            "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall, hook, peer or link, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall, hook, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -158,6 +162,7 @@ async fn main() -> ExitCode {
         Bench::Hook,
         Bench::Peer,
         Bench::Link,
+        Bench::Network,
     ] {
         if opts.only.is_some_and(|o| o != bench) {
             continue;
@@ -172,6 +177,7 @@ async fn main() -> ExitCode {
             Bench::Hook => hook::run(&opts, &mut report).await,
             Bench::Peer => peer::run(&opts, &mut report).await,
             Bench::Link => link::run(&opts, &mut report).await,
+            Bench::Network => network::run(&opts, &mut report).await,
         };
         if let Err(e) = result {
             failed = Some(format!("{} benchmark failed: {e}", bench.name()));

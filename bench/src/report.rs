@@ -74,6 +74,8 @@ pub enum Against {
     PeerCred,
     /// The same two vyreds unpaired (the reference of the link's idle cost).
     Unpaired,
+    /// The same vyred with its network off (the reference of the network's idle cost).
+    NetworkOff,
 }
 
 impl Against {
@@ -86,6 +88,7 @@ impl Against {
             Against::BareProcess => "reference (/bin/true)",
             Against::PeerCred => "reference (peer cred / health)",
             Against::Unpaired => "reference (unpaired)",
+            Against::NetworkOff => "reference (network off)",
         }
     }
 
@@ -98,6 +101,7 @@ impl Against {
             Against::BareProcess => "reference_bare_process",
             Against::PeerCred => "reference_peer_cred",
             Against::Unpaired => "reference_unpaired",
+            Against::NetworkOff => "reference_network_off",
         }
     }
 }
@@ -216,6 +220,7 @@ impl Report {
         let mut bare = Map::new();
         let mut cred = Map::new();
         let mut unpaired = Map::new();
+        let mut network_off = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -228,6 +233,7 @@ impl Report {
                     Against::BareProcess => &mut bare,
                     Against::PeerCred => &mut cred,
                     Against::Unpaired => &mut unpaired,
+                    Against::NetworkOff => &mut network_off,
                 }
                 .insert(r.key.clone(), v);
             }
@@ -255,6 +261,7 @@ impl Report {
             (Against::BareProcess, bare),
             (Against::PeerCred, cred),
             (Against::Unpaired, unpaired),
+            (Against::NetworkOff, network_off),
         ] {
             if !refs.is_empty() {
                 line[against.json_key()] = Value::Object(refs);

@@ -218,6 +218,8 @@ impl Daemon {
             _lock,
             ..
         } = self;
+        let app = api::router(kernel.clone(), ui_dir.as_deref());
+        kernel.set_app(app.clone());
         crate::kernel::module::load_all(&kernel, modules).await;
         let started = NewEvent::new(
             "daemon.started",
@@ -236,7 +238,6 @@ impl Daemon {
             "vyred is serving"
         );
 
-        let app = api::router(kernel.clone(), ui_dir.as_deref());
         let stop = kernel.shutdown_token().clone();
         // Each listener with its own connection cap and the header timeout (`limits`).
         let limits = api::serve::Limits::of(&kernel.config().config.limits);

@@ -26,6 +26,7 @@ const TYPED: &[&[&str]] = &[
     &["sessions", "slots", "per_project"],
     &["limits"],
     &["link"],
+    &["network"],
 ];
 
 /// Leave out the unset keys of the typed sections.

@@ -175,6 +175,8 @@ async fn a_browser_onboards_through_a_one_time_link_and_becomes_the_owners_devic
     assert_eq!(
         sorted,
         [
+            // What "Your address" shows; network.join is not here (it makes a device).
+            "network.status",
             "onboarding.claude",
             "onboarding.done",
             "onboarding.finish",

@@ -76,6 +76,9 @@ pub const ONBOARDING: &str = "onboarding";
 pub const BROWSER: &str = "browser";
 /// A paired Vyre's device (the Mac's, on the box).
 pub const PAIRED: &str = "vyre";
+/// A device on the private network (a phone, a laptop): it is known by its WireGuard key and
+/// the address only its tunnel carries, never by a token (`modules/network`, ADR 0018).
+pub const NETWORK: &str = "network";
 
 /// How often a device's last-seen time is written at most.
 const SEEN_EVERY: Duration = Duration::from_secs(60);
@@ -87,6 +90,8 @@ pub enum CredentialError {
     Invalid,
     #[error("a browser's credential works only from Vyre's own pages, never as a bearer token")]
     BrowserToken,
+    #[error("a network device is known by its tunnel, never by a token")]
+    NetworkToken,
 }
 
 /// What ending the onboarding did to the devices.
@@ -195,6 +200,17 @@ impl Devices {
     ) -> Result<(DeviceRecord, String), ToolError> {
         let (rec, token, _) = self.insert(name, PAIRED, false, Some(public_key)).await?;
         Ok((rec, token))
+    }
+
+    /// Put a device on the private network: known by `public_key` (its WireGuard key). It gets
+    /// no usable token: a request is its own only when it comes through its tunnel.
+    pub async fn add_network(
+        &self,
+        name: &str,
+        public_key: [u8; 32],
+    ) -> Result<DeviceRecord, ToolError> {
+        let (rec, _, _) = self.insert(name, NETWORK, false, Some(public_key)).await?;
+        Ok(rec)
     }
 
     /// Issue a browser's device credential: the token (for its cookie) and its key (for Vyre's
@@ -334,6 +350,9 @@ impl Devices {
         if device.is_browser() {
             return Err(CredentialError::BrowserToken);
         }
+        if device.kind == NETWORK {
+            return Err(CredentialError::NetworkToken);
+        }
         self.touch(&device.id);
         Ok(device)
     }
@@ -342,7 +361,7 @@ impl Devices {
     /// the key compared in constant time. A program's token in a cookie has no key.
     pub fn verify_browser(&self, token: &str, key: &str) -> Result<DeviceRef, CredentialError> {
         match self.find(token) {
-            Some(device) if device.key_matches(key) => {
+            Some(device) if device.kind != NETWORK && device.key_matches(key) => {
                 self.touch(&device.id);
                 Ok(device)
             }
@@ -451,7 +470,7 @@ impl Devices {
     }
 
     /// Record that a device was seen, at most once a minute per device.
-    fn touch(&self, id: &str) {
+    pub fn touch(&self, id: &str) {
         let now = Instant::now();
         {
             let mut seen = self.seen.lock().expect("devices seen");

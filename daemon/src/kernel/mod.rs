@@ -123,6 +123,8 @@ struct Inner {
     providers: Providers,
     /// The user's HOME (whose `~/.claude` holds Claude Code's own history), when not `HOME`.
     user_home: std::sync::OnceLock<PathBuf>,
+    /// The HTTP API as served on vyred's listeners, for a module that adds one (the network).
+    app: std::sync::OnceLock<axum::Router>,
 }
 
 /// The shared state of one vyred. Cheap to clone.
@@ -192,6 +194,7 @@ impl Kernel {
                 capabilities: Capabilities::default(),
                 providers: Providers::default(),
                 user_home: std::sync::OnceLock::new(),
+                app: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -209,6 +212,15 @@ impl Kernel {
             .cloned()
             .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("/"))
+    }
+
+    /// The HTTP API every listener serves, once vyred made it (before the modules start).
+    pub fn app(&self) -> Option<axum::Router> {
+        self.inner.app.get().cloned()
+    }
+
+    pub(crate) fn set_app(&self, app: axum::Router) {
+        let _ = self.inner.app.set(app);
     }
 
     pub(crate) fn set_user_home(&self, home: PathBuf) {

@@ -78,6 +78,9 @@ export const app = $state({
   boxes: {} as Record<string, Box>,
   assistant: null as Agent | null,
   toast: null as { text: string; level: 'info' | 'error' } | null,
+  /** Settings opens "Add a phone or laptop" once it shows (the onboarding's "Add my phone right
+   * after"); Settings clears it. */
+  joinDevice: false,
 });
 
 export function navigate(r: Route, replace = false): void {

@@ -27,6 +27,12 @@ export type PairingCode = ToolOutput<'pairing.code'>;
 export type Device = Schema<'devices.list.DeviceRecord'>;
 /** `pairing.list` on a Mac: a box it is paired with. `name` is what the box calls this machine. */
 export type Pairing = Schema<'pairing.list.Paired'>;
+/** `network.status`: whether the private network is up (or why not), and each device's link. */
+export type NetworkStatus = ToolOutput<'network.status'>;
+/** A device on the private network, as `network.status` says. */
+export type NetworkPeer = Schema<'network.status.PeerStatus'>;
+/** `network.join`: the device, and its configuration (text and QR code), shown once. */
+export type Joined = ToolOutput<'network.join'>;
 /** What `files.preview` shows of a path, by its kind: a text's lines, an image, a binary, a folder. */
 export type Preview = ToolOutput<'files.preview'>;
 

@@ -73,8 +73,8 @@ pub struct ModulesConfig {
     pub disable: Vec<String>,
 }
 
-/// The settings file as written by the user. Sections owned by later modules (`sessions`,
-/// `network`, `me`) are kept as JSON for those modules to read.
+/// The settings file as written by the user. Sections owned by later modules (`me`) are kept
+/// as JSON for those modules to read.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Config {
@@ -89,7 +89,8 @@ pub struct Config {
     pub me: Option<Value>,
     pub transcripts: Option<Vec<String>>,
     pub modules: ModulesConfig,
-    pub network: Option<Value>,
+    /// The private network (phones and laptops reach this vyred through WireGuard).
+    pub network: NetworkConfig,
     /// How Claude Code sessions run (ADR 0030); checked when the file loads.
     pub sessions: SessionsConfig,
     /// The vault's settings: `keystore` is `file` or `keychain`.
@@ -149,6 +150,32 @@ impl LinkConfig {
         };
         allow.push("pairing.unpair".into());
         allow
+    }
+}
+
+/// The `network` section: the private network that devices reach this vyred on (ADR 0018).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct NetworkConfig {
+    /// Bring the network up as vyred starts. Without it, it comes up with the first device
+    /// that joins (`network.join`) and then at every start; `false` keeps it down.
+    pub enabled: Option<bool>,
+    /// The UDP address WireGuard listens on; default `0.0.0.0:51820`.
+    pub listen: Option<std::net::SocketAddr>,
+    /// Where devices reach this machine, `host:port` (its public name or address and the UDP
+    /// port as seen from outside), written into each device's configuration.
+    pub endpoint: Option<String>,
+    /// This vyred's name on the network, e.g. `alex.vyre.run`: it answers to it besides its
+    /// network address.
+    pub address: Option<String>,
+}
+
+impl NetworkConfig {
+    pub const DEFAULT_PORT: u16 = 51820;
+
+    pub fn listen(&self) -> std::net::SocketAddr {
+        self.listen
+            .unwrap_or_else(|| std::net::SocketAddr::from(([0, 0, 0, 0], Self::DEFAULT_PORT)))
     }
 }
 

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Health, Manifest, StartError};
+use super::{Health, Manifest, ModuleVault, StartError};
 use crate::kernel::contracts::Capability;
 use crate::kernel::events::{Event, Filter, Follower, NewEvent};
 use crate::kernel::store::{Migration, StoreError, WriteTx};
@@ -108,10 +108,10 @@ impl ToolDef {
 /// A module's handle on the kernel. Cloneable; clones share everything.
 #[derive(Clone)]
 pub struct Ctx {
-    name: Arc<str>,
-    manifest: Arc<Manifest>,
+    pub(super) name: Arc<str>,
+    pub(super) manifest: Arc<Manifest>,
     health: Health,
-    kernel: Kernel,
+    pub(super) kernel: Kernel,
     shutdown: CancellationToken,
 }
 
@@ -320,6 +320,24 @@ impl Ctx {
         self.shutdown.clone()
     }
 
+    /// Serve the HTTP API on `listener` as vyred serves it on its own, until `stop` (a child of
+    /// [`Ctx::shutdown`], so it also fires when vyred stops): the network's listener, inside
+    /// its tunnel.
+    pub fn serve<L>(&self, listener: L, stop: CancellationToken) -> Result<(), String>
+    where
+        L: crate::surfaces::api::serve::Serves,
+    {
+        let app = self
+            .kernel
+            .app()
+            .ok_or("vyred has no HTTP API to serve yet")?;
+        let limits = crate::surfaces::api::serve::Limits::of(&self.kernel.config().config.limits);
+        self.spawn(crate::surfaces::api::serve::serve(
+            listener, app, limits, stop,
+        ));
+        Ok(())
+    }
+
     /// A tracing span naming this module, for its log lines.
     pub fn span(&self) -> tracing::Span {
         tracing::info_span!("module", name = %self.name)
@@ -516,79 +534,5 @@ impl ModuleEvents {
                 }
             }
         });
-    }
-}
-
-/// A module's view of the vault.
-pub struct ModuleVault {
-    ctx: Ctx,
-}
-
-impl ModuleVault {
-    /// The value of item `name`. Refused unless the manifest declares it under `needs.vault`
-    /// (exactly, or by a prefix written `name*`) and a person granted it to this module.
-    pub async fn fetch(
-        &self,
-        name: &str,
-    ) -> Result<
-        crate::kernel::contracts::secret::VaultValue,
-        crate::kernel::contracts::vault::VaultError,
-    > {
-        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
-        let declared = self
-            .ctx
-            .manifest
-            .needs
-            .vault
-            .iter()
-            .any(|d| match d.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => d == name,
-            });
-        if !declared {
-            return Err(VaultError::NotDeclared {
-                module: self.ctx.name.to_string(),
-                item: name.to_string(),
-            });
-        }
-        let vault = self.ctx.get::<dyn VaultAccess>().ok_or_else(|| {
-            VaultError::Unavailable(
-                self.ctx
-                    .kernel
-                    .modules()
-                    .snapshot()
-                    .into_iter()
-                    .find(|m| m.name == "vault")
-                    .and_then(|m| m.reason)
-                    .unwrap_or_else(|| "the vault module is not running".into()),
-            )
-        })?;
-        vault
-            .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
-            .await
-    }
-
-    /// The value of item `name` for agent `agent`: refused unless this module runs agents
-    /// (`does.agents` in its manifest) and a person granted the item to `agent:<agent>`.
-    pub async fn fetch_for_agent(
-        &self,
-        agent: &str,
-        name: &str,
-    ) -> Result<
-        crate::kernel::contracts::secret::VaultValue,
-        crate::kernel::contracts::vault::VaultError,
-    > {
-        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
-        if !self.ctx.manifest.does.agents {
-            return Err(VaultError::NotDeclared {
-                module: self.ctx.name.to_string(),
-                item: name.to_string(),
-            });
-        }
-        let vault = self
-            .ctx
-            .get::<dyn VaultAccess>()
-            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
-        vault.fetch(&Grantee::Agent(agent.to_string()), name).await
     }
 }

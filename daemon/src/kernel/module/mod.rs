@@ -4,10 +4,12 @@
 mod ctx;
 mod loader;
 mod manifest;
+mod vault_handle;
 
-pub use ctx::{Ctx, ModuleEvents, ModuleStore, ModuleVault, ToolDef};
+pub use ctx::{Ctx, ModuleEvents, ModuleStore, ToolDef};
 pub use loader::{ModuleState, ModuleStatus, ModuleTable, load_all};
 pub use manifest::Manifest;
+pub use vault_handle::ModuleVault;
 
 use std::future::Future;
 use std::pin::Pin;

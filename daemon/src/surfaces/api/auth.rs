@@ -27,6 +27,17 @@ pub enum Peer {
         thread: String,
         facts: Arc<PeerFacts>,
     },
+    /// The private network: a connection that came through a device's WireGuard tunnel, from
+    /// the address only that tunnel carries (`modules/network`). The device is this, and only
+    /// this; no header or cookie can change it.
+    Network {
+        device: String,
+        addr: SocketAddr,
+        /// The names this vyred answers to on the network (its address, its name).
+        hosts: Arc<[String]>,
+        /// Cancelled when the device leaves the network: the connection ends at once.
+        cut: tokio_util::sync::CancellationToken,
+    },
 }
 
 impl Peer {
@@ -35,6 +46,19 @@ impl Peer {
         Peer::Socket {
             facts: Arc::new(PeerFacts::of(stream)),
         }
+    }
+
+    /// What ends this connection early: its device leaving the network.
+    pub fn cut(&self) -> Option<&tokio_util::sync::CancellationToken> {
+        match self {
+            Peer::Network { cut, .. } => Some(cut),
+            _ => None,
+        }
+    }
+
+    /// Whether a browser may be on the other end (loopback HTTP, or a device on the network).
+    pub fn is_http(&self) -> bool {
+        matches!(self, Peer::Tcp(_) | Peer::Network { .. })
     }
 }
 
@@ -81,8 +105,23 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
             )),
             Verdict::Refused { code, message } => Err(ApiError::forbidden(code, message)),
         },
+        Peer::Network { device, .. } => {
+            check_browser_headers(peer, headers)?;
+            let Some(device) = kernel.devices().active(device) else {
+                return Err(ApiError::unauthorized(
+                    "invalid_credential",
+                    "this device was removed from the network",
+                ));
+            };
+            kernel.devices().touch(&device.id);
+            Ok(Caller::Device {
+                id: device.id,
+                name: device.name,
+                kind: device.kind,
+            })
+        }
         Peer::Tcp(_) => {
-            check_browser_headers(headers)?;
+            check_browser_headers(peer, headers)?;
             let device = tcp_device(kernel, headers)?;
             // An onboarding device is good only while there is no owner: finishing revokes the
             // others, and this holds even for one a race let through.
@@ -117,6 +156,7 @@ fn tcp_device(kernel: &Kernel, headers: &HeaderMap) -> Result<DeviceRef, ApiErro
         let code = match e {
             CredentialError::Invalid => "invalid_credential",
             CredentialError::BrowserToken => "browser_credential",
+            CredentialError::NetworkToken => "network_credential",
         };
         ApiError::unauthorized(code, e.to_string())
     };
@@ -200,9 +240,13 @@ fn kernel_uid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// Refuse requests a browser on another site could make: a Host that is not loopback (DNS
-/// rebinding) and an Origin that is not this very address.
-pub fn check_browser_headers(headers: &HeaderMap) -> Result<(), ApiError> {
+/// Refuse requests a browser on another site could make: a Host that is not this vyred's
+/// (DNS rebinding), an Origin that is not this very address, and a fetch the browser itself
+/// says came from another site. On loopback vyred's hosts are `127.0.0.1`, `localhost` and
+/// `[::1]`; on the network, its network address and its name. Over the network this is what
+/// stands between a page on another site, open in the phone's browser, and the person's
+/// rights: the tunnel vouches for the phone, not for every page it shows.
+pub fn check_browser_headers(peer: &Peer, headers: &HeaderMap) -> Result<(), ApiError> {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
@@ -211,24 +255,48 @@ pub fn check_browser_headers(headers: &HeaderMap) -> Result<(), ApiError> {
         Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
         _ => host,
     };
-    if !matches!(hostname, "127.0.0.1" | "localhost" | "[::1]") {
+    let (ours, schemes): (bool, &[&str]) = match peer {
+        Peer::Network { hosts, .. } => (
+            hosts.iter().any(|h| h.eq_ignore_ascii_case(hostname)),
+            &["http://", "https://"],
+        ),
+        _ => (
+            matches!(hostname, "127.0.0.1" | "localhost" | "[::1]"),
+            &["http://"],
+        ),
+    };
+    if !ours {
         return Err(ApiError::forbidden(
             "bad_host",
-            "vyred answers only requests addressed to 127.0.0.1 or localhost",
+            match peer {
+                Peer::Network { .. } => {
+                    "vyred answers on the network only requests addressed to its own address or name"
+                }
+                _ => "vyred answers only requests addressed to 127.0.0.1 or localhost",
+            },
         ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
-        let same = origin
-            .to_str()
-            .ok()
-            .and_then(|o| o.strip_prefix("http://"))
-            .is_some_and(|o| o == host);
+        let same = origin.to_str().ok().is_some_and(|o| {
+            schemes.iter().any(|scheme| {
+                o.strip_prefix(scheme)
+                    .is_some_and(|o| o.eq_ignore_ascii_case(host))
+            })
+        });
         if !same {
             return Err(ApiError::forbidden(
                 "cross_origin",
                 "cross-origin requests are refused",
             ));
         }
+    }
+    if let Some(site) = headers.get("sec-fetch-site")
+        && !matches!(site.to_str().unwrap_or(""), "same-origin" | "none")
+    {
+        return Err(ApiError::forbidden(
+            "cross_origin",
+            "requests from another site are refused",
+        ));
     }
     Ok(())
 }

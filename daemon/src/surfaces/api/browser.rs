@@ -47,6 +47,10 @@ fn json_body<T: for<'de> Deserialize<'de>>(bytes: &Bytes) -> Result<T, ApiError>
 fn tcp_only(peer: &Peer) -> Result<(), ApiError> {
     match peer {
         Peer::Tcp(_) => Ok(()),
+        Peer::Network { .. } => Err(ApiError::bad_request(
+            "network_device",
+            "a device on the network is known by its tunnel: it needs no sign-in",
+        )),
         Peer::Socket { .. } | Peer::Session { .. } => Err(ApiError::bad_request(
             "browsers_only",
             "this route is for browsers over HTTP",
@@ -60,8 +64,10 @@ pub async fn session(
     ConnectInfo(peer): ConnectInfo<Peer>,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    tcp_only(&peer)?;
-    auth::check_browser_headers(&headers)?;
+    if !peer.is_http() {
+        tcp_only(&peer)?;
+    }
+    auth::check_browser_headers(&peer, &headers)?;
     let (device, problem) = match auth::resolve(&kernel, &peer, &headers) {
         Ok(Caller::Device { id, name, kind }) => {
             (Some(json!({ "id": id, "name": name, "kind": kind })), None)
@@ -105,7 +111,7 @@ pub async fn redeem(
     body: Bytes,
 ) -> Result<Response, ApiError> {
     tcp_only(&peer)?;
-    auth::check_browser_headers(&headers)?;
+    auth::check_browser_headers(&peer, &headers)?;
     let input: RedeemInput = json_body(&body)?;
     let owner = kernel.owner().clone();
     let link = kernel

@@ -19,8 +19,8 @@ pub async fn download(
     headers: HeaderMap,
     Path(token): Path<String>,
 ) -> Result<Response, ApiError> {
-    if let Peer::Tcp(_) = peer {
-        auth::check_browser_headers(&headers)?;
+    if peer.is_http() {
+        auth::check_browser_headers(&peer, &headers)?;
     }
     let Some(downloads) = kernel.get::<dyn Downloads>() else {
         return Err(ApiError::new(

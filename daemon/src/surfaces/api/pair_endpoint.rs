@@ -32,8 +32,8 @@ pub async fn pair(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    if let Peer::Tcp(_) = peer {
-        auth::check_browser_headers(&headers)?;
+    if peer.is_http() {
+        auth::check_browser_headers(&peer, &headers)?;
     }
     let input: PairInput = serde_json::from_slice(&body).map_err(|e| {
         ApiError::bad_request("invalid_input", format!("the body is not valid: {e}"))

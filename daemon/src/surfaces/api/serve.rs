@@ -123,6 +123,8 @@ async fn connection<I>(
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    // A device that leaves the network loses its connections at once, mid-answer or not.
+    let cut = peer.cut().cloned().unwrap_or_default();
     let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
         req.extensions_mut().insert(ConnectInfo(peer.clone()));
         app.clone().oneshot(req)
@@ -135,6 +137,10 @@ async fn connection<I>(
     tokio::pin!(conn);
     let ended = tokio::select! {
         ended = conn.as_mut() => ended,
+        () = cut.cancelled() => {
+            tracing::debug!("a connection was cut: its device left the network");
+            return;
+        }
         () = stop.cancelled() => {
             conn.as_mut().graceful_shutdown();
             conn.await

@@ -219,6 +219,9 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
     // with their transcripts and work) kept.
     let sessions_volume = format!("{CONTAINER}-sessions");
     let publish = format!("127.0.0.1:{}:4477", add.remote_port);
+    // The private network's WireGuard port, on every interface: phones reach it from anywhere,
+    // and it answers nothing to a key vyred did not issue (ADR 0018).
+    let wireguard = "51820:51820/udp";
     let home_mount = format!("{CONTAINER}:/var/lib/vyre");
     let sessions_mount = format!("{sessions_volume}:/home/vyre-session");
     let run = [
@@ -247,6 +250,8 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
                     "unless-stopped",
                     "-p",
                     &publish,
+                    "-p",
+                    wireguard,
                     "-v",
                     &home_mount,
                     "-v",

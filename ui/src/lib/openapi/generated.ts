@@ -291,6 +291,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/network.join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put a device (a phone, a laptop) on the private network: a WireGuard key and an address for it, returned once as the configuration its WireGuard app imports (text and QR code). Brings the network up if it is down. */
+        post: operations["network.join"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/network.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whether the private network is up (or why not), this vyred's address on it, and each device's link. */
+        post: operations["network.status"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/onboarding.claude": {
         parameters: {
             query?: never;
@@ -1694,6 +1728,35 @@ export interface components {
             path: string;
             /** @description The root it is under, as `files.roots` shows it. */
             root: string;
+        };
+        /** @description A device as lists show it. Never carries the token. */
+        "network.join.DeviceRecord": {
+            /** Format: int64 */
+            created_at: number;
+            id: string;
+            kind: string;
+            /** Format: int64 */
+            last_seen_at: number | null;
+            name: string;
+            /** Format: int64 */
+            revoked_at: number | null;
+        };
+        /** @description What `network.status` says about a device. */
+        "network.status.PeerStatus": {
+            address: string;
+            /** @description Whether it has a live session (it spoke within the last three minutes). */
+            connected: boolean;
+            device: string;
+            /** @description Where it last spoke from. */
+            endpoint: string | null;
+            /**
+             * Format: uint64
+             * @description Seconds since its last packet, if it ever sent one since vyred started.
+             */
+            last_packet_s: number | null;
+            name: string;
+            /** @description The device's WireGuard public key. */
+            public_key: string;
         };
         /** @description The assistant agent, as `agents.list` lists it. */
         "onboarding.claude.Assistant": {
@@ -3570,6 +3633,117 @@ export interface operations {
                         data: {
                             /** @description What the hook prints for Claude Code; nothing when it has nothing to say. */
                             output: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "network.join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where devices reach this machine, host:port (its public name or address and the UDP
+                     *     port as seen from outside). Kept for the next device; default `network.endpoint`.
+                     */
+                    endpoint?: string | null;
+                    /** @description What the device is, e.g. "phone". */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Joined */
+                        data: {
+                            /** @description The device's address on the network. */
+                            address: string;
+                            /**
+                             * @description Its WireGuard configuration, shown this once (it holds the device's private key):
+                             *     import it in the WireGuard app, or scan `qr_svg`.
+                             */
+                            config: string;
+                            device: components["schemas"]["network.join.DeviceRecord"];
+                            /** @description The configuration as a QR code (SVG), for the WireGuard app's "scan from QR code". */
+                            qr_svg: string;
+                            /** @description Where the web app opens once the tunnel is on. */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "network.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Status */
+                        data: {
+                            /** @description This vyred's address on the network. */
+                            address: string | null;
+                            devices: components["schemas"]["network.status.PeerStatus"][];
+                            /** @description Where devices reach this machine (their configuration's Endpoint), once known. */
+                            endpoint: string | null;
+                            /** @description The UDP address WireGuard listens on. */
+                            listen: string;
+                            /** @description This vyred's WireGuard public key. */
+                            public_key: string | null;
+                            /** @description The network, e.g. 100.71.12.0/24. */
+                            subnet: string | null;
+                            /** @description Whether the network is up: WireGuard listening and the API served inside it. */
+                            up: boolean;
+                            /** @description The web app's address on the network. */
+                            url: string | null;
+                            /** @description Why it is down, when it tried to come up and could not. */
+                            why: string | null;
                         };
                     };
                 };

@@ -1,0 +1,77 @@
+//! A module's view of the vault: the items its manifest declares, released one at a time.
+
+use super::ctx::Ctx;
+
+/// A module's view of the vault.
+pub struct ModuleVault {
+    pub(super) ctx: Ctx,
+}
+
+impl ModuleVault {
+    /// The value of item `name`. Refused unless the manifest declares it under `needs.vault`
+    /// (exactly, or by a prefix written `name*`) and a person granted it to this module.
+    pub async fn fetch(
+        &self,
+        name: &str,
+    ) -> Result<
+        crate::kernel::contracts::secret::VaultValue,
+        crate::kernel::contracts::vault::VaultError,
+    > {
+        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
+        let declared = self
+            .ctx
+            .manifest
+            .needs
+            .vault
+            .iter()
+            .any(|d| match d.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => d == name,
+            });
+        if !declared {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        let vault = self.ctx.get::<dyn VaultAccess>().ok_or_else(|| {
+            VaultError::Unavailable(
+                self.ctx
+                    .kernel
+                    .modules()
+                    .snapshot()
+                    .into_iter()
+                    .find(|m| m.name == "vault")
+                    .and_then(|m| m.reason)
+                    .unwrap_or_else(|| "the vault module is not running".into()),
+            )
+        })?;
+        vault
+            .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
+            .await
+    }
+
+    /// The value of item `name` for agent `agent`: refused unless this module runs agents
+    /// (`does.agents` in its manifest) and a person granted the item to `agent:<agent>`.
+    pub async fn fetch_for_agent(
+        &self,
+        agent: &str,
+        name: &str,
+    ) -> Result<
+        crate::kernel::contracts::secret::VaultValue,
+        crate::kernel::contracts::vault::VaultError,
+    > {
+        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
+        if !self.ctx.manifest.does.agents {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        let vault = self
+            .ctx
+            .get::<dyn VaultAccess>()
+            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
+        vault.fetch(&Grantee::Agent(agent.to_string()), name).await
+    }
+}

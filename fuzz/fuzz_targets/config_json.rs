@@ -27,6 +27,7 @@ const TYPED: &[&[&str]] = &[
     &["limits"],
     &["link"],
     &["network"],
+    &["names"],
 ];
 
 /// Leave out the unset keys of the typed sections.

@@ -22,6 +22,7 @@ mod lifecycle;
 mod link;
 mod mcp;
 mod modules;
+mod names;
 mod network;
 mod openapi;
 mod pairing;

@@ -16,30 +16,30 @@ use serde_json::Value;
 use crate::support::{BIN, TempHome, wait_until};
 
 /// A network namespace, removed (with every process in it) on drop.
-struct Ns(String);
+pub struct Ns(pub String);
 
 impl Ns {
-    fn new(name: String) -> Ns {
+    pub fn new(name: String) -> Ns {
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         run("ip", &["netns", "add", &name]);
         Ns(name)
     }
 
     /// A command run inside the namespace.
-    fn cmd(&self, program: &str) -> Command {
+    pub fn cmd(&self, program: &str) -> Command {
         let mut c = Command::new("ip");
         c.args(["netns", "exec", &self.0, program]);
         c
     }
 
-    fn ip(&self, args: &[&str]) {
+    pub fn ip(&self, args: &[&str]) {
         let mut all = vec!["-n", self.0.as_str()];
         all.extend_from_slice(args);
         run("ip", &all);
     }
 
     /// `curl` from inside the namespace: its exit code and what it printed.
-    fn curl(&self, args: &[&str]) -> (i32, String) {
+    pub fn curl(&self, args: &[&str]) -> (i32, String) {
         let out = self
             .cmd("curl")
             .args(["-sS", "-m", "5"])
@@ -65,7 +65,7 @@ impl Drop for Ns {
     }
 }
 
-fn run(program: &str, args: &[&str]) -> Output {
+pub fn run(program: &str, args: &[&str]) -> Output {
     let out = Command::new(program).args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -75,7 +75,7 @@ fn run(program: &str, args: &[&str]) -> Output {
     out
 }
 
-fn have(program: &str) -> bool {
+pub fn have(program: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {program}")])
         .output()
@@ -83,7 +83,7 @@ fn have(program: &str) -> bool {
 }
 
 /// Set the phone's tunnel to `config` (a configuration `network.join` gave) on `wg`.
-fn configure(phone: &Ns, wg: &str, config: &str, dir: &Path) {
+pub fn configure(phone: &Ns, wg: &str, config: &str, dir: &Path) {
     let file = dir.join(format!("{wg}.conf"));
     std::fs::write(&file, config).unwrap();
     let stripped = run("wg-quick", &["strip", file.to_str().unwrap()]);
@@ -101,7 +101,7 @@ fn configure(phone: &Ns, wg: &str, config: &str, dir: &Path) {
     );
 }
 
-fn field(config: &str, key: &str) -> String {
+pub fn field(config: &str, key: &str) -> String {
     config
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{key} = ")))
@@ -195,17 +195,21 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
     let phone_ip = joined["address"].as_str().unwrap().to_string();
     let laptop_ip = laptop["address"].as_str().unwrap().to_string();
 
-    // The phone's tunnel, by the real wireguard-go, from the configuration it was given.
-    let out = phone.cmd("wireguard-go").arg("wg0").output().unwrap();
+    // The phone's tunnel, by the real wireguard-go, from the configuration it was given. Its
+    // control socket is named by the interface in a folder all namespaces share: a name of
+    // this test's own.
+    let wg = format!("vwa{tag}");
+    let wg = wg.as_str();
+    let out = phone.cmd("wireguard-go").arg(wg).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    configure(&phone, "wg0", config, &home.dir);
-    phone.ip(&["addr", "add", &format!("{phone_ip}/32"), "dev", "wg0"]);
-    phone.ip(&["link", "set", "wg0", "up"]);
-    phone.ip(&["route", "add", &format!("{box_ip}/32"), "dev", "wg0"]);
+    configure(&phone, wg, config, &home.dir);
+    phone.ip(&["addr", "add", &format!("{phone_ip}/32"), "dev", wg]);
+    phone.ip(&["link", "set", wg, "up"]);
+    phone.ip(&["route", "add", &format!("{box_ip}/32"), "dev", wg]);
     let base = format!("http://{box_ip}");
 
     // The web app, and the API as the phone's device: no cookie, no token.
@@ -273,7 +277,7 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
     assert_eq!(code, 7, "outside the tunnel, the connection is refused");
 
     // A device posing as another (the laptop's address, from the phone's tunnel): dropped.
-    phone.ip(&["addr", "add", &format!("{laptop_ip}/32"), "dev", "wg0"]);
+    phone.ip(&["addr", "add", &format!("{laptop_ip}/32"), "dev", wg]);
     let (code, body) = phone.curl(&[
         "-m",
         "3",
@@ -285,7 +289,7 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
         code, 0,
         "a packet from another device's address is dropped: {body}"
     );
-    phone.ip(&["addr", "del", &format!("{laptop_ip}/32"), "dev", "wg0"]);
+    phone.ip(&["addr", "del", &format!("{laptop_ip}/32"), "dev", wg]);
 
     // Revoked mid-stream: the phone's event stream is cut, nothing after it reaches the phone,
     // and the phone's tunnel is dead.
@@ -334,8 +338,8 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
         &field(laptop["config"].as_str().unwrap(), "PrivateKey"),
         stranger.trim(),
     );
-    configure(&phone, "wg0", &stranger_config, &home.dir);
-    phone.ip(&["addr", "add", &format!("{laptop_ip}/32"), "dev", "wg0"]);
+    configure(&phone, wg, &stranger_config, &home.dir);
+    phone.ip(&["addr", "add", &format!("{laptop_ip}/32"), "dev", wg]);
     let (code, _) = phone.curl(&[
         "-m",
         "3",
@@ -346,7 +350,7 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
     assert_ne!(code, 0, "a key vyred did not issue gets nowhere");
 
     // And the laptop's own key, the control: the same tunnel with an issued key gets in.
-    configure(&phone, "wg0", laptop["config"].as_str().unwrap(), &home.dir);
+    configure(&phone, wg, laptop["config"].as_str().unwrap(), &home.dir);
     let (code, session) = phone.curl(&["--interface", &laptop_ip, &format!("{base}/v1/session")]);
     assert_eq!(code, 0);
     let session: Value = serde_json::from_str(&session).unwrap();

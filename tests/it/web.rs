@@ -175,7 +175,9 @@ async fn a_browser_onboards_through_a_one_time_link_and_becomes_the_owners_devic
     assert_eq!(
         sorted,
         [
-            // What "Your address" shows; network.join is not here (it makes a device).
+            // What "Your address" shows; network.join and names.claim are not here (the one
+            // makes a device, the other needs the owner).
+            "names.status",
             "network.status",
             "onboarding.claude",
             "onboarding.done",

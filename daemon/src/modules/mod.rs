@@ -3,6 +3,7 @@
 pub mod devices;
 pub mod files;
 pub mod harness;
+pub mod names;
 pub mod network;
 pub mod onboarding;
 pub mod pairing;
@@ -42,5 +43,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::onboarding::OnboardingModule),
         Arc::new(crate::modules::pairing::PairingModule),
         Arc::new(crate::modules::network::NetworkModule),
+        Arc::new(crate::modules::names::NamesModule),
     ]
 }

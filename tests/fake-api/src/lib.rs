@@ -29,6 +29,8 @@
 //!
 //! Every request is recorded (path, headers of interest, body) for assertions.
 
+pub mod directory;
+
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

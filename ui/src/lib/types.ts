@@ -33,6 +33,9 @@ export type NetworkStatus = ToolOutput<'network.status'>;
 export type NetworkPeer = Schema<'network.status.PeerStatus'>;
 /** `network.join`: the device, and its configuration (text and QR code), shown once. */
 export type Joined = ToolOutput<'network.join'>;
+/** `names.status` (and what `names.claim`, `names.renew` answer): this Vyre's name and its
+ * certificate; every field null before a claim. */
+export type NameStatus = ToolOutput<'names.status'>;
 /** What `files.preview` shows of a path, by its kind: a text's lines, an image, a binary, a folder. */
 export type Preview = ToolOutput<'files.preview'>;
 

@@ -91,6 +91,8 @@ pub struct Config {
     pub modules: ModulesConfig,
     /// The private network (phones and laptops reach this vyred through WireGuard).
     pub network: NetworkConfig,
+    /// This vyred's name and its certificate.
+    pub names: NamesConfig,
     /// How Claude Code sessions run (ADR 0030); checked when the file loads.
     pub sessions: SessionsConfig,
     /// The vault's settings: `keystore` is `file` or `keychain`.
@@ -177,6 +179,21 @@ impl NetworkConfig {
         self.listen
             .unwrap_or_else(|| std::net::SocketAddr::from(([0, 0, 0, 0], Self::DEFAULT_PORT)))
     }
+}
+
+/// The `names` section: where the name directory and the certificate authority are.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct NamesConfig {
+    /// The name directory; default `https://vyre.run`.
+    pub directory: Option<String>,
+    /// The ACME directory of the certificate authority; default Let's Encrypt's.
+    pub acme: Option<String>,
+    /// A PEM file with the one root the ACME server's own HTTPS is checked against, instead of
+    /// the system's (a test CA such as pebble).
+    pub acme_ca: Option<std::path::PathBuf>,
+    /// Days before expiry the certificate is renewed; default 30.
+    pub renew_days: Option<u32>,
 }
 
 /// The `limits` section (issue 17: bounded work per request). Checked as the file loads.

@@ -15,6 +15,7 @@
 //! - [`sockets`]: each session's own socket, opened by the HTTP surface for the sessions layer.
 
 pub mod auth;
+pub mod certificates;
 pub mod downloads;
 pub mod harness;
 pub mod provider;

@@ -30,6 +30,7 @@ use serde_json::json;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::kernel::contracts::certificates::Certificates;
 use crate::kernel::device_tokens::DeviceRecord;
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
@@ -52,8 +53,10 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
     );",
 }];
 
-/// The port the API is served on inside the tunnel.
+/// The ports the API is served on inside the tunnel: HTTP, and HTTPS once `names` has a
+/// certificate.
 pub const HTTP_PORT: u16 = 80;
+pub const HTTPS_PORT: u16 = 443;
 /// Packets queued between the tunnel and the stack, each way.
 const QUEUE: usize = 1024;
 
@@ -184,20 +187,37 @@ impl Network {
         let (outbound_tx, outbound_rx) = mpsc::channel(QUEUE);
         let net = stack::start(address, plan::PREFIX, inbound_rx, outbound_tx);
         let stop = self.ctx.shutdown().child_token();
-        let mut hosts = vec![address.to_string()];
-        if let Some(name) = &self.ctx.config().network.address {
-            hosts.push(name.clone());
-        }
-        let listener = stack::NetListener::bind(
-            &net,
-            address,
-            HTTP_PORT,
-            peers.clone(),
-            hosts.into(),
-            stop.clone(),
-        )
-        .await
-        .map_err(|e| format!("cannot listen inside the network: {e}"))?;
+        let (ctx, configured) = (self.ctx.clone(), self.ctx.config().network.address.clone());
+        // The names a request may give: the address, the configured name, and the names there
+        // are certificates for (`names`), read per connection.
+        let hosts: stack::Hosts = Arc::new(move || {
+            let mut hosts = vec![address.to_string()];
+            hosts.extend(configured.clone());
+            if let Some(certs) = ctx.get::<dyn Certificates>() {
+                hosts.extend(certs.names());
+            }
+            hosts.into()
+        });
+        let ctx = self.ctx.clone();
+        let tls: stack::TlsSource =
+            Arc::new(move || ctx.get::<dyn Certificates>()?.server_config());
+        let bind = |port, tls| {
+            stack::NetListener::bind(
+                &net,
+                address,
+                port,
+                peers.clone(),
+                hosts.clone(),
+                tls,
+                stop.clone(),
+            )
+        };
+        let plain = bind(HTTP_PORT, None)
+            .await
+            .map_err(|e| format!("cannot listen inside the network: {e}"))?;
+        let secure = bind(HTTPS_PORT, Some(tls))
+            .await
+            .map_err(|e| format!("cannot listen inside the network: {e}"))?;
         self.ctx.spawn(tunnel::run(
             Arc::new(udp),
             peers.clone(),
@@ -205,7 +225,8 @@ impl Network {
             outbound_rx,
             stop.clone(),
         ));
-        self.ctx.serve(listener, stop.clone())?;
+        self.ctx.serve(plain, stop.clone())?;
+        self.ctx.serve(secure, stop.clone())?;
         tracing::info!(%address, %listen, "the network is up");
         let _ = self
             .ctx

@@ -10,7 +10,11 @@
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio_rustls::rustls::ServerConfig;
 
 use futures_util::{Sink, Stream};
 use smoltcp::iface::Config;
@@ -99,9 +103,61 @@ pub fn start(
     Net::new(pipe, config)
 }
 
+/// The TLS configuration a port serves with, read per connection (a renewed certificate is
+/// served at once); `None` closes the connection.
+pub type TlsSource = Arc<dyn Fn() -> Option<Arc<ServerConfig>> + Send + Sync>;
+/// The names a request may give as its `Host`, read per connection.
+pub type Hosts = Arc<dyn Fn() -> Arc<[String]> + Send + Sync>;
+/// How long a TLS handshake may take.
+const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A connection on the network: plain HTTP, or HTTPS.
+pub enum NetIo {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for NetIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            NetIo::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for NetIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            NetIo::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            NetIo::Plain(s) => Pin::new(s).poll_flush(cx),
+            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            NetIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The connections to one port of the stack, each with the device it came from.
 pub struct NetListener {
-    accepted: mpsc::Receiver<(TcpStream, Peer)>,
+    accepted: mpsc::Receiver<(NetIo, Peer)>,
     local: SocketAddr,
 }
 
@@ -113,14 +169,21 @@ impl NetListener {
         address: Ipv4Addr,
         port: u16,
         peers: Peers,
-        hosts: std::sync::Arc<[String]>,
+        hosts: Hosts,
+        tls: Option<TlsSource>,
         stop: CancellationToken,
     ) -> io::Result<NetListener> {
         let local = SocketAddr::from((address, port));
         let (tx, accepted) = mpsc::channel(BACKLOG);
         for _ in 0..BACKLOG {
             let mut listener = net.tcp_bind(local).await?;
-            let (tx, peers, hosts, stop) = (tx.clone(), peers.clone(), hosts.clone(), stop.clone());
+            let (tx, peers, hosts, tls, stop) = (
+                tx.clone(),
+                peers.clone(),
+                hosts.clone(),
+                tls.clone(),
+                stop.clone(),
+            );
             tokio::spawn(async move {
                 loop {
                     let accepted = tokio::select! {
@@ -142,12 +205,31 @@ impl NetListener {
                     let peer = Peer::Network {
                         device: peer.device.clone(),
                         addr: from.into(),
-                        hosts: hosts.clone(),
+                        hosts: hosts(),
                         cut: peer.cut.clone(),
                     };
-                    if tx.send((stream, peer)).await.is_err() {
-                        return;
-                    }
+                    let Some(tls) = &tls else {
+                        if tx.send((NetIo::Plain(stream), peer)).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    };
+                    let Some(config) = tls() else {
+                        tracing::debug!("no certificate yet: an HTTPS connection was closed");
+                        continue;
+                    };
+                    // The handshake runs on its own, so a slow one holds up no other.
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        let acceptor = tokio_rustls::TlsAcceptor::from(config);
+                        match tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await {
+                            Ok(Ok(tls)) => {
+                                let _ = tx.send((NetIo::Tls(Box::new(tls)), peer)).await;
+                            }
+                            Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
+                            Err(_) => tracing::debug!("a TLS handshake took too long"),
+                        }
+                    });
                 }
             });
         }
@@ -156,7 +238,7 @@ impl NetListener {
 }
 
 impl axum::serve::Listener for NetListener {
-    type Io = TcpStream;
+    type Io = NetIo;
     type Addr = Peer;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {

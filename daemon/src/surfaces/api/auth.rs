@@ -107,6 +107,7 @@ pub fn resolve(kernel: &Kernel, peer: &Peer, headers: &HeaderMap) -> Result<Call
         },
         Peer::Network { device, .. } => {
             check_browser_headers(peer, headers)?;
+            check_fetch_site(headers)?;
             let Some(device) = kernel.devices().active(device) else {
                 return Err(ApiError::unauthorized(
                     "invalid_credential",
@@ -241,8 +242,7 @@ fn kernel_uid() -> u32 {
 }
 
 /// Refuse requests a browser on another site could make: a Host that is not this vyred's
-/// (DNS rebinding), an Origin that is not this very address, and a fetch the browser itself
-/// says came from another site. On loopback vyred's hosts are `127.0.0.1`, `localhost` and
+/// (DNS rebinding) and an Origin that is not this very address. On loopback vyred's hosts are `127.0.0.1`, `localhost` and
 /// `[::1]`; on the network, its network address and its name. Over the network this is what
 /// stands between a page on another site, open in the phone's browser, and the person's
 /// rights: the tunnel vouches for the phone, not for every page it shows.
@@ -290,6 +290,13 @@ pub fn check_browser_headers(peer: &Peer, headers: &HeaderMap) -> Result<(), Api
             ));
         }
     }
+    Ok(())
+}
+
+/// A request that a browser says came from another site: refused where the connection alone
+/// makes the caller someone (the network's tunnel), since the page that sent it is not the
+/// person's. A download link (`/v1/files/<token>`) carries its own credential and does not ask.
+fn check_fetch_site(headers: &HeaderMap) -> Result<(), ApiError> {
     if let Some(site) = headers.get("sec-fetch-site")
         && !matches!(site.to_str().unwrap_or(""), "same-origin" | "none")
     {

@@ -291,6 +291,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/names.claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim your name (alex makes alex.vyre.run), point it at this Vyre's address on the private network, get its certificate (ACME, DNS-01) and serve HTTPS at it. */
+        post: operations["names.claim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/names.renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Renew the name's certificate now. */
+        post: operations["names.renew"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/names.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** This Vyre's name, its certificate's expiry and when it renews. */
+        post: operations["names.status"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/network.join": {
         parameters: {
             query?: never;
@@ -3633,6 +3684,171 @@ export interface operations {
                         data: {
                             /** @description What the hook prints for Claude Code; nothing when it has nothing to say. */
                             output: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "names.claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The name to claim: `alex` makes `alex.vyre.run`. Lowercase letters, digits and inner
+                     *     hyphens.
+                     */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Status */
+                        data: {
+                            /** @description What went wrong with the last claim or renewal, if it did. */
+                            error: string | null;
+                            /** @description The name, e.g. alex.vyre.run, once claimed. */
+                            fqdn: string | null;
+                            /**
+                             * Format: int64
+                             * @description When the certificate expires (ms since the epoch).
+                             */
+                            not_after: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it renews (ms since the epoch).
+                             */
+                            renews_at: number | null;
+                            /** @description Where the web app opens at the name (through the private network). */
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "names.renew": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Status */
+                        data: {
+                            /** @description What went wrong with the last claim or renewal, if it did. */
+                            error: string | null;
+                            /** @description The name, e.g. alex.vyre.run, once claimed. */
+                            fqdn: string | null;
+                            /**
+                             * Format: int64
+                             * @description When the certificate expires (ms since the epoch).
+                             */
+                            not_after: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it renews (ms since the epoch).
+                             */
+                            renews_at: number | null;
+                            /** @description Where the web app opens at the name (through the private network). */
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "names.status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Status */
+                        data: {
+                            /** @description What went wrong with the last claim or renewal, if it did. */
+                            error: string | null;
+                            /** @description The name, e.g. alex.vyre.run, once claimed. */
+                            fqdn: string | null;
+                            /**
+                             * Format: int64
+                             * @description When the certificate expires (ms since the epoch).
+                             */
+                            not_after: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it renews (ms since the epoch).
+                             */
+                            renews_at: number | null;
+                            /** @description Where the web app opens at the name (through the private network). */
+                            url: string | null;
                         };
                     };
                 };

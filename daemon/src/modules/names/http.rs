@@ -1,0 +1,103 @@
+//! The HTTPS client the names module talks to the outside with (the name directory, DNS
+//! providers): JSON in, JSON out, the system's roots, plain HTTP only where a test points it.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+/// How long one request may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// The largest answer read.
+const MAX_ANSWER: usize = 1024 * 1024;
+
+#[derive(Clone)]
+pub struct Http {
+    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+/// What a request came back with: its status and its JSON (or `null`).
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Http {
+    pub fn new() -> Result<Http, String> {
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .try_with_platform_verifier()
+            .map_err(|e| format!("cannot load the system's certificate roots: {e}"))?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        Ok(Http {
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        })
+    }
+
+    /// `method url` with `body` as JSON and `token` as a bearer credential.
+    pub async fn json(
+        &self,
+        method: &str,
+        url: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Answer, String> {
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(url)
+            .header("accept", "application/json")
+            .header("user-agent", concat!("vyre/", env!("CARGO_PKG_VERSION")));
+        if let Some(token) = token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        let bytes = match body {
+            Some(b) => {
+                req = req.header("content-type", "application/json");
+                Bytes::from(b.to_string())
+            }
+            None => Bytes::new(),
+        };
+        let req = req
+            .body(Full::new(bytes))
+            .map_err(|e| format!("{url}: {e}"))?;
+        let res = tokio::time::timeout(TIMEOUT, self.client.request(req))
+            .await
+            .map_err(|_| format!("{url} did not answer within {} s", TIMEOUT.as_secs()))?
+            .map_err(|e| format!("{url}: {e}"))?;
+        let status = res.status().as_u16();
+        let body = http_body_util::Limited::new(res.into_body(), MAX_ANSWER)
+            .collect()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?
+            .to_bytes();
+        let body = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&body).unwrap_or(Value::Null)
+        };
+        Ok(Answer { status, body })
+    }
+}
+
+impl Answer {
+    /// The answer's error in the API's shape, or its status.
+    pub fn error(&self) -> String {
+        match self.body["error"]["message"].as_str() {
+            Some(m) => format!(
+                "{} ({})",
+                m,
+                self.body["error"]["code"].as_str().unwrap_or("")
+            ),
+            None => format!("HTTP {}", self.status),
+        }
+    }
+
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+}

@@ -44,7 +44,7 @@ test('the configuration file is vyre-<name>.conf, a name WireGuard takes as a tu
 });
 
 test('a refused join says why in words, and a missing endpoint asks for the field', () => {
-  const missing = joinError('invalid_input', 'say where devices reach this machine: endpoint (host:port, e.g. vyre.example.com:51820), or network.endpoint in config.json');
+  const missing = joinError('endpoint_unknown', 'say where devices reach this machine: endpoint (host:port, e.g. vyre.example.com:51820), or network.endpoint in config.json');
   assert.equal(missing.endpoint, true);
   assert.match(missing.text, /^Say where devices reach this machine: say where/);
   const bad = joinError('invalid_input', '"nope" is not host:port (e.g. vyre.example.com:51820 or 203.0.113.7:51820)');

@@ -56,7 +56,8 @@ export function configFileName(deviceName: string): string {
 
 /** A refused `network.join` in words, and whether the endpoint field is what is missing. */
 export function joinError(code: string, message: string): { text: string; endpoint: boolean } {
-  const endpoint = code === 'invalid_input' && /endpoint|host:port/i.test(message);
+  const endpoint =
+    code === 'endpoint_unknown' || (code === 'invalid_input' && /endpoint|host:port/i.test(message));
   switch (code) {
     case 'network_down':
       return { text: `The private network could not come up: ${message}`, endpoint };

@@ -49,6 +49,10 @@ test('a refused join says why in words, and a missing endpoint asks for the fiel
   assert.match(missing.text, /^Say where devices reach this machine: say where/);
   const bad = joinError('invalid_input', '"nope" is not host:port (e.g. vyre.example.com:51820 or 203.0.113.7:51820)');
   assert.equal(bad.endpoint, true);
+  const shape = joinError('invalid_input', 'endpoint: must match the pattern ^([A-Za-z0-9]...)$');
+  assert.equal(shape.endpoint, true);
+  assert.match(shape.text, /host:port, e\.g\. vyre\.example\.com:51820/);
+  assert.doesNotMatch(shape.text, /pattern/);
   const name = joinError('invalid_input', 'name: must be printable text');
   assert.deepEqual(name, { text: 'The device could not join: name: must be printable text', endpoint: false });
   assert.deepEqual(joinError('network_down', 'cannot listen for WireGuard on UDP 0.0.0.0:51820: Address in use'), {

@@ -66,9 +66,17 @@ export function joinError(code: string, message: string): { text: string; endpoi
     case 'network_full':
       return { text: `The private network has no address left: ${message}`, endpoint };
     default:
+      // The schema's own refusal quotes its pattern: say what it means instead.
+      if (code === 'invalid_input' && /^endpoint: must match/.test(message)) {
+        return { text: ENDPOINT_SHAPE, endpoint };
+      }
       return { text: endpoint ? `Say where devices reach this machine: ${message}` : `The device could not join: ${message}`, endpoint };
   }
 }
+
+/** What an endpoint looks like, in words. */
+export const ENDPOINT_SHAPE =
+  'Say where devices reach this machine as host:port, e.g. vyre.example.com:51820 or 203.0.113.7:51820.';
 
 /** "just now", "40 s ago", "5 min ago", "3 h ago", "2 days ago". */
 export function agoText(seconds: number): string {

@@ -3,6 +3,7 @@ import './app.css';
 import { isLumen } from './lib/lumen';
 import { takeKeyFromAddress } from './lib/key';
 import { askEarly } from './lib/early';
+import { registerWorker } from './lib/worker';
 
 // Before anything calls vyred: a key the Mac app handed over in the address.
 takeKeyFromAddress();
@@ -12,3 +13,6 @@ if (!isLumen(location.pathname)) askEarly(location);
 // Lumen (the Mac app's capsule, at /app/lumen) loads its own small view; everything else the app.
 const view = isLumen(location.pathname) ? import('./Lumen.svelte') : import('./App.svelte');
 view.then(({ default: root }) => mount(root, { target: document.getElementById('app')! }));
+
+// Offline: this build's shell, kept by a service worker (phones, in a secure context only).
+registerWorker(isLumen(location.pathname));

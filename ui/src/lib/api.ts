@@ -112,6 +112,17 @@ export function health(): Promise<Health> {
   return healthOnce;
 }
 
+/** Whether vyred answers at all (any HTTP answer to `GET /v1/health`) within `ms`: the app,
+ * opened without the network, asks this before it tries its session again. */
+export async function answers(ms = 8000): Promise<boolean> {
+  try {
+    await fetch('/v1/health', { cache: 'no-store', signal: AbortSignal.timeout(ms) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function getSession(): Promise<Session> {
   return request<Session>('GET', '/v1/session', undefined, true);
 }

@@ -1,0 +1,25 @@
+// The service worker (src/sw.ts → /app/sw.js) is registered here, once the page has loaded:
+// only by a production build in a secure context (the phone opens https://<name>.vyre.run/app/;
+// this machine's own address counts too), never in the Mac app or Lumen. See lib/offline.ts.
+
+import { shouldRegister } from './offline';
+import { inApp } from './tauri';
+
+export function registerWorker(lumen: boolean): void {
+  const at = {
+    prod: import.meta.env.PROD,
+    secure: window.isSecureContext,
+    supported: 'serviceWorker' in navigator,
+    inApp: inApp(window),
+    lumen,
+  };
+  if (!shouldRegister(at)) return;
+  const base = import.meta.env.BASE_URL; // /app/
+  const register = () =>
+    navigator.serviceWorker.register(`${base}sw.js`, { scope: base, updateViaCache: 'none' }).catch((e) => {
+      // The app works without it, only not offline.
+      console.warn('Vyre: the offline worker did not register:', e);
+    });
+  if (document.readyState === 'complete') void register();
+  else window.addEventListener('load', () => void register(), { once: true });
+}

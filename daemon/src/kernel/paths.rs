@@ -64,20 +64,26 @@ impl VyreHome {
     /// Create the home (mode 0700) and its logs folder. An existing home with looser permissions
     /// is tightened, since it holds the store and the socket.
     pub fn ensure(&self) -> io::Result<()> {
-        fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&self.root)?;
-        let mode = fs::metadata(&self.root)?.permissions().mode() & 0o777;
-        if mode != 0o700 {
-            fs::set_permissions(&self.root, fs::Permissions::from_mode(0o700))?;
-        }
+        private_dir(&self.root)?;
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(self.logs())?;
         Ok(())
     }
+}
+
+/// Make `dir` (and what is missing above it) a folder only vyred's user may enter: mode 0700,
+/// tightened when it exists looser (the home, the network's key, the certificates).
+pub fn private_dir(dir: &Path) -> io::Result<()> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    if fs::metadata(dir)?.permissions().mode() & 0o777 != 0o700 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// Where an install keeps what ships beside the binary (`ui`, `harness`), nearest first, for

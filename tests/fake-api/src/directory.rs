@@ -88,13 +88,26 @@ async fn claim(State(dir): State<Dir>, Json(body): Json<Value>) -> Response {
         .into_response()
 }
 
-fn authorized(dir: &Dir, name: &str, headers: &HeaderMap) -> bool {
+/// The refusal when the caller is not the name's owner: every change needs the name's token.
+fn not_owner(dir: &Dir, name: &str, headers: &HeaderMap) -> Option<Response> {
     let given = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     let tokens = dir.tokens.lock().unwrap();
-    matches!((tokens.get(name), given), (Some(t), Some(g)) if t == g)
+    match (tokens.get(name), given) {
+        (Some(t), Some(g)) if t == g => None,
+        _ => Some(error(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "not this name's token",
+        )),
+    }
+}
+
+/// The name's challenge record, as the DNS server names it.
+fn challenge_host(dir: &Dir, name: &str) -> String {
+    format!("_acme-challenge.{name}.{}.", dir.zone)
 }
 
 async fn set_a(
@@ -103,12 +116,8 @@ async fn set_a(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    if !authorized(&dir, &name, &headers) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "not this name's token",
-        );
+    if let Some(refused) = not_owner(&dir, &name, &headers) {
+        return refused;
     }
     let Some(address) = body["address"]
         .as_str()
@@ -144,15 +153,11 @@ async fn set_txt(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    if !authorized(&dir, &name, &headers) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "not this name's token",
-        );
+    if let Some(refused) = not_owner(&dir, &name, &headers) {
+        return refused;
     }
     let value = body["value"].as_str().unwrap_or("").to_string();
-    let host = format!("_acme-challenge.{name}.{}.", dir.zone);
+    let host = challenge_host(&dir, &name);
     dns(&dir, "/set-txt", json!({ "host": host, "value": value })).await
 }
 
@@ -161,14 +166,10 @@ async fn clear_txt(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if !authorized(&dir, &name, &headers) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "not this name's token",
-        );
+    if let Some(refused) = not_owner(&dir, &name, &headers) {
+        return refused;
     }
-    let host = format!("_acme-challenge.{name}.{}.", dir.zone);
+    let host = challenge_host(&dir, &name);
     dns(&dir, "/clear-txt", json!({ "host": host })).await
 }
 

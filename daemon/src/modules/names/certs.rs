@@ -2,7 +2,7 @@
 //! directory's claim (`directory.json`), the ACME account (`account.json`), and each name's
 //! certificate chain and key (`<name>/cert.pem`, `<name>/key.pem`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use rustls_pki_types::pem::PemObject;
@@ -25,22 +25,13 @@ impl CertDir {
         CertDir { root }
     }
 
-    fn private_dir(dir: &Path) -> Result<(), String> {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
-    }
-
     fn write(&self, rel: &str, bytes: &[u8]) -> Result<(), String> {
         let path = self.root.join(rel);
         if let Some(dir) = path.parent() {
-            Self::private_dir(&self.root)?;
-            Self::private_dir(dir)?;
+            for dir in [self.root.as_path(), dir] {
+                crate::kernel::paths::private_dir(dir)
+                    .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+            }
         }
         crate::kernel::nofollow::write_atomic(&path, bytes, 0o600)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))

@@ -47,7 +47,8 @@ impl KeyPair {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let pair = KeyPair::generate();
                 if let Some(dir) = path.parent() {
-                    private_dir(dir)?;
+                    crate::kernel::paths::private_dir(dir)
+                        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
                 }
                 let text = format!("{}\n", pair.secret_base64());
                 crate::kernel::nofollow::write_atomic(path, text.as_bytes(), 0o600)
@@ -57,18 +58,6 @@ impl KeyPair {
             Err(e) => Err(format!("cannot read {}: {e}", path.display())),
         }
     }
-}
-
-/// A folder only vyred's user may enter.
-fn private_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("cannot restrict {}: {e}", dir.display()))
 }
 
 pub fn encode(key: &[u8; 32]) -> String {

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
-import { mkdirSync } from 'node:fs';
+import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 const noClaude = claudeMissing();
 let rig;
@@ -30,18 +29,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-/** A test whose failure leaves a screenshot of the page: screenshots/failed-<name>.png. */
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-').slice(0, 60)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('', () => page);
 
 /** The last assistant text, once it holds `words`. */
 async function reply(words, timeout = 90_000) {

@@ -7,11 +7,11 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 const noClaude = claudeMissing();
 let box;
@@ -53,17 +53,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-box-asks-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('box-asks-', () => page);
 
 it('a box session\'s ask shows in the Mac\'s Needs as the box\'s and is answered there', { ...T, skip: noClaude }, async () => {
   await page.goto(`${mac.base}/app/needs`);

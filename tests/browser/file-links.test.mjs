@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing } from './lib/rig.mjs';
-import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 const noClaude = claudeMissing();
 const TODO = Array.from({ length: 80 }, (_, i) => `line ${i + 1} of the todo`).join('\n') + '\n';
@@ -75,17 +75,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-file-links-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('file-links-', () => page);
 
 async function reply(words, timeout = 90_000) {
   await page.getByTestId('assistant-text').filter({ hasText: words }).first().waitFor({ timeout });

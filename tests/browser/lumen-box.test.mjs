@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing } from './lib/rig.mjs';
-import { SHOTS, openBrowser } from './lib/browser.mjs';
+import { SHOTS, openBrowser, shootingTest } from './lib/browser.mjs';
 
 const LUMEN = { width: 420, height: 640 };
 const noClaude = claudeMissing();
@@ -57,17 +57,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-lumen-box-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('lumen-box-', () => page);
 
 /** `screenshots/lumen-<name>.png` at Lumen's size; nothing may scroll sideways. */
 async function shot(name) {

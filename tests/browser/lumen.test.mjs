@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser } from './lib/browser.mjs';
+import { SHOTS, openBrowser, shootingTest } from './lib/browser.mjs';
 
 const LUMEN = { width: 420, height: 640 };
 const noClaude = claudeMissing();
@@ -51,17 +51,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-lumen-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('lumen-', () => page);
 
 /** `screenshots/lumen-<name>.png` at Lumen's size; nothing may scroll sideways. */
 async function shot(p, name) {

@@ -9,10 +9,9 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rig, waitFor } from './lib/rig.mjs';
-import { DESKTOP, PHONE, SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { DESKTOP, PHONE, SHOTS, openBrowser, shot, shootingTest, fromPage } from './lib/browser.mjs';
 
 let rig;
 let browser;
@@ -38,29 +37,8 @@ after(async () => {
 
 const T = { timeout: 120_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-names-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('names-', () => page);
 
-/** A tool called from the page, as this browser: `{data}` or `{error}`. */
-function fromPage(p, tool, input = {}) {
-  return p.evaluate(
-    async ([tool, input]) => {
-      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
-      const r = await fetch(`/v1/tools/${tool}`, { method: 'POST', headers, body: JSON.stringify(input) });
-      return r.json();
-    },
-    [tool, input],
-  );
-}
 
 /** The greeting's toast (no Claude Code here) gone, for a screenshot that shows the page. */
 async function noToast(p = page) {

@@ -8,10 +8,10 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rig, waitFor } from './lib/rig.mjs';
-import { DESKTOP, PHONE, SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { DESKTOP, PHONE, SHOTS, openBrowser, shot, shootingTest, fromPage } from './lib/browser.mjs';
 
 const ENDPOINT = 'vyre.example.test:51820';
 let rig;
@@ -33,29 +33,8 @@ after(async () => {
 
 const T = { timeout: 120_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-network-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('network-', () => page);
 
-/** A tool called from the page, as this browser: `{data}` or `{error}`. */
-function fromPage(p, tool, input = {}) {
-  return p.evaluate(
-    async ([tool, input]) => {
-      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
-      const r = await fetch(`/v1/tools/${tool}`, { method: 'POST', headers, body: JSON.stringify(input) });
-      return r.json();
-    },
-    [tool, input],
-  );
-}
 
 /** The onboarding through its screens, every step skipped; `phone`: "Add my phone right after". */
 async function onboard(r, p, { phone: addPhone, address } = {}) {

@@ -5,12 +5,10 @@
 // pairs, lists, and removes its box from Settings, and the box lists and revokes its Mac. No
 // Claude Code needed.
 
-import { after, before, test } from 'node:test';
+import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Rig, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 let box;
 let mac;
@@ -35,17 +33,7 @@ after(async () => {
 const T = { timeout: 120_000 };
 let current;
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await current?.screenshot({ path: join(SHOTS, `failed-${name.replace(/\W+/g, '-').slice(0, 60)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('', () => current);
 
 /** A fresh code from the box, as `vyre pairing code` prints it there. */
 async function code() {

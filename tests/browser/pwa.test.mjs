@@ -10,11 +10,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT, Rig, VYRE_BIN, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser, shot } from './lib/browser.mjs';
+import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 const T = { timeout: 120_000 };
 const built = resolve(process.env.VYRE_UI_DIR || join(ROOT, 'ui/dist'));
@@ -43,17 +43,7 @@ after(async () => {
   rmSync(resolve(ui, '..'), { recursive: true, force: true });
 });
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-pwa-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('pwa-', () => page);
 
 /** The onboarding through its screens, every step skipped. */
 async function onboard() {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser } from './lib/browser.mjs';
+import { SHOTS, openBrowser, shootingTest } from './lib/browser.mjs';
 
 const noClaude = claudeMissing();
 const DESKTOP = { width: 1440, height: 900 };
@@ -54,17 +54,7 @@ after(async () => {
 
 const T = { timeout: 180_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-sessions-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('sessions-', () => page);
 
 /** `sessions-<name>-desktop.png` (1440x900) and `-phone.png` (390x844); the phone never scrolls sideways. */
 async function shot(name) {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
-import { SHOTS, openBrowser } from './lib/browser.mjs';
+import { SHOTS, openBrowser, shootingTest } from './lib/browser.mjs';
 
 const noClaude = claudeMissing();
 const WIDE = { width: 1440, height: 900 };
@@ -77,17 +77,7 @@ after(async () => {
 
 const T = { timeout: 240_000 };
 
-function it(name, opts, fn) {
-  test(name, opts, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page?.screenshot({ path: join(SHOTS, `failed-timeline-${name.replace(/\W+/g, '-').slice(0, 50)}.png`) }).catch(() => {});
-      throw e;
-    }
-  });
-}
+const it = shootingTest('timeline-', () => page);
 
 /** Screenshots at 1440x900 and 390x844: `timeline-<name>-wide.png`, `-phone.png`. */
 async function shots(p, name) {

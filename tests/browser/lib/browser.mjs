@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.VYRE_CHROMIUM || '/usr/bin/chromium';
@@ -83,4 +84,34 @@ export async function shot(page, name) {
   }
   await page.setViewportSize(DESKTOP);
   if (wide > 0) throw new Error(`${name}: the phone layout scrolls sideways by ${wide}px`);
+}
+
+/**
+ * `test`, whose failure leaves a screenshot of the page `pageOf()` gives:
+ * screenshots/failed-<prefix><name>.png.
+ */
+export function shootingTest(prefix, pageOf) {
+  return (name, opts, fn) =>
+    test(name, opts, async (t) => {
+      try {
+        await fn(t);
+      } catch (e) {
+        mkdirSync(SHOTS, { recursive: true });
+        const file = `failed-${prefix}${name.replace(/\W+/g, '-').slice(0, 60)}.png`;
+        await pageOf()?.screenshot({ path: join(SHOTS, file) }).catch(() => {});
+        throw e;
+      }
+    });
+}
+
+/** A tool called from the page, as its browser: `{data}` or `{error}`. */
+export function fromPage(page, tool, input = {}) {
+  return page.evaluate(
+    async ([tool, input]) => {
+      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
+      const r = await fetch(`/v1/tools/${tool}`, { method: 'POST', headers, body: JSON.stringify(input) });
+      return r.json();
+    },
+    [tool, input],
+  );
 }

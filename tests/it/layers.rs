@@ -16,6 +16,7 @@ const MODULES: &[&str] = &[
     "modules/onboarding",
     "modules/pairing",
     "modules/projects",
+    "modules/push",
     "modules/recall",
     "modules/sessions",
     "modules/system",

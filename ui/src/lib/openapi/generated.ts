@@ -750,6 +750,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/push.key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** This Vyre's VAPID public key, which a browser subscribes to its notifications with. */
+        post: operations["push.key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/push.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The browsers and phones that get notifications: their device, push service and last message. */
+        post: operations["push.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/push.subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send this browser or phone Vyre's notifications (asks with Allow and Deny): its push subscription, as PushSubscription.toJSON() gives it. */
+        post: operations["push.subscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/push.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test notification to the calling device's subscriptions. */
+        post: operations["push.test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/push.unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop sending notifications to this device's subscription at the endpoint. */
+        post: operations["push.unsubscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/recall.search": {
         parameters: {
             query?: never;
@@ -2304,6 +2389,29 @@ export interface components {
             threads?: number | null;
             workspaces: string[];
         };
+        /** @description A subscription as `push.list` shows it: never its endpoint or keys. */
+        "push.list.Listed": {
+            /** Format: int64 */
+            created_at: number;
+            device: string;
+            /** @description The device's name, when it is still there. */
+            device_name: string | null;
+            /** @description Why the last message did not go, if it did not. */
+            last_error: string | null;
+            /** Format: int64 */
+            last_sent_at: number | null;
+            /** @description The calling device's own. */
+            mine: boolean;
+            /** @description The push service's origin, e.g. https://fcm.googleapis.com. */
+            service: string;
+            subscription: string;
+        };
+        "push.subscribe.Keys": {
+            /** @description The browser's authentication secret, base64url. */
+            auth: string;
+            /** @description The browser's P-256 public key, base64url. */
+            p256dh: string;
+        };
         /** @description One match. */
         "recall.search.Hit": {
             /** Format: int64 */
@@ -2478,6 +2586,8 @@ export interface components {
             /** Format: uint64 */
             wal_bytes: number;
         };
+        /** @enum {string} */
+        "threads.answer.AnswerVia": "notification";
         /** @description A person's answer to an ask. */
         "threads.answer.Decision": ("allow" | "deny") | "always";
         /** @description A slash command a session offers, as a surface's `/` menu shows it. */
@@ -5066,6 +5176,226 @@ export interface operations {
             };
         };
     };
+    "push.key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** KeyOutput */
+                        data: {
+                            /** @description Who the push services are told sent the messages. */
+                            contact: string;
+                            /**
+                             * @description The VAPID public key, base64url of the uncompressed P-256 point: the
+                             *     `applicationServerKey` a browser subscribes with.
+                             */
+                            public_key: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "push.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Listed */
+                        data: components["schemas"]["push.list.Listed"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "push.subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where its push service takes messages for it (an https URL of a service in
+                     *     `push.services`).
+                     */
+                    endpoint: string;
+                    /**
+                     * Format: double
+                     * @description When the browser says it expires (ms), if it does; not used.
+                     */
+                    expirationTime?: number | null;
+                    keys: components["schemas"]["push.subscribe.Keys"];
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Subscribed */
+                        data: {
+                            device: string;
+                            /** @description The push service's origin. */
+                            service: string;
+                            subscription: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "push.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Sent */
+                        data: {
+                            /**
+                             * Format: uint
+                             * @description Subscriptions it did not (`push.list` says why).
+                             */
+                            failed: number;
+                            /**
+                             * Format: uint
+                             * @description Subscriptions the message reached.
+                             */
+                            sent: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "push.unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endpoint: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Removed */
+                        data: {
+                            removed: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "recall.search": {
         parameters: {
             query?: never;
@@ -5714,6 +6044,11 @@ export interface operations {
                     decision: components["schemas"]["threads.answer.Decision"];
                     /** @description For a deny: what to tell Claude. */
                     message?: string | null;
+                    /**
+                     * @description Where the person answered, when it was not the app: `notification` (a push
+                     *     notification's button). Told in `ask.answered`; who answered is the caller, never this.
+                     */
+                    via?: components["schemas"]["threads.answer.AnswerVia"] | null;
                 };
             };
         };

@@ -156,6 +156,24 @@ pub struct AnswerInput {
     /// For a deny: what to tell Claude.
     #[serde(default)]
     pub(crate) message: Option<String>,
+    /// Where the person answered, when it was not the app: `notification` (a push
+    /// notification's button). Told in `ask.answered`; who answered is the caller, never this.
+    #[serde(default)]
+    pub(crate) via: Option<AnswerVia>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerVia {
+    Notification,
+}
+
+impl AnswerVia {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerVia::Notification => "notification",
+        }
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -242,6 +242,7 @@ pub(super) fn register(
                     input.decision,
                     input.answers,
                     input.message,
+                    input.via.map(|v| v.as_str()),
                     &cx.caller,
                 )
                 .await?,

@@ -43,6 +43,8 @@ pub(super) struct Answer {
     pub response: Value,
     pub decision: Decision,
     pub by: String,
+    /// Where the person answered, when not in an app (`notification`).
+    pub via: Option<&'static str>,
 }
 
 pub(super) type Reply<T> = oneshot::Sender<Result<T>>;

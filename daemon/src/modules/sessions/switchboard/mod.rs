@@ -217,6 +217,7 @@ impl Switchboard {
         decision: Decision,
         answers: Option<Value>,
         message: Option<String>,
+        via: Option<&'static str>,
         caller: &Caller,
     ) -> Result<Value> {
         let a = ask.to_string();
@@ -272,6 +273,7 @@ impl Switchboard {
             response,
             decision,
             by: caller.label(),
+            via,
         };
         live.request(
             |reply| Command::Answer { answer, reply },

@@ -60,6 +60,7 @@ impl Actor {
             response,
             decision,
             by,
+            via,
         } = answer;
         if self.asks.remove(&request).is_none() {
             return Err(Error::AskClosed("this question is no longer open"));
@@ -102,6 +103,9 @@ impl Actor {
         }
         if let Some(message) = message {
             payload["message"] = json!(message);
+        }
+        if let Some(via) = via {
+            payload["via"] = json!(via);
         }
         let back = (self.asks.is_empty() && matches!(self.turn, TurnState::Running(_)))
             .then(|| json!({ "state": ThreadStatus::Running, "turn": self.last }));

@@ -1,5 +1,7 @@
-//! The HTTPS client the names module talks to the outside with (the name directory, DNS
-//! providers): JSON in, JSON out, the system's roots, plain HTTP only where a test points it.
+//! The HTTPS client modules talk to the outside with (the name directory, DNS providers, the
+//! browsers' push services): the system's roots, plain HTTP only where a test points it, a
+//! deadline and a cap on what is read back. JSON in and out ([`Http::json`]), or bytes with
+//! headers ([`Http::send`]).
 
 use std::time::Duration;
 
@@ -69,12 +71,7 @@ impl Http {
             .await
             .map_err(|_| format!("{url} did not answer within {} s", TIMEOUT.as_secs()))?
             .map_err(|e| format!("{url}: {e}"))?;
-        let status = res.status().as_u16();
-        let body = http_body_util::Limited::new(res.into_body(), MAX_ANSWER)
-            .collect()
-            .await
-            .map_err(|e| format!("{url}: {e}"))?
-            .to_bytes();
+        let (status, body) = read(url, res).await?;
         let body = if body.is_empty() {
             Value::Null
         } else {
@@ -82,6 +79,47 @@ impl Http {
         };
         Ok(Answer { status, body })
     }
+}
+
+impl Http {
+    /// `POST url` with `headers` and `body` as they are: the answer's status and its first
+    /// bytes (for a refusal's reason).
+    pub async fn send(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Result<(u16, Bytes), String> {
+        let mut req = hyper::Request::builder()
+            .method("POST")
+            .uri(url)
+            .header("user-agent", concat!("vyre/", env!("CARGO_PKG_VERSION")));
+        for (name, value) in headers {
+            req = req.header(*name, value);
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| format!("{url}: {e}"))?;
+        let res = tokio::time::timeout(TIMEOUT, self.client.request(req))
+            .await
+            .map_err(|_| format!("{url} did not answer within {} s", TIMEOUT.as_secs()))?
+            .map_err(|e| format!("{url}: {e}"))?;
+        read(url, res).await
+    }
+}
+
+/// An answer's status and body, at most [`MAX_ANSWER`] of it.
+async fn read(
+    url: &str,
+    res: hyper::Response<hyper::body::Incoming>,
+) -> Result<(u16, Bytes), String> {
+    let status = res.status().as_u16();
+    let body = http_body_util::Limited::new(res.into_body(), MAX_ANSWER)
+        .collect()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?
+        .to_bytes();
+    Ok((status, body))
 }
 
 impl Answer {

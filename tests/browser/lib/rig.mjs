@@ -38,8 +38,9 @@ export async function waitFor(what, f, timeoutMs = 20000, everyMs = 50) {
   throw new Error(`timed out waiting for ${what}: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
 }
 
-/** `vyre-fake-api`: prints its base URL as the first line of stdout. */
-async function startFakeApi() {
+/** `vyre-fake-api`: prints its base URL as the first line of stdout. The same binary is the
+ * fake Messages API and the fake push service (push.test.mjs starts one of its own for that). */
+export async function startFakeApi() {
   if (!existsSync(FAKE_API_BIN)) throw new Error(`no fake API binary at ${FAKE_API_BIN} (set VYRE_FAKE_API_BIN, or cargo build)`);
   const child = spawn(FAKE_API_BIN, [], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((ok, fail) => {

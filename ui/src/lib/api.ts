@@ -4,6 +4,7 @@
 // the key does not, and vyred needs both.
 
 import { keepKey, keyHeaders } from './key';
+import { shareKey } from './workerkey';
 import type { operations } from './openapi/generated';
 import type { Health, Session } from './types';
 
@@ -143,6 +144,8 @@ export async function logout(): Promise<unknown> {
     return await request('POST', '/v1/session/logout', {}, true);
   } finally {
     keepKey(null);
+    // The service worker's copy, kept for notifications (lib/workerkey.ts), goes too.
+    await shareKey(null);
   }
 }
 

@@ -214,9 +214,15 @@ mod tests {
     #[test]
     fn a_file_edit_shows_its_file_and_other_tools_their_summary() {
         let edit = json!({ "ask": "e", "kind": "tool", "tool": "Write", "summary": "write it", "input": { "file_path": "/w/a.txt", "content": "x" } });
-        assert_eq!(payload(&ask("t", None, &edit).unwrap())["body"], "/w/a.txt\nA session");
+        assert_eq!(
+            payload(&ask("t", None, &edit).unwrap())["body"],
+            "/w/a.txt\nA session"
+        );
         let other = json!({ "ask": "o", "kind": "tool", "tool": "mcp__x__y", "summary": "does y", "input": { "n": 1 } });
-        assert_eq!(payload(&ask("t", None, &other).unwrap())["body"], "does y\nA session");
+        assert_eq!(
+            payload(&ask("t", None, &other).unwrap())["body"],
+            "does y\nA session"
+        );
     }
 
     #[test]

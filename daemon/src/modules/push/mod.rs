@@ -426,19 +426,7 @@ impl Push {
     async fn follow_revocations(self) {
         let mut revoked = self.ctx.devices().revocations();
         let stop = self.ctx.shutdown();
-        if let Ok(held) = self
-            .ctx
-            .store()
-            .read(|c| Ok(subscriptions::devices(c)?))
-            .await
-        {
-            for device in held
-                .into_iter()
-                .filter(|d| !self.ctx.devices().is_active(d))
-            {
-                self.forget_device(device).await;
-            }
-        }
+        self.forget_inactive().await;
         loop {
             let id = tokio::select! {
                 () = stop.cancelled() => return,
@@ -447,21 +435,24 @@ impl Push {
             match id {
                 Ok(id) => self.forget_device(id).await,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    if let Ok(held) = self
-                        .ctx
-                        .store()
-                        .read(|c| Ok(subscriptions::devices(c)?))
-                        .await
-                    {
-                        for device in held
-                            .into_iter()
-                            .filter(|d| !self.ctx.devices().is_active(d))
-                        {
-                            self.forget_device(device).await;
-                        }
-                    }
+                    self.forget_inactive().await
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Forget the subscriptions of every device that is no longer active (revoked while vyred
+    /// was down, or while this listener lagged).
+    async fn forget_inactive(&self) {
+        let held = self
+            .ctx
+            .store()
+            .read(|c| Ok(subscriptions::devices(c)?))
+            .await;
+        for device in held.into_iter().flatten() {
+            if !self.ctx.devices().is_active(&device) {
+                self.forget_device(device).await;
             }
         }
     }

@@ -50,6 +50,104 @@ fn listening(addr: &str) -> bool {
     std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_millis(200)).is_ok()
 }
 
+/// pebble (an ACME server) and pebble-challtestsrv (the DNS server it checks challenges in),
+/// on `ip`, at ports `[acme, management, dns, dns management]`, stopped on drop.
+struct AcmeServer {
+    _dns: Kid,
+    _pebble: Kid,
+    /// The ACME directory's URL.
+    directory: String,
+    /// pebble's management address (its issuing root).
+    management: String,
+    /// challtestsrv's management address, where records are written.
+    dns_management: String,
+}
+
+impl AcmeServer {
+    fn start(dir: &std::path::Path, ip: &str, [acme, manage, dns, dns_manage]: [u16; 4]) -> Self {
+        // pebble's own HTTPS: a test CA and a certificate for its address.
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let leaf_key = rcgen::KeyPair::generate().unwrap();
+        let leaf = rcgen::CertificateParams::new(vec![ip.to_string()])
+            .unwrap()
+            .signed_by(&leaf_key, &issuer)
+            .unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        std::fs::write(dir.join("pebble.pem"), leaf.pem()).unwrap();
+        std::fs::write(dir.join("pebble.key"), leaf_key.serialize_pem()).unwrap();
+        std::fs::write(
+            dir.join("pebble.json"),
+            serde_json::json!({ "pebble": {
+                "listenAddress": format!("{ip}:{acme}"),
+                "managementListenAddress": format!("{ip}:{manage}"),
+                "certificate": dir.join("pebble.pem"),
+                "privateKey": dir.join("pebble.key"),
+                "httpPort": 5002,
+                "tlsPort": 5001,
+                "ocspResponderURL": "",
+                "externalAccountBindingRequired": false
+            }})
+            .to_string(),
+        )
+        .unwrap();
+        let dns_management = format!("{ip}:{dns_manage}");
+        let dns_server = format!("{ip}:{dns}");
+        let dns = spawn(Command::new("pebble-challtestsrv").args([
+            "-dns01",
+            &dns_server,
+            "-http01",
+            "",
+            "-https01",
+            "",
+            "-tlsalpn01",
+            "",
+            "-management",
+            &dns_management,
+            // Only the records written: no made-up answer for other names.
+            "-defaultIPv4",
+            "",
+            "-defaultIPv6",
+            "",
+        ]));
+        let pebble = spawn(
+            Command::new("pebble")
+                .args([
+                    "-config",
+                    dir.join("pebble.json").to_str().unwrap(),
+                    "-dnsserver",
+                    &dns_server,
+                ])
+                .env("PEBBLE_VA_NOSLEEP", "1")
+                .env("PEBBLE_WFE_NONCEREJECT", "0"),
+        );
+        let listen = format!("{ip}:{acme}");
+        assert!(wait_until(Duration::from_secs(20), || listening(&listen)
+            && listening(&dns_management)));
+        AcmeServer {
+            _dns: dns,
+            _pebble: pebble,
+            directory: format!("https://{ip}:{acme}/dir"),
+            management: format!("{ip}:{manage}"),
+            dns_management,
+        }
+    }
+
+    /// pebble's issuing root (made new at each start), written to `dir/root.pem`.
+    fn root(&self, dir: &std::path::Path) -> std::path::PathBuf {
+        let root = Command::new("curl")
+            .args(["-sSk", &format!("https://{}/roots/0", self.management)])
+            .output()
+            .unwrap();
+        assert!(root.status.success());
+        std::fs::write(dir.join("root.pem"), &root.stdout).unwrap();
+        dir.join("root.pem")
+    }
+}
+
 #[test]
 #[ignore = "needs root, iproute2, wireguard-tools, wireguard-go and pebble (tests/run runs it)"]
 fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
@@ -96,68 +194,7 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
     let home = TempHome::new("names");
     let dir = home.dir.clone();
 
-    // pebble's own HTTPS: a test CA and a certificate for its address.
-    let ca_key = rcgen::KeyPair::generate().unwrap();
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = rcgen::Issuer::new(ca_params, ca_key);
-    let leaf_key = rcgen::KeyPair::generate().unwrap();
-    let leaf = rcgen::CertificateParams::new(vec!["10.214.0.1".to_string()])
-        .unwrap()
-        .signed_by(&leaf_key, &issuer)
-        .unwrap();
-    std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-    std::fs::write(dir.join("pebble.pem"), leaf.pem()).unwrap();
-    std::fs::write(dir.join("pebble.key"), leaf_key.serialize_pem()).unwrap();
-    std::fs::write(
-        dir.join("pebble.json"),
-        serde_json::json!({ "pebble": {
-            "listenAddress": "10.214.0.1:14000",
-            "managementListenAddress": "10.214.0.1:15000",
-            "certificate": dir.join("pebble.pem"),
-            "privateKey": dir.join("pebble.key"),
-            "httpPort": 5002,
-            "tlsPort": 5001,
-            "ocspResponderURL": "",
-            "externalAccountBindingRequired": false
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let _dns = spawn(Command::new("pebble-challtestsrv").args([
-        "-dns01",
-        "10.214.0.1:53",
-        "-http01",
-        "",
-        "-https01",
-        "",
-        "-tlsalpn01",
-        "",
-        "-management",
-        "10.214.0.1:8055",
-        // Only the records the directory writes: no made-up answer for other names.
-        "-defaultIPv4",
-        "",
-        "-defaultIPv6",
-        "",
-    ]));
-    let _pebble = spawn(
-        Command::new("pebble")
-            .args([
-                "-config",
-                dir.join("pebble.json").to_str().unwrap(),
-                "-dnsserver",
-                "10.214.0.1:53",
-            ])
-            .env("PEBBLE_VA_NOSLEEP", "1")
-            .env("PEBBLE_WFE_NONCEREJECT", "0"),
-    );
-    assert!(wait_until(Duration::from_secs(20), || listening(
-        "10.214.0.1:14000"
-    ) && listening(
-        "10.214.0.1:8055"
-    )));
+    let acme = AcmeServer::start(&dir, "10.214.0.1", [14000, 15000, 53, 8055]);
 
     // The fake directory, zone vyre.test, writing into that DNS server.
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -172,7 +209,7 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
     rt.spawn(vyre_fake_api::directory::serve(
         directory,
         "vyre.test",
-        "10.214.0.1:8055".parse().unwrap(),
+        acme.dns_management.parse().unwrap(),
     ));
 
     std::fs::create_dir_all(home.vyre_home()).unwrap();
@@ -182,7 +219,7 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
             "network": { "enabled": true, "listen": "10.214.0.1:51821", "endpoint": "10.214.0.1:51821" },
             "names": {
                 "directory": format!("http://{directory_addr}"),
-                "acme": "https://10.214.0.1:14000/dir",
+                "acme": acme.directory,
                 "acme_ca": dir.join("ca.pem"),
             }
         })
@@ -262,12 +299,7 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
         String::from_utf8_lossy(&resolved.stdout)
     );
     // pebble's issuing root, which the phone trusts for this test.
-    let root = Command::new("curl")
-        .args(["-sSk", "https://10.214.0.1:15000/roots/0"])
-        .output()
-        .unwrap();
-    std::fs::write(dir.join("root.pem"), &root.stdout).unwrap();
-    let root = dir.join("root.pem");
+    let root = acme.root(&dir);
     let (code, page) = phone.curl(&[
         "--cacert",
         root.to_str().unwrap(),
@@ -275,6 +307,21 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
     ]);
     assert_eq!(code, 0, "HTTPS at the name through the tunnel: {page}");
     assert!(page.contains("vyre-at-its-name"));
+    // The page may ask the name's health route, and only that, to learn this device reaches it.
+    let (code, headers) = phone.curl(&[
+        "--cacert",
+        root.to_str().unwrap(),
+        "-D",
+        "-",
+        "-o",
+        "/dev/null",
+        "http://alex.vyre.test/app/",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        headers.contains("connect-src 'self' https://alex.vyre.test/v1/health;"),
+        "{headers}"
+    );
     let (code, session) = phone.curl(&[
         "--cacert",
         root.to_str().unwrap(),
@@ -309,5 +356,195 @@ fn a_phone_opens_the_app_at_its_name_over_https_with_a_certificate_by_dns_01() {
         "https://alex.vyre.test/app/",
     ]);
     assert_eq!(code, 0);
+    drop(rt);
+}
+
+/// A free TCP port on loopback (closed again: the server about to use it binds it).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Every file under `dir` holding `needle`, by path.
+fn files_holding(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_holding(&path, needle));
+        } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+#[ignore = "needs pebble and pebble-challtestsrv (tests/run runs it)"]
+fn a_persons_own_domain_gets_its_address_and_certificate_through_cloudflare() {
+    for program in ["curl", "pebble", "pebble-challtestsrv"] {
+        assert!(have(program), "{program} is missing (.ci/run installs it)");
+    }
+    let home = TempHome::new("own-domain");
+    let dir = home.dir.clone();
+    let ports = [free_port(), free_port(), free_port(), free_port()];
+    let acme = AcmeServer::start(&dir, "127.0.0.1", ports);
+
+    // The fake Cloudflare, holding the zone example.test, writing into pebble's DNS server.
+    const TOKEN: &str = "cf-test-token-4b1d9e";
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let cloudflare = vyre_fake_api::cloudflare::FakeCloudflare::new(
+        TOKEN,
+        &["example.test"],
+        acme.dns_management.parse().unwrap(),
+    );
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let api = format!("http://{}/client/v4", listener.local_addr().unwrap());
+    rt.spawn(cloudflare.clone().serve(listener));
+
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.vyre_home().join("config.json"),
+        serde_json::json!({
+            "network": { "enabled": true, "listen": format!("127.0.0.1:{}", free_port()) },
+            "names": {
+                "cloudflare": api,
+                "acme": acme.directory,
+                "acme_ca": dir.join("ca.pem"),
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let _daemon = spawn(home.command().arg("daemon"));
+    assert!(wait_until(Duration::from_secs(30), || {
+        home.home().socket().exists() && home.vyre(&["network", "status"]).status.success()
+    }));
+    let network: Value = serde_json::from_slice(&home.vyre(&["network", "status"]).stdout).unwrap();
+    let address = network["address"].as_str().unwrap().to_string();
+
+    let use_domain = |domain: &str, token: &str| {
+        home.vyre(&[
+            "names",
+            "use-domain",
+            "--domain",
+            domain,
+            "--provider",
+            "cloudflare",
+            "--token",
+            token,
+        ])
+    };
+    let refused = |out: &std::process::Output, code: &str| {
+        assert!(!out.status.success(), "refused with {code}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(code), "{code}: {said}");
+    };
+    // Not a domain: refused before anything leaves.
+    refused(&use_domain("vyre.example.test/x", TOKEN), "invalid_domain");
+    assert_eq!(cloudflare.calls(), 0);
+    // A wrong token: Cloudflare's refusal, in words, and nothing kept.
+    refused(
+        &use_domain("vyre.example.test", "wrong-token"),
+        "dns_refused",
+    );
+    // A domain in no zone the token sees.
+    refused(&use_domain("vyre.elsewhere.test", TOKEN), "no_zone");
+    let vault: Value =
+        serde_json::from_slice(&home.vyre(&["vault", "list", "--json"]).stdout).unwrap();
+    assert!(
+        !vault.to_string().contains("dns-cloudflare"),
+        "a token that did not work is not kept: {vault}"
+    );
+    assert!(!home.vyre_home().join("certs/domain.json").exists());
+    assert!(cloudflare.records().is_empty());
+
+    let out = use_domain("vyre.example.test", TOKEN);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let used: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(used["fqdn"], "vyre.example.test", "{used}");
+    assert_eq!(used["via"], "cloudflare");
+    assert_eq!(used["url"], "https://vyre.example.test/app/");
+    let days = (used["not_after"].as_i64().unwrap() - vyre::now_ms()) / 86_400_000;
+    assert!(days > 30, "a fresh certificate: {used}");
+    // The name's one A record is the box's private address, never through Cloudflare's proxy;
+    // the challenge's TXT record is gone again.
+    let records = cloudflare.records();
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(
+        (
+            records[0].kind.as_str(),
+            records[0].name.as_str(),
+            records[0].content.as_str(),
+            records[0].proxied
+        ),
+        ("A", "vyre.example.test", address.as_str(), false)
+    );
+    // The certificate chains to pebble's root and names the domain; its key is 0600.
+    let chain = home.vyre_home().join("certs/vyre.example.test/cert.pem");
+    let root = acme.root(&dir);
+    let verify = Command::new("openssl")
+        .args(["verify", "-CAfile"])
+        .arg(&root)
+        .arg("-untrusted")
+        .arg(&chain)
+        .args(["-verify_hostname", "vyre.example.test"])
+        .arg(&chain)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&verify.stdout),
+        String::from_utf8_lossy(&verify.stderr)
+    );
+    let mode = std::fs::metadata(home.vyre_home().join("certs/vyre.example.test/key.pem"))
+        .map(|m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777)
+        .unwrap();
+    assert_eq!(mode, 0o600);
+    // The token is in the vault, sealed: no file under VYRE_HOME holds it in the clear, and
+    // neither the status nor the vault's list shows it.
+    let vault: Value =
+        serde_json::from_slice(&home.vyre(&["vault", "list", "--json"]).stdout).unwrap();
+    assert!(vault.to_string().contains("dns-cloudflare"), "{vault}");
+    assert!(!vault.to_string().contains(TOKEN));
+    assert!(!used.to_string().contains(TOKEN));
+    assert_eq!(
+        files_holding(&home.vyre_home(), TOKEN.as_bytes()),
+        Vec::<std::path::PathBuf>::new()
+    );
+
+    // Renewing reads the token from the vault, and keeps the one A record.
+    let before = used["not_after"].as_i64().unwrap();
+    let out = home.vyre(&["names", "renew"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let renewed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(renewed["not_after"].as_i64().unwrap() >= before);
+    assert_eq!(cloudflare.records().len(), 1);
+    // With its own domain, this Vyre takes no <you>.vyre.run name besides.
+    refused(
+        &home.vyre(&["names", "claim", "--name", "alex"]),
+        "name_held",
+    );
     drop(rt);
 }

@@ -359,3 +359,66 @@ fn a_phone_on_the_network_reaches_the_app_and_nobody_else_gets_in() {
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
+
+/// Without namespaces: what `network.join` hands a device to open the app with, and what a
+/// network turned off in the config says.
+#[tokio::test]
+async fn a_device_is_given_the_apps_address_as_a_qr_and_a_network_turned_off_says_so() {
+    use crate::support::InProcess;
+    let home = TempHome::new("net-url");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(
+        home.home().config_file(),
+        serde_json::json!({ "network": { "enabled": true, "listen": "127.0.0.1:0", "endpoint": "203.0.113.7:51820" } })
+            .to_string(),
+    )
+    .unwrap();
+    let d = InProcess::start(&home, vec![]).await;
+    let client = d.socket_client();
+    let joined = client
+        .call("network.join", &serde_json::json!({ "name": "phone" }))
+        .await
+        .unwrap();
+    let status = client
+        .call("network.status", &serde_json::json!({}))
+        .await
+        .unwrap();
+    let address = status["address"].as_str().unwrap();
+    assert_eq!(joined["url"], format!("http://{address}/app/"));
+    // The camera's QR carries the address, and only it: a QR code of another text differs.
+    let qr = joined["url_qr_svg"].as_str().unwrap();
+    assert!(
+        qr.starts_with("<?xml") || qr.starts_with("<svg"),
+        "{qr:.60}"
+    );
+    assert_ne!(qr, joined["qr_svg"].as_str().unwrap());
+    d.stop().await;
+
+    std::fs::write(
+        home.home().config_file(),
+        serde_json::json!({ "network": { "enabled": false } }).to_string(),
+    )
+    .unwrap();
+    let d = InProcess::start(&home, vec![]).await;
+    let client = d.socket_client();
+    let status = client
+        .call("network.status", &serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(status["up"], false);
+    assert!(
+        status["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("network.enabled is false")),
+        "{status}"
+    );
+    let refused = client
+        .call("network.join", &serde_json::json!({ "name": "laptop" }))
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{refused:?}").contains("network_off"),
+        "{refused:?}"
+    );
+    d.stop().await;
+}

@@ -169,6 +169,74 @@ async fn only_a_device_subscribes_and_only_to_a_listed_push_service() {
     );
 }
 
+/// Another module (the Gate, the planner) notifies every device through `push.notify`; a
+/// session or a person cannot, and a module's notice carries its own tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_module_notifies_every_device_and_nobody_else_may() {
+    let api = FakeApi::start().await;
+    let home = TempHome::new("push-notify");
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let config = json!({ "push": { "services": [api.url()] } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let planner = Probe::module("planner", &[], Start::Ok);
+    let vyred = InProcess::start(&home, vec![planner]).await;
+    let sock = vyred.socket_client();
+    let (_, token) = vyred.device_token("phone").await;
+    let phone = vyred.http_client(Some(&token));
+    let sub = api.push.subscribe(&api.url(), None);
+    phone
+        .call("push.subscribe", &subscribe_input(&sub))
+        .await
+        .unwrap();
+
+    let reminder = json!({ "tag": "standup", "title": "Stand-up in 10 minutes", "body": "Notes are in the thread.", "url": "/app/t/abc" });
+    // The person's terminal and a device are not modules.
+    for refused in [
+        sock.call("push.notify", &reminder).await.unwrap_err(),
+        phone.call("push.notify", &reminder).await.unwrap_err(),
+    ] {
+        assert_eq!(refused.code(), Some("modules_only"), "{refused:?}");
+    }
+    // A module's notice may open only the app.
+    for url in ["https://evil.example/", "/app//evil.example", "/elsewhere"] {
+        let mut bad = reminder.clone();
+        bad["url"] = json!(url);
+        let err = sock
+            .call(
+                "planner.call",
+                &json!({ "tool": "push.notify", "input": bad }),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Some("invalid_input"), "{url}: {err:?}");
+    }
+    let sent = sock
+        .call(
+            "planner.call",
+            &json!({ "tool": "push.notify", "input": reminder }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["sent"], 1, "{sent}");
+    let got = received(&api, &sub.id, 1).await;
+    assert_eq!(
+        got[0].payload,
+        json!({ "v": 1, "kind": "notice", "tag": "notice:planner:standup", "title": "Stand-up in 10 minutes", "body": "Notes are in the thread.", "url": "/app/t/abc" })
+    );
+    // Withdrawn under the same tag and Topic.
+    sock.call(
+        "planner.call",
+        &json!({ "tool": "push.notify", "input": { "tag": "standup", "withdraw": true } }),
+    )
+    .await
+    .unwrap();
+    let got = received(&api, &sub.id, 2).await;
+    assert_eq!(got[1].payload["kind"], "withdraw");
+    assert_eq!(got[1].payload["tag"], "notice:planner:standup");
+    assert!(got[0].topic.is_some() && got[0].topic == got[1].topic);
+    vyred.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_push_service_is_tried_again_and_the_key_survives_a_restart() {
     let api = FakeApi::start().await;

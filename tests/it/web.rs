@@ -425,6 +425,20 @@ async fn the_web_app_is_served_with_headers_that_keep_other_sites_out() {
     assert_eq!(status, 404);
     assert!(!body.contains("<title>Vyre</title>"));
     assert!(headers.get("cache-control").is_none());
+    // The same for a missing file beside the page (a build without a service worker): a
+    // browser must not register the page as its worker. A route with a dot is still the page.
+    for missing in [
+        "/app/sw.js",
+        "/app/manifest.webmanifest",
+        "/app/icon-192.png",
+    ] {
+        let (status, _, body) = get(missing).await;
+        assert_eq!(status, 404, "{missing}");
+        assert!(!body.contains("<title>Vyre</title>"), "{missing}");
+    }
+    let (status, _, body) = get("/app/t/thread.with.dots").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("<title>Vyre</title>"));
     vyred.stop().await;
 
     // Without a built app, a clear answer instead of a blank page.

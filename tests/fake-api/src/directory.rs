@@ -173,14 +173,22 @@ async fn clear_txt(
     dns(&dir, "/clear-txt", json!({ "host": host })).await
 }
 
-/// A POST to challtestsrv's management API (plain HTTP/1.0, one request per connection).
+/// A POST to challtestsrv's management API, answered in the directory's words.
 async fn dns(dir: &Dir, path: &str, body: Value) -> Response {
+    match dns_post(dir.dns, path, body).await {
+        Ok(()) => Json(json!({ "data": { "ok": true } })).into_response(),
+        Err(failed) => failed,
+    }
+}
+
+/// A POST to challtestsrv's management API at `dns` (plain HTTP/1.0, one request per
+/// connection); a 502 with why when it did not take it.
+pub async fn dns_post(dns: SocketAddr, path: &str, body: Value) -> Result<(), Response> {
     let body = body.to_string();
     let sent = async {
-        let mut s = tokio::net::TcpStream::connect(dir.dns).await?;
+        let mut s = tokio::net::TcpStream::connect(dns).await?;
         let req = format!(
-            "POST {path} HTTP/1.0\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-            dir.dns,
+            "POST {path} HTTP/1.0\r\nhost: {dns}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
             body.len()
         );
         s.write_all(req.as_bytes()).await?;
@@ -191,13 +199,17 @@ async fn dns(dir: &Dir, path: &str, body: Value) -> Response {
     .await;
     match sent {
         Ok(answer) if answer.starts_with("HTTP/1.0 200") || answer.starts_with("HTTP/1.1 200") => {
-            Json(json!({ "data": { "ok": true } })).into_response()
+            Ok(())
         }
-        Ok(answer) => error(
+        Ok(answer) => Err(error(
             StatusCode::BAD_GATEWAY,
             "dns_refused",
             answer.lines().next().unwrap_or(""),
-        ),
-        Err(e) => error(StatusCode::BAD_GATEWAY, "dns_unreachable", &e.to_string()),
+        )),
+        Err(e) => Err(error(
+            StatusCode::BAD_GATEWAY,
+            "dns_unreachable",
+            &e.to_string(),
+        )),
     }
 }

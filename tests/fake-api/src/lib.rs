@@ -31,6 +31,7 @@
 //!
 //! Under `/push/` it is also a fake Web Push service (`push.rs`).
 
+pub mod cloudflare;
 pub mod directory;
 pub mod push;
 

@@ -199,6 +199,9 @@ pub struct NamesConfig {
     pub acme_ca: Option<std::path::PathBuf>,
     /// Days before expiry the certificate is renewed; default 30.
     pub renew_days: Option<u32>,
+    /// Cloudflare's API, for a person's own domain; default
+    /// `https://api.cloudflare.com/client/v4`.
+    pub cloudflare: Option<String>,
 }
 
 /// The `push` section: where Web Push messages may go, and who they say sent them.
@@ -491,6 +494,10 @@ pub fn load_with_env(
     }
     if let Some(dir) = env("VYRE_SESSIONS_SOCKETS") {
         loaded.0.sessions.socket_dir = Some(dir);
+    }
+    // `vyre box add` says where devices reach the box it starts (host:port).
+    if let Some(endpoint) = env("VYRE_NETWORK_ENDPOINT").filter(|e| !e.trim().is_empty()) {
+        loaded.0.network.endpoint = Some(endpoint.trim().to_string());
     }
     if let Some(role) = env("VYRE_ROLE") {
         loaded.0.role = Some(role.parse().map_err(|message| ConfigError::Env {

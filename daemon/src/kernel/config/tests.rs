@@ -161,9 +161,16 @@ fn env_overrides_the_file() {
         "VYRE_SESSIONS_GID" => Some("10002".to_string()),
         "VYRE_SESSIONS_HOME" => Some("/home/vyre-session".to_string()),
         "VYRE_SESSIONS_SOCKETS" => Some("/var/lib/vyre-sockets".to_string()),
+        "VYRE_NETWORK_ENDPOINT" => Some("box.example.com:51820".to_string()),
         _ => None,
     };
-    let sessions = load_with_env(&path, image).unwrap().config.sessions;
+    let config = load_with_env(&path, image).unwrap().config;
+    // Where devices reach the box, as `vyre box add` starts it.
+    assert_eq!(
+        config.network.endpoint.as_deref(),
+        Some("box.example.com:51820")
+    );
+    let sessions = config.sessions;
     assert_eq!((sessions.uid, sessions.gid), (Some(10002), Some(10002)));
     assert_eq!(sessions.home.as_deref(), Some("/home/vyre-session"));
     assert_eq!(

@@ -1,6 +1,7 @@
 //! A certificate for a name by ACME's DNS-01 challenge (RFC 8555), which proves control of the
 //! name's DNS and so works for a name that points at a private address. The TXT record is set
-//! through whoever holds the name's DNS (the directory for `<you>.vyre.run`).
+//! through whoever holds the name's DNS (the directory for `<you>.vyre.run`, the person's DNS
+//! provider for their own domain).
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use instant_acme::{
     NewOrder, OrderStatus, RetryPolicy,
 };
 
-use super::directory::{Claim, Directory};
+use super::records::Records;
 
 /// A certificate and its key, as PEM.
 pub struct Issued {
@@ -51,13 +52,10 @@ pub async fn account(
     Ok((account, Some(credentials)))
 }
 
-/// Order a certificate for `claim.fqdn`, answering its DNS-01 challenge through `directory`.
-pub async fn issue(
-    account: &Account,
-    directory: &Directory,
-    claim: &Claim,
-) -> Result<Issued, String> {
-    let identifiers = [Identifier::Dns(claim.fqdn.clone())];
+/// Order a certificate for the name, answering its DNS-01 challenge through whoever holds its
+/// records.
+pub async fn issue(account: &Account, records: &Records) -> Result<Issued, String> {
+    let identifiers = [Identifier::Dns(records.fqdn().to_string())];
     let mut order = account
         .new_order(&NewOrder::new(&identifiers))
         .await
@@ -72,8 +70,8 @@ pub async fn issue(
             .challenge(ChallengeType::Dns01)
             .ok_or("the certificate authority offers no DNS-01 challenge")?;
         let value = challenge.key_authorization().dns_value();
-        directory
-            .set_challenge(claim, &value)
+        records
+            .set_challenge(&value)
             .await
             .map_err(|e| e.to_string())?;
         challenge
@@ -88,7 +86,7 @@ pub async fn issue(
         .poll_ready(&retries)
         .await
         .map_err(|e| format!("the certificate order: {e}"))?;
-    let _ = directory.clear_challenge(claim).await;
+    let _ = records.clear_challenge().await;
     if status != OrderStatus::Ready {
         return Err(format!(
             "the certificate authority did not accept the DNS-01 challenge (order {status:?})"

@@ -119,8 +119,11 @@ pub struct Joined {
     config: String,
     /// The configuration as a QR code (SVG), for the WireGuard app's "scan from QR code".
     qr_svg: String,
-    /// Where the web app opens once the tunnel is on.
+    /// Where the web app opens once the tunnel is on: at this Vyre's name once it has a
+    /// certificate (`names`), else at the network address.
     url: String,
+    /// `url` as a QR code (SVG), for the device's camera to open.
+    url_qr_svg: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -331,10 +334,7 @@ impl Network {
 
     async fn join(&self, input: JoinInput) -> Result<Joined, ToolError> {
         if self.ctx.config().network.enabled == Some(false) {
-            return Err(ToolError::conflict(
-                "network_off",
-                "the network is turned off here (network.enabled is false in config.json)",
-            ));
+            return Err(ToolError::conflict("network_off", OFF));
         }
         let given = input.endpoint.as_deref().map(str::trim).map(str::to_string);
         let endpoint = match &given {
@@ -407,12 +407,15 @@ impl Network {
         }
         .text();
         let qr_svg = phone::qr_svg(&config).map_err(ToolError::internal)?;
+        let url = self.url(engine.address);
+        let url_qr_svg = phone::qr_svg(&url).map_err(ToolError::internal)?;
         Ok(Joined {
             device,
             address: address.to_string(),
             config,
             qr_svg,
-            url: url(engine.address),
+            url,
+            url_qr_svg,
         })
     }
 
@@ -429,12 +432,15 @@ impl Network {
                 listen: e.listen.to_string(),
                 endpoint,
                 public_key: Some(e.peers.key().public_base64()),
-                url: Some(url(e.address)),
+                url: Some(self.url(e.address)),
                 devices: e.peers.status(),
             },
             None => Status {
                 up: false,
-                why: state.why.clone(),
+                why: match self.ctx.config().network.enabled {
+                    Some(false) => Some(OFF.to_string()),
+                    _ => state.why.clone(),
+                },
                 address: None,
                 subnet: None,
                 listen: listen.to_string(),
@@ -500,8 +506,23 @@ struct Row {
     address: Ipv4Addr,
 }
 
-fn url(address: Ipv4Addr) -> String {
-    format!("http://{address}/app/")
+/// Why the network is down when the config turned it off.
+const OFF: &str = "the network is turned off here (network.enabled is false in config.json)";
+
+impl Network {
+    /// Where the web app opens through the tunnel: at the name when one is served with its
+    /// certificate, else at the address (plain HTTP: WireGuard encrypts it).
+    fn url(&self, address: Ipv4Addr) -> String {
+        let named = self
+            .ctx
+            .get::<dyn Certificates>()
+            .filter(|c| c.server_config().is_some())
+            .and_then(|c| c.names().into_iter().next());
+        match named {
+            Some(name) => format!("https://{name}/app/"),
+            None => format!("http://{address}/app/"),
+        }
+    }
 }
 
 impl Module for NetworkModule {

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use tokio_smoltcp::{BufferSize, Net, NetConfig, TcpStream};
 use tokio_util::sync::{CancellationToken, PollSender};
 
-use super::tunnel::Peers;
+use super::tunnel::{Peers, Slot};
 use crate::surfaces::api::Peer;
 
 /// The largest IP packet a device's tunnel carries (WireGuard's usual interface MTU).
@@ -111,8 +111,14 @@ pub type Hosts = Arc<dyn Fn() -> Arc<[String]> + Send + Sync>;
 /// How long a TLS handshake may take.
 const HANDSHAKE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// A connection on the network: plain HTTP, or HTTPS.
-pub enum NetIo {
+/// A connection on the network, counted against its device's cap while it is open.
+pub struct NetIo {
+    stream: Conn,
+    _slot: Slot,
+}
+
+/// Plain HTTP, or HTTPS.
+enum Conn {
     Plain(TcpStream),
     Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
 }
@@ -123,9 +129,9 @@ impl AsyncRead for NetIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            NetIo::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        match &mut self.get_mut().stream {
+            Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -136,21 +142,21 @@ impl AsyncWrite for NetIo {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            NetIo::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        match &mut self.get_mut().stream {
+            Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            NetIo::Plain(s) => Pin::new(s).poll_flush(cx),
-            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        match &mut self.get_mut().stream {
+            Conn::Plain(s) => Pin::new(s).poll_flush(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            NetIo::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            NetIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        match &mut self.get_mut().stream {
+            Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }
@@ -202,6 +208,10 @@ impl NetListener {
                         tracing::debug!(%from, "a connection from an address no device holds was closed");
                         continue;
                     };
+                    let Some(slot) = peer.hold() else {
+                        tracing::debug!(device = %peer.device, "a device over its connection cap: a connection was closed");
+                        continue;
+                    };
                     let peer = Peer::Network {
                         device: peer.device.clone(),
                         addr: from.into(),
@@ -209,7 +219,11 @@ impl NetListener {
                         cut: peer.cut.clone(),
                     };
                     let Some(tls) = &tls else {
-                        if tx.send((NetIo::Plain(stream), peer)).await.is_err() {
+                        let io = NetIo {
+                            stream: Conn::Plain(stream),
+                            _slot: slot,
+                        };
+                        if tx.send((io, peer)).await.is_err() {
                             return;
                         }
                         continue;
@@ -224,7 +238,11 @@ impl NetListener {
                         let acceptor = tokio_rustls::TlsAcceptor::from(config);
                         match tokio::time::timeout(HANDSHAKE, acceptor.accept(stream)).await {
                             Ok(Ok(tls)) => {
-                                let _ = tx.send((NetIo::Tls(Box::new(tls)), peer)).await;
+                                let io = NetIo {
+                                    stream: Conn::Tls(Box::new(tls)),
+                                    _slot: slot,
+                                };
+                                let _ = tx.send((io, peer)).await;
                             }
                             Ok(Err(e)) => tracing::debug!(error = %e, "a TLS handshake failed"),
                             Err(_) => tracing::debug!("a TLS handshake took too long"),
@@ -257,5 +275,55 @@ impl axum::serve::Listener for NetListener {
 impl crate::surfaces::api::serve::Serves for NetListener {
     fn peer(_: &Self::Io, addr: &Self::Addr) -> Peer {
         addr.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::serve::Listener;
+
+    use super::*;
+    use crate::modules::network::keys::KeyPair;
+    use crate::modules::network::tunnel::CONNECTIONS_PER_DEVICE;
+
+    /// A device that opens connection after connection gets [`CONNECTIONS_PER_DEVICE`] of them
+    /// served at once, and another only when one of those closed. Two stacks wired back to
+    /// back stand for the tunnel: the device's and vyred's.
+    #[tokio::test]
+    async fn a_device_holds_only_so_many_connections_at_once() {
+        let (box_ip, phone_ip) = (Ipv4Addr::new(100, 71, 12, 1), Ipv4Addr::new(100, 71, 12, 2));
+        let (to_box, box_in) = mpsc::channel(256);
+        let (to_phone, phone_in) = mpsc::channel(256);
+        let box_net = start(box_ip, 24, box_in, to_phone);
+        let phone_net = start(phone_ip, 24, phone_in, to_box);
+        let peers = Peers::new(KeyPair::generate());
+        peers.add("d-phone", "phone", [7; 32], phone_ip);
+        let hosts: Hosts = Arc::new(|| Arc::from(Vec::new()));
+        let stop = CancellationToken::new();
+        let mut listener =
+            NetListener::bind(&box_net, box_ip, 80, peers, hosts, None, stop.clone())
+                .await
+                .unwrap();
+        let to = SocketAddr::from((box_ip, 80));
+        let mut held = Vec::new();
+        let mut open = Vec::new();
+        for _ in 0..CONNECTIONS_PER_DEVICE + 4 {
+            open.push(phone_net.tcp_connect(to).await.unwrap());
+            // What the listener hands on is what vyred serves.
+            while let Ok((io, _)) =
+                tokio::time::timeout(Duration::from_millis(100), listener.accept()).await
+            {
+                held.push(io);
+            }
+        }
+        assert_eq!(held.len(), CONNECTIONS_PER_DEVICE);
+        // One closes: the next one the device opens is served.
+        drop(held.pop());
+        open.push(phone_net.tcp_connect(to).await.unwrap());
+        let next = tokio::time::timeout(Duration::from_secs(2), listener.accept()).await;
+        assert!(next.is_ok(), "a freed slot serves the next connection");
+        stop.cancel();
     }
 }

@@ -4,6 +4,8 @@
 //!   buttons the notification offers (`allow`, `deny`); clicking it opens `url`.
 //! - `withdraw`: `{v, kind, tag, ask}`: the ask was answered or closed; the notification goes.
 //! - `test`: `{v, kind, tag, title, body, url}`.
+//! - `notice`: `{v, kind, tag, title, body, url}`, from another module (`push.notify`: the
+//!   Gate's items, the planner's reminders); its withdrawal is a `withdraw` with its tag.
 //!
 //! An ask and its withdrawal share a Topic (RFC 8030 §5.4), so a push service that still holds
 //! the ask replaces it rather than delivering both, and a notification tag, so the device shows
@@ -141,6 +143,52 @@ pub fn test() -> Message {
         urgency: "normal",
         ttl: 600,
     }
+}
+
+/// A module's notice: its tag is the module's own (`notice:<module>:<tag>`), so no module can
+/// replace or close another's notification, or an ask's.
+pub fn notice(
+    module: &str,
+    tag: &str,
+    title: &str,
+    body: &str,
+    url: &str,
+    urgent: bool,
+) -> Message {
+    let tag = format!("notice:{module}:{tag}");
+    let payload = json!({
+        "v": 1,
+        "kind": "notice",
+        "tag": tag,
+        "title": shorten(title),
+        "body": body.trim(),
+        "url": url,
+    });
+    Message {
+        kind: "notice",
+        body: fit(payload),
+        topic: Some(tag_topic(&tag)),
+        urgency: if urgent { "high" } else { "normal" },
+        ttl: ASK_TTL,
+    }
+}
+
+/// The message that takes a module's notice away.
+pub fn withdraw_notice(module: &str, tag: &str) -> Message {
+    let tag = format!("notice:{module}:{tag}");
+    let payload = json!({ "v": 1, "kind": "withdraw", "tag": tag });
+    Message {
+        kind: "withdraw",
+        body: fit(payload),
+        topic: Some(tag_topic(&tag)),
+        urgency: "normal",
+        ttl: ASK_TTL,
+    }
+}
+
+/// A Topic for any tag: 32 characters of the URL-safe base64 alphabet.
+fn tag_topic(tag: &str) -> String {
+    B64.encode(Sha256::digest(tag.as_bytes()))[..32].to_string()
 }
 
 /// At most [`SHOWN`] characters, on one line's worth of whitespace.

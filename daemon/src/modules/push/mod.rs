@@ -9,12 +9,15 @@
 //! with its own credential (its tunnel on the private network, its cookie in a browser), marked
 //! `via: "notification"` in `ask.answered`; nothing in the message itself is a credential.
 //!
+//! Other modules notify through `push.notify` (only modules may call it).
+//!
 //! Where messages may go is the config's `push.services` (the browsers' push services by
 //! default): a subscription that points anywhere else is refused, so no caller can make vyred
 //! post to an address of its choosing.
 
 mod deliver;
 mod message;
+mod notify;
 mod subscriptions;
 mod vapid;
 
@@ -548,6 +551,14 @@ impl Module for PushModule {
                 .person_only(),
                 &push,
                 |p, _: NoInput, cx| async move { p.test(&cx.caller).await },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "push.notify",
+                    "For Vyre's modules: a notification on every subscribed device (a Gate item, a reminder), or its withdrawal.",
+                ),
+                &push,
+                |p, input: notify::NotifyInput, cx| async move { p.notify(input, &cx.caller).await },
             )?;
             let watcher = push.clone();
             ctx.events().on(

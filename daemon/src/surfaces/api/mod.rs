@@ -51,7 +51,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
         )
         .route("/v1/events", get(sse::events))
         .route("/v1/files/{token}", get(files_endpoint::download));
-    app::routes(api, ui_dir)
+    app::routes(api, ui_dir, &kernel)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(kernel)

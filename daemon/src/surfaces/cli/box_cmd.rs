@@ -45,6 +45,10 @@ pub struct BoxAdd {
     /// Trust only the host keys in this file (known_hosts format) instead of asking.
     #[arg(long)]
     known_hosts: Option<std::path::PathBuf>,
+    /// Where phones reach the box's private network, host:port as the internet sees them
+    /// (default: the host ssh connects to, port 51820).
+    #[arg(long)]
+    endpoint: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +74,7 @@ pub fn add_to(target: &str) -> i32 {
         local_port: None,
         no_browser: false,
         known_hosts: None,
+        endpoint: None,
     };
     match add_box(&add) {
         Ok(()) => 0,
@@ -94,6 +99,27 @@ impl BoxAdd {
             identity: self.identity.clone(),
             known_hosts: self.known_hosts.clone(),
         }
+    }
+}
+
+/// The WireGuard endpoint devices are given: the host ssh really connects to (its
+/// configuration's `HostName`, not an alias), at the published port.
+fn wireguard_endpoint(ssh: &Ssh) -> Result<String, String> {
+    let host = ssh
+        .resolved()?
+        .into_iter()
+        .find(|(k, _)| k == "hostname")
+        .map(|(_, v)| v)
+        .ok_or_else(|| format!("ssh names no host for {}", ssh.target))?;
+    Ok(endpoint_of(&host))
+}
+
+/// `host:51820`, an IPv6 address in brackets.
+fn endpoint_of(host: &str) -> String {
+    if host.parse::<std::net::Ipv6Addr>().is_ok() {
+        format!("[{host}]:51820")
+    } else {
+        format!("{host}:51820")
     }
 }
 
@@ -167,6 +193,11 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
         &ssh,
         ask.as_mut().map(|a| a as &mut dyn FnMut(&str) -> bool),
     )?;
+    let endpoint = match &add.endpoint {
+        Some(e) => e.clone(),
+        None => wireguard_endpoint(&ssh)?,
+    };
+    ssh::check_word("endpoint", &endpoint)?;
     let engine = engine_words(&ssh.remote(ENGINE)?, &add.target)?;
     println!("  container engine: {}", engine.join(" "));
     let has_image = ssh
@@ -222,6 +253,8 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
     // The private network's WireGuard port, on every interface: phones reach it from anywhere,
     // and it answers nothing to a key vyred did not issue (ADR 0018).
     let wireguard = "51820:51820/udp";
+    // Where the devices that join are told to find it (`network.endpoint`).
+    let endpoint_env = format!("VYRE_NETWORK_ENDPOINT={endpoint}");
     let home_mount = format!("{CONTAINER}:/var/lib/vyre");
     let sessions_mount = format!("{sessions_volume}:/home/vyre-session");
     let run = [
@@ -252,6 +285,8 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
                     &publish,
                     "-p",
                     wireguard,
+                    "-e",
+                    &endpoint_env,
                     "-v",
                     &home_mount,
                     "-v",
@@ -349,6 +384,13 @@ fn add_box(add: &BoxAdd) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_endpoint_is_the_real_host_at_the_wireguard_port() {
+        assert_eq!(endpoint_of("203.0.113.7"), "203.0.113.7:51820");
+        assert_eq!(endpoint_of("box.example.com"), "box.example.com:51820");
+        assert_eq!(endpoint_of("2001:db8::7"), "[2001:db8::7]:51820");
+    }
 
     #[test]
     fn only_the_engines_vyre_drives_are_taken() {

@@ -65,13 +65,17 @@ pub async fn run(client: &Client, args: &[String]) -> i32 {
             let name = t["name"].as_str().unwrap_or("?");
             println!(
                 "  {:<16} {}",
-                name.split_once('.').map(|x| x.1).unwrap_or(name),
+                name.split_once('.')
+                    .map(|x| x.1)
+                    .unwrap_or(name)
+                    .replace('_', "-"),
                 t["description"].as_str().unwrap_or("")
             );
         }
         return if args.len() > 1 { 0 } else { 2 };
     };
-    let full = format!("{module}.{tool}");
+    // Words are written with hyphens, as options are: `vyre names use-domain`.
+    let full = format!("{module}.{}", tool.replace('-', "_"));
     let Some(spec) = of_module.iter().find(|t| t["name"] == full.as_str()) else {
         return usage(&format!(
             "{module} has no command {tool:?}; `vyre {module}` lists them"

@@ -342,6 +342,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/names.use_domain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Use your own domain for this Vyre (e.g. vyre.example.com) instead of <you>.vyre.run: through your DNS provider's API (Cloudflare, with an API token kept in the vault), point it at this Vyre's address on the private network, get its certificate (ACME, DNS-01) and serve HTTPS at it. */
+        post: operations["names.use_domain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/network.join": {
         parameters: {
             query?: never;
@@ -778,6 +795,23 @@ export interface paths {
         put?: never;
         /** The browsers and phones that get notifications: their device, push service and last message. */
         post: operations["push.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/push.notify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** For Vyre's modules: a notification on every subscribed device (a Gate item, a reminder), or its withdrawal. */
+        post: operations["push.notify"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1865,6 +1899,8 @@ export interface components {
             /** @description The root it is under, as `files.roots` shows it. */
             root: string;
         };
+        /** @enum {string} */
+        "names.use_domain.Provider": "cloudflare";
         /** @description A device as lists show it. Never carries the token. */
         "network.join.DeviceRecord": {
             /** Format: int64 */
@@ -3853,6 +3889,11 @@ export interface operations {
                             renews_at: number | null;
                             /** @description Where the web app opens at the name (through the private network). */
                             url: string | null;
+                            /**
+                             * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
+                             *     provider (`cloudflare`).
+                             */
+                            via: string | null;
                         };
                     };
                 };
@@ -3906,6 +3947,11 @@ export interface operations {
                             renews_at: number | null;
                             /** @description Where the web app opens at the name (through the private network). */
                             url: string | null;
+                            /**
+                             * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
+                             *     provider (`cloudflare`).
+                             */
+                            via: string | null;
                         };
                     };
                 };
@@ -3959,6 +4005,81 @@ export interface operations {
                             renews_at: number | null;
                             /** @description Where the web app opens at the name (through the private network). */
                             url: string | null;
+                            /**
+                             * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
+                             *     provider (`cloudflare`).
+                             */
+                            via: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "names.use_domain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The person's own name for this Vyre, e.g. `vyre.example.com`: lowercase DNS labels. */
+                    domain: string;
+                    /** @description Instead of `token`: the vault item (named `dns-…`) that holds it. */
+                    item?: string | null;
+                    /** @description Who holds the domain's DNS. */
+                    provider: components["schemas"]["names.use_domain.Provider"];
+                    /**
+                     * @description The provider's API token (Cloudflare: Zone:Read, and DNS:Edit on the zone). Kept in the
+                     *     vault as `dns-cloudflare`, never shown again.
+                     */
+                    token?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Status */
+                        data: {
+                            /** @description What went wrong with the last claim or renewal, if it did. */
+                            error: string | null;
+                            /** @description The name, e.g. alex.vyre.run, once claimed. */
+                            fqdn: string | null;
+                            /**
+                             * Format: int64
+                             * @description When the certificate expires (ms since the epoch).
+                             */
+                            not_after: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it renews (ms since the epoch).
+                             */
+                            renews_at: number | null;
+                            /** @description Where the web app opens at the name (through the private network). */
+                            url: string | null;
+                            /**
+                             * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
+                             *     provider (`cloudflare`).
+                             */
+                            via: string | null;
                         };
                     };
                 };
@@ -4014,8 +4135,13 @@ export interface operations {
                             device: components["schemas"]["network.join.DeviceRecord"];
                             /** @description The configuration as a QR code (SVG), for the WireGuard app's "scan from QR code". */
                             qr_svg: string;
-                            /** @description Where the web app opens once the tunnel is on. */
+                            /**
+                             * @description Where the web app opens once the tunnel is on: at this Vyre's name once it has a
+                             *     certificate (`names`), else at the network address.
+                             */
                             url: string;
+                            /** @description `url` as a QR code (SVG), for the device's camera to open. */
+                            url_qr_svg: string;
                         };
                     };
                 };
@@ -5242,6 +5368,74 @@ export interface operations {
                     "application/json": {
                         /** Array_of_Listed */
                         data: components["schemas"]["push.list.Listed"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "push.notify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    body?: string | null;
+                    /**
+                     * @description The notice's tag, the module's own: a newer notice with the same tag replaces it, and
+                     *     `withdraw` closes it.
+                     */
+                    tag: string;
+                    /** @description The notification's title (required unless withdrawing). */
+                    title?: string | null;
+                    /**
+                     * @description Wake the phone at once (`high` urgency); default: when convenient.
+                     * @default false
+                     */
+                    urgent?: boolean;
+                    /** @description Where a click opens the app: a path under `/app/` (default `/app/`). */
+                    url?: string | null;
+                    /**
+                     * @description Take the notice with this tag away instead.
+                     * @default false
+                     */
+                    withdraw?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Sent */
+                        data: {
+                            /**
+                             * Format: uint
+                             * @description Subscriptions it did not (`push.list` says why).
+                             */
+                            failed: number;
+                            /**
+                             * Format: uint
+                             * @description Subscriptions the message reached.
+                             */
+                            sent: number;
+                        };
                     };
                 };
             };

@@ -47,9 +47,41 @@ pub struct Peer {
     pub address: Ipv4Addr,
     /// Cancelled when the device leaves the network: its open connections end at once.
     pub cut: CancellationToken,
+    /// Its connections open to vyred now ([`Peer::hold`]).
+    connections: std::sync::atomic::AtomicUsize,
     index: u32,
     tunn: Mutex<Tunn>,
     state: Mutex<PeerState>,
+}
+
+/// The connections one device may hold open to vyred at once: a browser's few per host, its
+/// event streams and a worker's, over both ports, with room to spare; not so many that one
+/// device could take every socket of the stack's memory.
+pub const CONNECTIONS_PER_DEVICE: usize = 32;
+
+/// One of a device's connections, counted while it is open.
+pub struct Slot(Arc<Peer>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0
+            .connections
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+impl Peer {
+    /// Count one more connection of this device's, unless it holds
+    /// [`CONNECTIONS_PER_DEVICE`] already.
+    pub fn hold(self: &Arc<Self>) -> Option<Slot> {
+        use std::sync::atomic::Ordering;
+        self.connections
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < CONNECTIONS_PER_DEVICE).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(self.clone()))
+    }
 }
 
 #[derive(Default)]
@@ -137,6 +169,7 @@ impl Peers {
             public,
             address,
             cut: CancellationToken::new(),
+            connections: Default::default(),
             index,
             tunn: Mutex::new(tunn),
             state: Mutex::default(),

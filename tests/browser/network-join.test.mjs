@@ -2,8 +2,9 @@
 // (WireGuard on a loopback UDP port, the endpoint in its config): the onboarding shows the
 // network's address and offers "Add my phone right after", which opens the join dialog in
 // Settings once it is finished (the onboarding's browser may not join a device itself); the
-// dialog shows the QR code and the configuration once, the phone is listed on the private
-// network, and revoking it takes it off. Then a vyred that does not know its endpoint asks for
+// dialog shows the QR code and the configuration once, and a second, smaller QR code of the
+// address the app opens at (for the phone's camera), the phone is listed on the private network,
+// and revoking it takes it off. Then a vyred that does not know its endpoint asks for
 // it. No Claude Code needed.
 
 import { after, before, test } from 'node:test';
@@ -11,6 +12,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rig, waitFor } from './lib/rig.mjs';
+import { onboardByScreens } from './lib/onboard.mjs';
 import { DESKTOP, PHONE, SHOTS, openBrowser, shot, shootingTest, fromPage } from './lib/browser.mjs';
 
 const ENDPOINT = 'vyre.example.test:51820';
@@ -38,29 +40,19 @@ const it = shootingTest('network-', () => page);
 
 /** The onboarding through its screens, every step skipped; `phone`: "Add my phone right after". */
 async function onboard(r, p, { phone: addPhone, address } = {}) {
-  await p.goto(await r.onboardLink());
-  await p.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
-  const step = p.getByTestId('ob-step');
-  await p.getByTestId('ob-name').fill('Ada');
-  await p.getByTestId('ob-save').click();
-  await waitFor('the Claude step', async () => (await step.getAttribute('data-step')) === 'claude');
-  await p.getByTestId('ob-skip').click();
-  await waitFor('the address step', async () => (await step.getAttribute('data-step')) === 'address');
-  if (address) await address();
-  await p.getByTestId('ob-continue').click();
-  await waitFor('the history step', async () => (await step.getAttribute('data-step')) === 'history');
-  await p.getByTestId('ob-skip').click();
-  await waitFor('the devices step', async () => (await step.getAttribute('data-step')) === 'devices');
-  if (addPhone) {
-    // The onboarding's browser may not put a device on the network: it would mint one before
-    // the owner exists. The step offers to do it right after instead.
-    const refused = await fromPage(p, 'network.join', { name: 'phone' });
-    assert.ok(refused.error, JSON.stringify(refused));
-    assert.equal((await r.sock('devices.list')).filter((d) => d.kind === 'network').length, 0);
-    await p.getByTestId('ob-phone-after').check();
-    await shot(p, 'network-onboard-devices');
-  }
-  await p.getByTestId('ob-finish').click();
+  await onboardByScreens(r, p, {
+    address,
+    devices: async () => {
+      if (!addPhone) return;
+      // The onboarding's browser may not put a device on the network: it would mint one before
+      // the owner exists. The step offers to do it right after instead.
+      const refused = await fromPage(p, 'network.join', { name: 'phone' });
+      assert.ok(refused.error, JSON.stringify(refused));
+      assert.equal((await r.sock('devices.list')).filter((d) => d.kind === 'network').length, 0);
+      await p.getByTestId('ob-phone-after').check();
+      await shot(p, 'network-onboard-devices');
+    },
+  });
 }
 
 const dialog = () => page.getByTestId('join-dialog');
@@ -113,6 +105,20 @@ it('a phone joins: its QR code, its configuration shown once, and a download', T
   const status = await rig.sock('network.status');
   assert.equal(await dialog().getByTestId('join-url').innerText(), status.url);
   assert.equal(await dialog().getByTestId('join-url').getAttribute('href'), status.url);
+  // Then the camera opens the app: a second QR code, of that address, beside the link.
+  const urlQr = dialog().getByTestId('join-url-qr');
+  assert.ok((await urlQr.getAttribute('src')).startsWith('data:image/svg+xml;charset=utf-8,'));
+  await waitFor('the second QR code to load', () => urlQr.evaluate((img) => img.complete && img.naturalWidth > 0));
+  assert.notEqual(await urlQr.getAttribute('src'), src, 'not the configuration again');
+  assert.ok(decodeURIComponent((await urlQr.getAttribute('src')).split(',')[1]).startsWith('<'), 'an SVG');
+  assert.match(await urlQr.getAttribute('alt'), new RegExp(`address that opens Vyre: ${status.url.replace(/[./]/g, '\\$&')}$`));
+  const open = dialog().getByTestId('join-open-app');
+  assert.match(await open.innerText(), /^Then scan this with the camera to open Vyre, or go to http:\/\/100\.\d+\.\d+\.\d+\/app\/$/);
+  // Smaller than the configuration's, and beside its words (on a desktop).
+  const [big, small] = [await qr.boundingBox(), await urlQr.boundingBox()];
+  assert.ok(small.width < big.width / 1.5, `${small.width} < ${big.width}`);
+  const words = await open.locator('p').boundingBox();
+  assert.ok(words.x >= small.x + small.width, 'the words are beside the code');
   assert.match(await dialog().getByTestId('join-warning').innerText(), /private key.*shown only this once/s);
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'join-done', 'the focus moves to what came out');
   await noToast();

@@ -8,6 +8,7 @@
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rig, waitFor } from './lib/rig.mjs';
+import { onboardByScreens } from './lib/onboard.mjs';
 import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 let box;
@@ -42,23 +43,15 @@ async function code() {
 
 /** The onboarding through its devices step, every step skipped, and finished. */
 async function onboard(rig, page) {
-  await page.goto(await rig.onboardLink());
-  const step = page.getByTestId('ob-step');
-  await page.getByTestId('ob-name').fill('Ada');
-  await page.getByTestId('ob-save').click();
-  await waitFor('the Claude step', async () => (await step.getAttribute('data-step')) === 'claude');
-  await page.getByTestId('ob-skip').click();
-  await waitFor('the address step', async () => (await step.getAttribute('data-step')) === 'address');
-  await page.getByTestId('ob-continue').click();
-  await waitFor('the history step', async () => (await step.getAttribute('data-step')) === 'history');
-  await page.getByTestId('ob-skip').click();
-  await waitFor('the devices step', async () => (await step.getAttribute('data-step')) === 'devices');
-  // No pairing inside the onboarding: the step says where it happens.
-  await page.getByTestId('ob-devices-later').waitFor();
-  assert.equal(await page.getByTestId('pair-make-code').count(), 0);
-  assert.equal(await page.getByTestId('pair-address-input').count(), 0);
+  await onboardByScreens(rig, page, {
+    devices: async () => {
+      // No pairing inside the onboarding: the step says where it happens.
+      await page.getByTestId('ob-devices-later').waitFor();
+      assert.equal(await page.getByTestId('pair-make-code').count(), 0);
+      assert.equal(await page.getByTestId('pair-address-input').count(), 0);
+    },
+  });
   // The devices step is the last: its Finish ends the onboarding (and leaves the step skipped).
-  await page.getByTestId('ob-finish').click();
   await page.waitForURL((u) => u.pathname === '/app/');
   assert.equal((await rig.sock('onboarding.state')).steps.devices, 'skipped');
 }

@@ -14,6 +14,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT, Rig, VYRE_BIN, waitFor } from './lib/rig.mjs';
+import { onboardByScreens } from './lib/onboard.mjs';
 import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
 
 const T = { timeout: 120_000 };
@@ -47,17 +48,7 @@ const it = shootingTest('pwa-', () => page);
 
 /** The onboarding through its screens, every step skipped. */
 async function onboard() {
-  await page.goto(await rig.onboardLink());
-  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
-  const step = page.getByTestId('ob-step');
-  await page.getByTestId('ob-name').fill('Ada');
-  await page.getByTestId('ob-save').click();
-  for (const [name, button] of [['claude', 'ob-skip'], ['address', 'ob-continue'], ['history', 'ob-skip']]) {
-    await waitFor(`the ${name} step`, async () => (await step.getAttribute('data-step')) === name);
-    await page.getByTestId(button).click();
-  }
-  await waitFor('the devices step', async () => (await step.getAttribute('data-step')) === 'devices');
-  await page.getByTestId('ob-finish').click();
+  await onboardByScreens(rig, page);
   await page.waitForURL((u) => u.pathname === '/app/');
 }
 

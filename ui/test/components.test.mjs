@@ -1,8 +1,8 @@
-// The small components the app and Lumen share (the toast, the status dot), rendered by
+// The small components the app and Lumen share (the toast, the status dot, a notice), rendered by
 // svelte/server from the SSR build of test/render/entry.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statusDot, toast } from '../.test-build/ssr/entry.js';
+import { notice, statusDot, toast } from '../.test-build/ssr/entry.js';
 
 const html = (s) => s.replace(/<!--[\s\S]*?-->/g, '');
 
@@ -33,4 +33,19 @@ test('the status dot carries its status, and a label only when it has one', () =
   assert.match(labelled, /title="failed"/);
   assert.doesNotMatch(labelled, /aria-hidden/);
   assert.match(labelled, /--size: 7px/);
+});
+
+test('a notice: an error is an alert with vyred\'s words under it, a warning a note; both are text', () => {
+  const err = html(notice({ kind: 'error', text: 'Cloudflare could not be reached.', detail: 'connection <refused>', testid: 'domain-error' }));
+  assert.match(err, /^<p[^>]*class="[^"]*\berr\b/);
+  assert.match(err, /role="alert"/);
+  assert.match(err, /data-testid="domain-error"/);
+  assert.match(err, />Cloudflare could not be reached\. <span class="why[^"]*">connection &lt;refused><\/span>/);
+  const warn = html(notice({ kind: 'warning', text: 'no certificate was issued yet', id: 'w' }));
+  assert.match(warn, /class="[^"]*\bwarning\b/);
+  assert.match(warn, /role="note"/);
+  assert.match(warn, /id="w"/);
+  assert.doesNotMatch(warn, /class="why/, 'no detail: nothing under it');
+  // A detail that only repeats the text is not said twice.
+  assert.doesNotMatch(html(notice({ kind: 'error', text: 'x', detail: 'x' })), /why/);
 });

@@ -24,8 +24,12 @@ const ARGS = [
   '--disable-sync',
 ];
 
-/** A browser of its own (a fresh user-data dir), and its first page. */
-export async function openBrowser() {
+/**
+ * A browser of its own (a fresh user-data dir), and its first page. `serviceWorkers: 'block'`
+ * for a test that answers the app's own pages in routes: a page the worker serves never reaches
+ * a route.
+ */
+export async function openBrowser({ serviceWorkers = 'allow' } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'vyre-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -33,6 +37,7 @@ export async function openBrowser() {
     args: ARGS,
     viewport: DESKTOP,
     colorScheme: 'light',
+    serviceWorkers,
   });
   context.setDefaultTimeout(20000);
   const page = context.pages()[0] ?? (await context.newPage());

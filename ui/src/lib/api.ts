@@ -103,6 +103,14 @@ export async function callOptional<T>(tool: ToolName, input: Record<string, unkn
   }
 }
 
+/** Whether this browser may call `tool` here: `GET /v1/tools` lists only what the caller may
+ * call (the onboarding's browser: the tools marked for it). For a form that only some browsers
+ * can use, shown only where it works. */
+export async function offered(tool: ToolName): Promise<boolean> {
+  const tools = await request<{ name: string }[]>('GET', '/v1/tools', undefined, true);
+  return tools.some((t) => t.name === tool);
+}
+
 let healthOnce: Promise<Health> | null = null;
 /** `GET /v1/health` (no credential), once a page: the version and the role, `box` or `local`. */
 export function health(): Promise<Health> {

@@ -81,6 +81,9 @@ export const app = $state({
   /** Settings opens "Add a phone or laptop" once it shows (the onboarding's "Add my phone right
    * after"); Settings clears it. */
   joinDevice: false,
+  /** Where the app continues once the onboarding is finished: the name's address, when this
+   * device reaches it there (the address step's "Continue at … when I finish"). */
+  moveTo: null as string | null,
 });
 
 export function navigate(r: Route, replace = false): void {

@@ -8,6 +8,8 @@
 //   {v:1, kind:"ask", tag:"ask:<ask>", ask, thread, title, body, actions, url}  an ask for your OK
 //   {v:1, kind:"withdraw", tag:"ask:<ask>", ask}   the ask was answered elsewhere or closed
 //   {v:1, kind:"test", tag:"test", title, body, url}                           Settings' test
+//   {v:1, kind:"notice", tag:"notice:<module>:<tag>", title, body, url}  another module's (the
+//                                                        Gate's items, the planner's reminders)
 // Every message is pushed whether or not the app is open: the worker never holds one back.
 
 /** A message vyred pushed, as the worker reads it. */

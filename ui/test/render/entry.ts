@@ -6,6 +6,7 @@ import Markdown from '../../src/components/Markdown.svelte';
 import Diff from '../../src/components/Diff.svelte';
 import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
+import Notice from '../../src/components/Notice.svelte';
 import type { OpenFile } from '../../src/lib/filelinks';
 
 export function markdown(source: string | null | undefined, streaming = false, onfile: OpenFile | null = null): string {
@@ -22,4 +23,8 @@ export function statusDot(props: { status: string; label?: string | null; size?:
 
 export function toast(props: { toast: { text: string; level: 'info' | 'error' } | null; overNav?: boolean }): string {
   return render(Toast, { props }).body;
+}
+
+export function notice(props: { kind: 'warning' | 'error'; text: string; detail?: string | null; id?: string; testid?: string }): string {
+  return render(Notice, { props }).body;
 }

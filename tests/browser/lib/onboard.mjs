@@ -1,0 +1,30 @@
+// The onboarding walked through its screens, as a person does it: the name typed, every other
+// step skipped (the address step continued), then Finish. For the tests that need an owner and
+// a signed-in browser first; app.test.mjs checks the screens themselves.
+
+import { waitFor } from './rig.mjs';
+
+/**
+ * Onboard `page` on `rig`'s vyred. `address(page)` and `devices(page)` run on those steps'
+ * screens before they are left (to look at them, or tick something). Returns once Finish is
+ * clicked: where the app goes then is the caller's to wait for (`/app/` unless a step said
+ * otherwise).
+ */
+export async function onboardByScreens(rig, page, { address, devices } = {}) {
+  await page.goto(await rig.onboardLink());
+  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
+  const step = page.getByTestId('ob-step');
+  const at = (name) => waitFor(`the ${name} step`, async () => (await step.getAttribute('data-step')) === name);
+  await page.getByTestId('ob-name').fill('Ada');
+  await page.getByTestId('ob-save').click();
+  await at('claude');
+  await page.getByTestId('ob-skip').click();
+  await at('address');
+  if (address) await address(page);
+  await page.getByTestId('ob-continue').click();
+  await at('history');
+  await page.getByTestId('ob-skip').click();
+  await at('devices');
+  if (devices) await devices(page);
+  await page.getByTestId('ob-finish').click();
+}

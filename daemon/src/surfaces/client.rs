@@ -178,16 +178,25 @@ impl Client {
         query: &str,
         last_event_id: Option<&str>,
     ) -> Result<EventStream, ClientError> {
-        let mut headers = vec![("accept", "text/event-stream")];
-        if let Some(id) = last_event_id {
-            headers.push(("last-event-id", id));
-        }
         let path = if query.is_empty() {
             "/v1/events".to_string()
         } else {
             format!("/v1/events?{query}")
         };
-        let res = self.send(Method::GET, &path, None, &headers).await?;
+        self.event_stream(&path, last_event_id).await
+    }
+
+    /// Open the event stream at `path` (with its query).
+    pub async fn event_stream(
+        &self,
+        path: &str,
+        last_event_id: Option<&str>,
+    ) -> Result<EventStream, ClientError> {
+        let mut headers = vec![("accept", "text/event-stream")];
+        if let Some(id) = last_event_id {
+            headers.push(("last-event-id", id));
+        }
+        let res = self.send(Method::GET, path, None, &headers).await?;
         let status = res.status().as_u16();
         if status != 200 {
             let bytes = res

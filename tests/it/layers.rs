@@ -11,6 +11,7 @@ const MODULES: &[&str] = &[
     "modules/devices",
     "modules/files",
     "modules/harness",
+    "modules/memory",
     "modules/names",
     "modules/network",
     "modules/onboarding",

@@ -21,6 +21,7 @@ mod layers;
 mod lifecycle;
 mod link;
 mod mcp;
+mod memory;
 mod modules;
 mod names;
 mod network;

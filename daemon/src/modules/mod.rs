@@ -3,6 +3,7 @@
 pub mod devices;
 pub mod files;
 pub mod harness;
+pub mod memory;
 pub mod names;
 pub mod network;
 pub mod onboarding;
@@ -38,6 +39,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         }),
         Arc::new(AgentsModule { router }),
         Arc::new(crate::modules::recall::RecallModule),
+        Arc::new(crate::modules::memory::MemoryModule),
         Arc::new(crate::modules::projects::ProjectsModule),
         Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),

@@ -202,6 +202,13 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "search_theirs",
         ),
         ("recall.sessions", json!({}), "sessions"),
+        ("recall.turns", json!({}), "turns"),
+        (
+            "memory.facts",
+            json!({ "project": "Theirs" }),
+            "memory_theirs",
+        ),
+        ("memory.facts", json!({}), "memory"),
         ("projects.list", json!({}), "projects"),
         ("projects.catalog", json!({}), "catalog"),
         (
@@ -284,7 +291,7 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_your_thread"), "{out}: {said}");
     }
-    for out in ["search_theirs", "context"] {
+    for out in ["search_theirs", "context", "memory_theirs"] {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_your_project"), "{out}: {said}");
     }
@@ -305,7 +312,18 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         !search.contains("sess-theirs") && !search.contains("confidential"),
         "{search}"
     );
-    for out in ["sessions", "catalog", "list", "hook_prompt"] {
+    // What recall read is handed on only as far as the session may see (the memory's curator
+    // reads through the same tool, as a module).
+    let turns = read(&mine, "out-turns.json");
+    assert!(turns.contains("sess-mine"), "{turns}");
+    for out in [
+        "sessions",
+        "catalog",
+        "list",
+        "hook_prompt",
+        "turns",
+        "memory",
+    ] {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(
             !said.contains("sess-theirs") && !said.contains(&v) && !said.contains("confidential"),
@@ -571,6 +589,8 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "agents.threads",
         "harness.binding",
         "harness.hook",
+        "memory.facts",
+        "memory.why",
         "projects.at",
         "projects.catalog",
         "projects.context",
@@ -581,6 +601,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "recall.sessions",
         "recall.status",
         "recall.thread",
+        "recall.turns",
         "sessions.claude",
         "sessions.models.get",
         "sessions.slots.list",

@@ -147,7 +147,7 @@ impl Worker {
                 pending.push(b);
             }
             if pending.len() >= SCAN_FILES_PER_WRITE || lines >= SCAN_LINES_PER_WRITE {
-                self.write(std::mem::take(&mut pending));
+                self.write(std::mem::take(&mut pending), false);
                 lines = 0;
             }
             self.progress.done.store(i as u64 + 1, Ordering::Relaxed);
@@ -156,7 +156,7 @@ impl Worker {
                 self.announce();
             }
         }
-        self.write(pending);
+        self.write(pending, false);
         self.progress.scanning.store(false, Ordering::Relaxed);
         self.announce();
     }
@@ -181,7 +181,7 @@ impl Worker {
     fn file(&self, path: &Path) -> bool {
         match self.read_kept(path) {
             Some((b, first)) => {
-                self.write(vec![b]);
+                self.write(vec![b], true);
                 first
             }
             None => false,
@@ -199,17 +199,21 @@ impl Worker {
         self.announce();
     }
 
-    /// Write batches in one transaction.
-    fn write(&self, batches: Vec<Batch>) {
+    /// Write batches in one transaction. `say`: a change the watcher saw, told as `recall.read`
+    /// when it added turns (a scan says `history.indexed` instead), so what learns from the
+    /// turns (the memory's curator) reads them then, and never polls.
+    fn write(&self, batches: Vec<Batch>, say: bool) {
         if batches.is_empty() {
             return;
         }
         let n = batches.len();
-        if let Err(e) = self.rt.block_on(
-            self.ctx
-                .store()
-                .write(move |tx| rows::apply_all(tx, &batches)),
-        ) {
+        if let Err(e) = self.rt.block_on(self.ctx.store().write(move |tx| {
+            let added = rows::apply_all(tx, &batches)?;
+            if say && added > 0 {
+                tx.emit(NewEvent::new("recall.read", json!({ "turns": added })))?;
+            }
+            Ok(added)
+        })) {
             tracing::warn!(files = n, error = %e, "transcripts not indexed");
         }
     }

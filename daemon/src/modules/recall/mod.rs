@@ -8,6 +8,7 @@ pub mod index;
 pub mod rows;
 pub mod search;
 pub mod thread;
+pub mod turns;
 pub mod watch;
 
 use std::path::PathBuf;
@@ -234,6 +235,21 @@ fn register(
                     ));
                 }
                 Ok(conversation)
+            },
+    )?;
+
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.turns",
+            "The turns recall has read, in the order it read them, after a cursor: for what learns from them (the memory's curator).",
+        ).sessions_fenced(),
+        ctx,
+        |c, input: turns::TurnsInput, cx| async move {
+                let scope = cx.scope(Reach::Threads).await?;
+                let (after, limit) = (input.after.unwrap_or(0), input.limit.unwrap_or(200));
+                let mut read = c.store().read(move |conn| turns::after(conn, after, limit)).await?;
+                read.retain(|t| scope.sees(&t.thread));
+                Ok::<_, ToolError>(read)
             },
     )?;
 

@@ -291,6 +291,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/memory.facts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What your conversations name (addresses, domains, URLs, emails, repositories, files) and the terms you defined, each with when it was said; a term's older meanings say when they ended. */
+        post: operations["memory.facts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/memory.mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mute a fact (on: false unmutes it): it is no longer shown or given to sessions. */
+        post: operations["memory.mute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/memory.pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pin a fact (on: false unpins it): it comes first wherever memory is shown. */
+        post: operations["memory.pin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/memory.why": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Where a fact came from: each turn it was said in, with where the app opens it. */
+        post: operations["memory.why"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/names.claim": {
         parameters: {
             query?: never;
@@ -931,6 +999,23 @@ export interface paths {
         put?: never;
         /** A whole conversation: its history from the transcript and its live turns, each once. */
         post: operations["recall.thread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/recall.turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The turns recall has read, in the order it read them, after a cursor: for what learns from them (the memory's curator). */
+        post: operations["recall.turns"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1899,6 +1984,64 @@ export interface components {
             /** @description The root it is under, as `files.roots` shows it. */
             root: string;
         };
+        /** @description A statement as a caller sees it: its rows in the threads it may see, folded into one. */
+        "memory.facts.Fact": {
+            /**
+             * Format: int64
+             * @description The first row of it the caller may see: what `memory.why`, `pin` and `mute` take.
+             */
+            fact: number;
+            kind: string;
+            /**
+             * Format: int64
+             * @description When it was last said.
+             */
+            last_at: number | null;
+            /** @description What a term is; empty for a mention. */
+            object: string;
+            pinned: boolean;
+            relation: string;
+            /**
+             * Format: int64
+             * @description How many times, in how many threads.
+             */
+            seen: number;
+            /** @description The words around it the first time. */
+            snippet: string;
+            subject: string;
+            /**
+             * Format: int64
+             * @description The fact that replaced it.
+             */
+            superseded_by: number | null;
+            /** Format: int64 */
+            threads: number;
+            /**
+             * Format: int64
+             * @description When it was first said (ms).
+             */
+            valid_from: number | null;
+            /**
+             * Format: int64
+             * @description When another meaning of the same term was said after it (ms): it held until then.
+             */
+            valid_to: number | null;
+        };
+        /** @enum {string} */
+        "memory.facts.Kind": "url" | "domain" | "email" | "repo" | "address" | "path" | "term";
+        /** @description Where a fact was said: its row, if the caller may see its thread. */
+        "memory.why.Source": {
+            /** Format: int64 */
+            at: number | null;
+            /** Format: int64 */
+            fact: number;
+            snippet: string;
+            thread: string;
+            /** @description The turn: a prompt's uuid, or a reply's message id. */
+            turn: string;
+            /** @description Where the app opens that conversation. */
+            url: string;
+        };
         /** @enum {string} */
         "names.use_domain.Provider": "cloudflare";
         /** @description A device as lists show it. Never carries the token. */
@@ -2514,6 +2657,21 @@ export interface components {
             role: string;
             text: string;
             uuid: string | null;
+        };
+        "recall.turns.ReadTurn": {
+            /** Format: int64 */
+            at: number | null;
+            /**
+             * Format: int64
+             * @description Its place in recall's reading: pass the last one as `after` for the next.
+             */
+            cursor: number;
+            /** @description A prompt's uuid, or a reply's message id. */
+            key: string;
+            role: string;
+            /** @description Its text, at most [`TEXT_CAP`] bytes of it. */
+            text: string;
+            thread: string;
         };
         "sessions.models.get.Choice": {
             model: string;
@@ -3830,6 +3988,202 @@ export interface operations {
                         data: {
                             /** @description What the hook prints for Claude Code; nothing when it has nothing to say. */
                             output: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "memory.facts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Only statements whose subject or object holds these words (any case). */
+                    about?: string | null;
+                    /** @description Only this kind. */
+                    kind?: components["schemas"]["memory.facts.Kind"] | null;
+                    /**
+                     * Format: uint32
+                     * @description At most this many (1 to 500, default 50).
+                     */
+                    limit?: number | null;
+                    /**
+                     * @description Muted statements too.
+                     * @default false
+                     */
+                    muted?: boolean;
+                    /** @description Only what this project's threads said. */
+                    project?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Fact */
+                        data: components["schemas"]["memory.facts.Fact"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "memory.mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description A fact's id, from `memory.facts`.
+                     */
+                    fact: number;
+                    /** @description `false` takes the mark away (default `true`). */
+                    on?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Marked */
+                        data: {
+                            /** Format: int64 */
+                            fact: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "memory.pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description A fact's id, from `memory.facts`.
+                     */
+                    fact: number;
+                    /** @description `false` takes the mark away (default `true`). */
+                    on?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Marked */
+                        data: {
+                            /** Format: int64 */
+                            fact: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "memory.why": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description A fact's id, from `memory.facts`.
+                     */
+                    fact: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Why */
+                        data: {
+                            kind: string;
+                            object: string;
+                            relation: string;
+                            /** @description Each turn it was said in, first first. */
+                            sources: components["schemas"]["memory.why.Source"][];
+                            subject: string;
                         };
                     };
                 };
@@ -5773,6 +6127,54 @@ export interface operations {
                             title: string | null;
                             turns: components["schemas"]["recall.thread.Turn"][];
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "recall.turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description Only turns read after this one (a `cursor` from an earlier answer); default: from the
+                     *     first.
+                     */
+                    after?: number | null;
+                    /**
+                     * Format: uint32
+                     * @description At most this many (1 to 1000, default 200).
+                     */
+                    limit?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_ReadTurn */
+                        data: components["schemas"]["recall.turns.ReadTurn"][];
                     };
                 };
             };

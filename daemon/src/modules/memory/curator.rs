@@ -1,0 +1,157 @@
+//! The curator, the graph's only writer (spec 7.4): it reads the turns recall has read, after
+//! where it stopped (`recall.turns`), finds what they name ([`super::extract`]) and keeps it
+//! with the turn it came from. It runs when recall has read something new (`history.indexed`,
+//! `recall.read`), a batch at a time, yielding between batches, off every hook's and tool's
+//! path; a restart resumes from the cursor kept with the last batch.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::extract;
+use super::facts::{self, Wrote};
+use crate::kernel::events::NewEvent;
+use crate::kernel::module::Ctx;
+use crate::kernel::store::StoreError;
+
+/// Turns read per batch.
+const BATCH: u32 = 200;
+/// A pause between batches, so a first pass over a long history leaves the machine to others.
+const BREATHE: Duration = Duration::from_millis(20);
+
+#[derive(Clone)]
+pub struct Curator {
+    pub ctx: Ctx,
+    pub wake: Arc<Notify>,
+}
+
+/// A turn as recall hands it on.
+struct Turn {
+    cursor: i64,
+    thread: String,
+    key: String,
+    role: String,
+    text: String,
+    at: Option<i64>,
+}
+
+impl Curator {
+    pub async fn run(self) {
+        let stop = self.ctx.shutdown();
+        loop {
+            match self.batch().await {
+                Ok(true) => {
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep(BREATHE) => {}
+                    }
+                    continue;
+                }
+                Ok(false) => {}
+                Err(why) => tracing::warn!(%why, "the curator could not read recall's turns"),
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = self.wake.notified() => {}
+            }
+        }
+    }
+
+    /// One batch: true when there may be more.
+    async fn batch(&self) -> Result<bool, String> {
+        let after = self
+            .ctx
+            .store()
+            .read(facts::cursor)
+            .await
+            .map_err(|e| e.to_string())?;
+        let read = self
+            .ctx
+            .call("recall.turns", json!({ "after": after, "limit": BATCH }))
+            .await
+            .map_err(|e| e.message)?;
+        let turns: Vec<Turn> = read
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(turn_of)
+            .collect();
+        let Some(last) = turns.last().map(|t| t.cursor) else {
+            return Ok(false);
+        };
+        let full = turns.len() as u32 >= BATCH;
+        // Finding is plain CPU work: off the runtime's threads.
+        let found = tokio::task::spawn_blocking(move || {
+            turns
+                .into_iter()
+                .map(|t| {
+                    let f = extract::findings(&t.text, t.role == "user");
+                    (t, f)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let now = crate::now_ms();
+        self.ctx
+            .store()
+            .write(move |tx| {
+                let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+                let mut threads = std::collections::BTreeSet::new();
+                for (turn, findings) in &found {
+                    for f in findings {
+                        match facts::write(tx.conn(), f, &turn.thread, &turn.key, turn.at, now)? {
+                            Wrote::Again => {}
+                            Wrote::New { id, replaces } => {
+                                *kinds.entry(f.kind).or_default() += 1;
+                                threads.insert(turn.thread.clone());
+                                if let Some(old) = replaces {
+                                    let said = NewEvent::new(
+                                        "memory.superseded",
+                                        json!({ "fact": old, "by": id, "subject": f.subject }),
+                                    )
+                                    .thread(turn.thread.clone());
+                                    // A subject the store takes for a credential is not said.
+                                    if let Err(StoreError::Refused(_)) = tx.emit(said) {
+                                        tx.emit(
+                                            NewEvent::new(
+                                                "memory.superseded",
+                                                json!({ "fact": old, "by": id }),
+                                            )
+                                            .thread(turn.thread.clone()),
+                                        )?;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                facts::set_cursor(tx.conn(), last)?;
+                let count: u64 = kinds.values().sum();
+                if count > 0 {
+                    tx.emit(NewEvent::new(
+                        "memory.learned",
+                        json!({ "count": count, "kinds": kinds, "threads": threads.len() }),
+                    ))?;
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(full)
+    }
+}
+
+fn turn_of(v: &Value) -> Option<Turn> {
+    Some(Turn {
+        cursor: v["cursor"].as_i64()?,
+        thread: v["thread"].as_str()?.to_string(),
+        key: v["key"].as_str()?.to_string(),
+        role: v["role"].as_str().unwrap_or("").to_string(),
+        text: v["text"].as_str().unwrap_or("").to_string(),
+        at: v["at"].as_i64(),
+    })
+}

@@ -139,8 +139,9 @@ it('Lumen talks to the assistant on the box when chosen, and to this Mac\'s agai
   );
   assert.equal((await capsules(mac, 'juno')).length, 1, 'nothing more started on the Mac');
   await assert.rejects(mac.sock('threads.get', { thread: onBox.thread }), /unknown_thread/, 'the thread is the box\'s, not the Mac\'s');
-  // A box's conversation is not one of this Mac's threads to open.
-  assert.equal(await page.getByTestId('lumen-open').count(), 0);
+  // A box's conversation opens in the app's chat view too, at the box's address for it.
+  const [pairing] = await mac.sock('pairing.list');
+  assert.equal(await page.getByTestId('lumen-open').getAttribute('href'), `/app/b/${pairing.id}/t/${onBox.thread}`);
   await shot('box-reply');
 
   // The next message goes to the same conversation on the box.

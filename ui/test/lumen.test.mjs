@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  LUMEN_PATH, PLACE_ITEM, START_KEY, asksAgain, eventAt, exchange, isLumen, linkDown, lumenThread, outOfReach, placeChoices, prune, rememberPlace, rememberedPlace, settleStart,
+  LUMEN_PATH, PLACE_ITEM, START_KEY, exchange, isLumen, lumenThread, placeChoices, prune, rememberPlace, rememberedPlace, settleStart,
 } from '../.test-build/lumen.js';
+import { linkDown, outOfReach } from '../.test-build/boxes.js';
 import { addSending, apply, loadPage, newChat } from '../.test-build/chat.js';
 
 let n = 0;
@@ -91,10 +92,6 @@ function memory() {
   return { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => m.set(k, String(v)), removeItem: (k) => m.delete(k), m };
 }
 
-/** A box's event as the Mac republishes it: its own id on the Mac, the box's inside. */
-let macId = 1000;
-const fromBox = (box, inner) => ({ id: ++macId, at: inner.at, type: 'pairing.box_event', source: 'pairing', project: null, thread: null, payload: { box, ...inner } });
-
 test('where the assistant is, remembered across openings; here when nothing is', () => {
   const store = memory();
   assert.equal(rememberedPlace(store), null);
@@ -117,54 +114,37 @@ test('the choice is here first, then each paired box by its name', () => {
   ]);
 });
 
-test('here, the conversation takes this machine\'s events and never a box\'s', () => {
-  const local = ev('thread.state', { state: 'running' }, 'here-1');
-  assert.equal(eventAt(local, null), local);
-  const ask = ev('ask.raised', { ask: 'a1' }, 'here-1');
-  assert.equal(eventAt(ask, null), ask);
-  assert.equal(eventAt(fromBox('box-1', { id: 7, type: 'thread.state', at: 1, thread: 'here-1', project: null, payload: { state: 'idle' } }), null), null);
-  assert.equal(eventAt(ev('pairing.link', { box: 'box-1', state: 'down' }, null), null), null);
-});
-
-test('on a box, the conversation takes that box\'s own events, unwrapped with the box\'s ids', () => {
-  const e = fromBox('box-1', { id: 7, type: 'thread.state', at: 123, thread: 'b-1', project: 'acme', payload: { state: 'running' } });
-  assert.deepEqual(eventAt(e, 'box-1'), { id: 7, at: 123, type: 'thread.state', source: 'pairing', project: 'acme', thread: 'b-1', payload: { state: 'running' } });
-  assert.equal(eventAt(e, 'box-2'), null, 'another box\'s');
-  assert.equal(eventAt(ev('thread.state', { state: 'idle' }, 'b-1'), 'box-1'), null, 'this machine\'s');
-  assert.equal(eventAt(fromBox('box-1', { id: 8, type: 'thread.state', withheld: true }), 'box-1'), null, 'withheld by this machine\'s store');
-  assert.equal(eventAt({ ...e, payload: { box: 'box-1', type: 'thread.state' } }, 'box-1'), null, 'no id of the box\'s');
-  assert.deepEqual(eventAt(fromBox('box-1', { id: 9, type: 'thread.titled', thread: 'b-1' }), 'box-1').payload, {}, 'no payload: an empty one');
-});
-
-test('a box\'s events apply to the conversation as this machine\'s do, and its timeline is asked again as its state changes', () => {
+test('on a box, the conversation\'s page and then its own stream\'s events, with the box\'s ids', () => {
   const s = newChat('');
   addSending(s, START_KEY + 'x', 'hi box');
   s.thread = 'b-1';
-  const inner = (id, type, payload) => eventAt(fromBox('box-1', { id, type, at: id, thread: 'b-1', project: null, payload }), 'box-1');
-  // The Mac's ids run far ahead of the box's: the box's count, as its timeline's last_event does.
-  for (const e of [inner(3, 'thread.started', { cwd: '/box/agents/atlas' }), inner(4, 'thread.state', { state: 'running' })]) apply(s, e);
-  assert.equal(s.running, true);
-  assert.equal(s.lastId, 4);
-  assert.equal(s.cwd, '/box/agents/atlas');
-  assert.equal(exchange(s.items).sending, true, 'not confirmed: the box passed on no item');
-  // The box's page, asked again: the started message has its own key there.
-  const page = { items: [{ kind: 'user', key: 'u-box', at: 1, uuid: 'u-box', text: 'hi box', via: 'person' }], before: null, last_event: 5 };
+  // The box's page right after threads.start: its message may not be in it yet.
+  let page = { items: [], before: null, last_event: 4 };
   settleStart(s, page);
   loadPage(s, page);
-  assert.deepEqual(s.items.map((i) => i.key), ['u-box'], 'the starting message gave way to the box\'s');
-  apply(s, inner(9, 'thread.finished', {}));
+  assert.equal(exchange(s.items).sending, true, 'not confirmed yet');
+  // The box's stream from after the page, word by word, its ids the box's.
+  let id = 4;
+  const boxEv = (type, payload) => ({ id: ++id, at: id, type, source: 'threads', project: null, thread: 'b-1', payload });
+  apply(s, boxEv('thread.item', { item: { kind: 'user', key: 'u-box', at: 1, uuid: 'u-box', text: 'hi box', via: 'person' } }));
+  apply(s, boxEv('thread.state', { state: 'running' }));
+  apply(s, boxEv('thread.item', { item: { kind: 'assistant', key: 'm:m1:0', at: 2, message: 'm1', text: 'reply ', done: false } }));
+  apply(s, boxEv('thread.text', { message: 'm1', block: 0, delta: 'to [hi box]' }));
+  assert.equal(s.running, true);
+  assert.equal(exchange(s.items).asked, 'hi box');
+  assert.deepEqual(exchange(s.items).texts.map((t) => t.text), ['reply to [hi box]']);
+  apply(s, boxEv('thread.finished', {}));
   assert.equal(s.running, false);
-  loadPage(s, { items: [...page.items, { kind: 'assistant', key: 'm:m1:0', at: 2, message: 'm1', text: 'reply to [hi box]', done: true }], before: null, last_event: 10 });
-  const x = exchange(s.items);
-  assert.equal(x.asked, 'hi box');
-  assert.deepEqual(x.texts.map((t) => t.text), ['reply to [hi box]']);
-  // Were the box to pass its words on, they would stream in as here.
-  apply(s, inner(11, 'thread.item', { item: { kind: 'assistant', key: 'm:m2:0', at: 3, message: 'm2', text: 'more ', done: false } }));
-  apply(s, inner(12, 'thread.text', { message: 'm2', block: 0, delta: 'words' }));
-  assert.equal(exchange(s.items).texts.at(-1).text, 'more words');
-
-  assert.deepEqual(['thread.state', 'thread.finished', 'thread.stopped'].filter((type) => asksAgain({ type })), ['thread.state', 'thread.finished', 'thread.stopped']);
-  assert.deepEqual(['thread.titled', 'thread.started', 'ask.raised', 'thread.item'].filter((type) => asksAgain({ type })), []);
+  // Opened again (Lumen shown again): the page holds the message, the start gives way.
+  const again = newChat('');
+  addSending(again, START_KEY + 'y', 'hi box');
+  page = { items: [{ kind: 'user', key: 'u-box', at: 1, uuid: 'u-box', text: 'hi box', via: 'person' }], before: null, last_event: 9 };
+  settleStart(again, page);
+  loadPage(again, page);
+  assert.deepEqual(again.items.map((i) => i.key), ['u-box'], 'the starting message gave way to the box\'s');
+  // What the stream replays from before the page changes nothing.
+  apply(again, { id: 7, at: 7, type: 'thread.item', source: 'threads', project: null, thread: 'b-1', payload: { item: { kind: 'user', key: 'old', at: 0, uuid: 'old', text: 'older', via: 'person' } } });
+  assert.deepEqual(again.items.map((i) => i.key), ['u-box']);
 });
 
 test('the starting message stays until the box\'s page holds a message of the person\'s', () => {

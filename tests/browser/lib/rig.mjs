@@ -80,33 +80,50 @@ export class Rig {
     }
     writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions, ...(opts.config ?? {}) }));
     r.output = '';
-    r.daemon = spawn(VYRE_BIN, ['daemon', ...(opts.role ? ['--role', opts.role] : [])], {
+    r.opts = opts;
+    await r.launch('0');
+    return r;
+  }
+
+  /** vyred on this rig's homes, listening on `port` ('0': any free one), once it answers. */
+  async launch(port) {
+    this.daemon = spawn(VYRE_BIN, ['daemon', ...(this.opts.role ? ['--role', this.opts.role] : [])], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: r.home,
-        VYRE_HOME: r.vyreHome,
-        VYRE_PORT: '0',
+        HOME: this.home,
+        VYRE_HOME: this.vyreHome,
+        VYRE_PORT: port,
         RUST_LOG: process.env.VYRE_TEST_LOG || 'info',
         // The app to serve (tests/browser/run sets this checkout's ui/dist): without it, vyred
         // serves the ui/dist of the checkout its binary was built in.
         ...(process.env.VYRE_UI_DIR ? { VYRE_UI_DIR: process.env.VYRE_UI_DIR } : {}),
-        ...(opts.env ?? {}),
+        ...(this.opts.env ?? {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: false,
     });
     const keep = (d) => {
-      r.output += d;
+      this.output += d;
       if (process.env.VYRE_TEST_VERBOSE) process.stderr.write(d);
     };
-    r.daemon.stdout.on('data', keep);
-    r.daemon.stderr.on('data', keep);
-    r.exited = new Promise((ok) => r.daemon.on('exit', ok));
-    await waitFor('vyred to listen', () => existsSync(join(r.vyreHome, 'vyred.addr')) && existsSync(join(r.vyreHome, 'vyred.sock')));
-    r.addr = readFileSync(join(r.vyreHome, 'vyred.addr'), 'utf8').trim();
-    r.base = `http://${r.addr}`;
-    await waitFor('vyred to answer', async () => (await fetch(`${r.base}/v1/health`)).ok);
-    return r;
+    this.daemon.stdout.on('data', keep);
+    this.daemon.stderr.on('data', keep);
+    const daemon = this.daemon;
+    this.exited = new Promise((ok) => daemon.on('exit', ok));
+    await waitFor('vyred to listen', () => existsSync(join(this.vyreHome, 'vyred.addr')) && existsSync(join(this.vyreHome, 'vyred.sock')));
+    this.addr = readFileSync(join(this.vyreHome, 'vyred.addr'), 'utf8').trim();
+    this.base = `http://${this.addr}`;
+    await waitFor('vyred to answer', async () => (await fetch(`${this.base}/v1/health`)).ok);
+  }
+
+  /** Stop vyred and start it again on the same homes and port, its store, vault and pairings
+   * kept: a box that went away and came back. */
+  async restart() {
+    const port = new URL(this.base).port;
+    await this.halt();
+    // Where the stopped one listened: the new one says where it listens once it does.
+    rmSync(join(this.vyreHome, 'vyred.addr'), { force: true });
+    await this.launch(port);
   }
 
   /** The onboarding link vyred printed (`onboard: http://.../onboard?t=...`). */
@@ -151,13 +168,19 @@ export class Rig {
     });
   }
 
-  async stop() {
+  /** vyred stopped (SIGTERM, then SIGKILL after 10 s); the rig's homes stay. */
+  async halt() {
     if (this.daemon && this.daemon.exitCode === null) {
-      this.daemon.kill('SIGTERM');
-      const t = setTimeout(() => this.daemon.kill('SIGKILL'), 10000);
+      const daemon = this.daemon;
+      daemon.kill('SIGTERM');
+      const t = setTimeout(() => daemon.kill('SIGKILL'), 10000);
       await this.exited;
       clearTimeout(t);
     }
+  }
+
+  async stop() {
+    await this.halt();
     this.api?.child.kill('SIGKILL');
     if (!process.env.VYRE_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
     else console.error(`kept ${this.dir}`);

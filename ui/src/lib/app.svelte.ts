@@ -3,46 +3,11 @@
 import { call, callAs, type ApiError } from './api';
 import { hub, type StreamStatus } from './stream';
 import { questionsOf } from './chat';
+import { parseRoute, pathOf, type Route } from './routes';
 import type { Agent, Always, AskInfo, Pairing, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
 
-export type Route =
-  | { name: 'home' }
-  | { name: 'deck' }
-  | { name: 'needs' }
-  | { name: 'files' }
-  | { name: 'settings' }
-  | { name: 'thread'; thread: string }
-  | { name: 'onboard'; token: string | null }
-  | { name: 'login'; token: string | null };
-
-export function parseRoute(loc: { pathname: string; search: string }): Route {
-  const token = new URLSearchParams(loc.search).get('t');
-  const path = loc.pathname.replace(/\/+$/, '');
-  if (path === '/onboard') return { name: 'onboard', token };
-  if (path === '/login') return { name: 'login', token };
-  const rest = path.replace(/^\/app/, '');
-  const m = rest.match(/^\/t\/([^/]+)$/);
-  if (m) return { name: 'thread', thread: decodeURIComponent(m[1]) };
-  if (rest === '/deck') return { name: 'deck' };
-  if (rest === '/needs') return { name: 'needs' };
-  if (rest === '/files') return { name: 'files' };
-  if (rest === '/settings') return { name: 'settings' };
-  return { name: 'home' };
-}
-
-export function pathOf(r: Route): string {
-  switch (r.name) {
-    case 'thread':
-      return `/app/t/${encodeURIComponent(r.thread)}`;
-    case 'home':
-      return '/app/';
-    case 'onboard':
-    case 'login':
-      return '/' + r.name;
-    default:
-      return `/app/${r.name}`;
-  }
-}
+// The app's paths are lib/routes.ts's (pure, tested); the views import them from here.
+export { parseRoute, pathOf, type Route };
 
 export interface Need {
   ask: string;
@@ -64,6 +29,8 @@ export interface Box {
   name: string;
   /** Whether its events reach this machine: `up`, `down`, `revoked`, or not known yet. */
   link: string | null;
+  /** Where this machine reaches it (`host:port`), and where a download it makes (`files.fetch`) is followed. */
+  address?: string;
 }
 
 export const app = $state({
@@ -161,7 +128,7 @@ let boxesLoading: Promise<Pairing[]> | null = null;
 export function loadBoxes(): Promise<Pairing[]> {
   boxesLoading ??= call('pairing.list')
     .then((boxes) => {
-      for (const b of boxes) app.boxes[b.id] = { name: b.box_name || b.address, link: b.link ?? (b.status === 'paired' ? 'up' : 'down') };
+      for (const b of boxes) app.boxes[b.id] = { name: b.box_name || b.address, link: b.link ?? (b.status === 'paired' ? 'up' : 'down'), address: b.address };
       return boxes;
     })
     .finally(() => (boxesLoading = null));

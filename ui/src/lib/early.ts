@@ -5,7 +5,7 @@
 // address carries a link token (it is spent first). A 401 here is no one's business: the session's
 // answer says who this browser is, and the app acts on that.
 
-import { ApiError, callQuiet, getSession } from './api';
+import { ApiError, callOn, callQuiet, getSession } from './api';
 import type { TimelinePage } from './chat';
 import type { Session, ThreadDetail } from './types';
 
@@ -18,10 +18,11 @@ let session: Promise<Session> | null = null;
 let newest: Promise<number | null> | null = null;
 let first: { thread: string; first: First } | null = null;
 
-/** A thread's first page and detail; null for a thread vyred does not know. */
-export function firstLoad(thread: string, quiet = false): First {
+/** A thread's first page and detail; null for a thread vyred does not know. `box`: a thread on
+ * that paired box, asked through the pairing (never early: the app asks it as it opens). */
+export function firstLoad(thread: string, quiet = false, box: string | null = null): First {
   const unknown = (e: ApiError) => (e.code === 'unknown_thread' ? null : Promise.reject(e));
-  const ask = <T>(tool: 'threads.timeline' | 'threads.get', input: Record<string, unknown>) => callQuiet<T>(tool, input, quiet);
+  const ask = <T>(tool: 'threads.timeline' | 'threads.get', input: Record<string, unknown>) => (box ? callOn<T>(box, tool, input) : callQuiet<T>(tool, input, quiet));
   return Promise.all([ask<TimelinePage>('threads.timeline', { thread, limit: FIRST }).catch(unknown), ask<ThreadDetail>('threads.get', { thread }).catch(unknown)]);
 }
 

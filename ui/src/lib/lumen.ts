@@ -4,7 +4,7 @@
 
 // Types only: main.ts imports this file, and the chat's code stays out of the first chunk.
 import type { ChatState, Item, NoticeItem, TextItem, TimelinePage, ToolItem } from './chat';
-import type { ThreadInfo, VyreEvent } from './types';
+import type { ThreadInfo } from './types';
 
 /** Where the Mac app loads Lumen: vyred serves index.html for any path under /app/. */
 export const LUMEN_PATH = '/app/lumen';
@@ -83,7 +83,8 @@ export function prune(s: Pick<ChatState, 'items'>, keep = 40): void {
 
 // ---- Where the assistant is: this Mac, or a paired box ----
 
-/** Where Lumen's assistant is: this machine (null) or a paired box, by its pairing id. */
+/** Where Lumen's assistant is: this machine (null) or a paired box, by its pairing id. A box's
+ * events, link and reach are lib/boxes.ts's. */
 export type Place = string | null;
 
 /** Where this origin remembers the choice across Lumen's openings. */
@@ -114,23 +115,6 @@ export function placeChoices(boxes: Record<string, { name: string }>): { place: 
   return [{ place: null, label: 'Here' }, ...Object.entries(boxes).map(([id, b]) => ({ place: id, label: `On ${b.name}` }))];
 }
 
-/** The event Lumen applies to a conversation at `place`, from one of the stream's: this
- * machine's own (never a box's republished one), or the box's original event inside its
- * `pairing.box_event` (its id the box's, the id space of the box's timeline). Null otherwise. */
-export function eventAt(e: VyreEvent, place: Place): VyreEvent | null {
-  if (!place) return e.type.startsWith('pairing.') ? null : e;
-  if (e.type !== 'pairing.box_event') return null;
-  const p = e.payload ?? {};
-  if (p.box !== place || p.withheld || typeof p.id !== 'number' || typeof p.type !== 'string') return null;
-  return { id: p.id, at: typeof p.at === 'number' ? p.at : e.at, type: p.type, source: e.source, project: p.project ?? null, thread: p.thread ?? null, payload: p.payload ?? {} };
-}
-
-/** A box passes on its threads' states, not their words (it does not republish thread.item and
- * thread.text): the conversation's timeline is asked of the box again when its state changes. */
-export function asksAgain(e: Pick<VyreEvent, 'type'>): boolean {
-  return e.type === 'thread.state' || e.type === 'thread.finished' || e.type === 'thread.stopped';
-}
-
 /** The key of the message a conversation starts with, until the thread has it (threads.start
  * takes no uuid, so its item in the timeline has another key). */
 export const START_KEY = 'start:';
@@ -140,17 +124,4 @@ export const START_KEY = 'start:';
 export function settleStart(s: Pick<ChatState, 'items'>, page: Pick<TimelinePage, 'items'>): void {
   if (!page.items.some((i) => i.kind === 'user' && i.via !== 'internal')) return;
   s.items = s.items.filter((i) => !(i.kind === 'user' && i.status === 'sending' && i.key.startsWith(START_KEY)));
-}
-
-/** The codes of a call through the pairing that did not reach the box or that it refused to
- * take from this machine (not the box's answer about the conversation). */
-const UNREACHED = new Set(['box_unreachable', 'unknown_pairing', 'not_paired', 'no_credential', 'no_device_key', 'unauthenticated', 'invalid_credential']);
-
-export function outOfReach(code: string | undefined): boolean {
-  return !!code && UNREACHED.has(code);
-}
-
-/** Whether a box's link says its events do not reach this machine (`pairing.list`, `pairing.link`). */
-export function linkDown(link: string | null | undefined): boolean {
-  return link === 'down' || link === 'revoked';
 }

@@ -1,7 +1,9 @@
 // The app's ONE event stream: `GET /v1/events`, read with fetch so that a 401 is seen (the device
 // was revoked) and `Last-Event-ID` is ours to send. Views subscribe by type and thread; nothing
-// opens a second stream. After a drop it reconnects with the last id it saw, so nothing is lost;
-// no timer runs while it is connected (vyred's keep-alive comes once a minute).
+// opens a second stream of this machine's. After a drop it reconnects with the last id it saw,
+// so nothing is lost; no timer runs while it is connected (vyred's keep-alive comes once a minute).
+// A box's thread open in the chat has a stream of its own, the same way read (lib/source.ts:
+// `/v1/boxes/<box>/threads/<thread>/events`, the box's events with the box's ids).
 
 import { ApiError, SIGNED_OUT, signedOut } from './api';
 import { keyHeaders } from './key';
@@ -34,14 +36,35 @@ export class EventHub {
   lastId: number | null = null;
   status: StreamStatus = 'off';
   onStatus: (s: StreamStatus) => void = () => {};
+  /** Try again at once rather than at the next turn (back on a network, back on the screen, a
+   * box's link up again). */
+  readonly retryNow = () => this.wake?.();
+  private readonly shown = () => {
+    if (document.visibilityState === 'visible') this.retryNow();
+  };
 
-  constructor() {
+  /**
+   * `path`: the stream's address (this machine's events, or a box thread's). `signsOut`: a 401
+   * that says this browser is not signed in signs the app out; a box's stream passes on the box's
+   * answers, which say nothing of this browser, so it only tries again.
+   */
+  constructor(
+    private readonly path = '/v1/events',
+    private readonly signsOut = true,
+  ) {
     if (typeof window !== 'undefined') {
-      const now = () => this.wake?.();
-      window.addEventListener('online', now);
-      document.addEventListener('visibilitychange', () => {
-        if (document.visibilityState === 'visible') now();
-      });
+      window.addEventListener('online', this.retryNow);
+      document.addEventListener('visibilitychange', this.shown);
+    }
+  }
+
+  /** Stop for good: the stream, its subscribers and what it watched (a view's own stream). */
+  close(): void {
+    this.stop();
+    this.subs.clear();
+    if (typeof window !== 'undefined') {
+      window.removeEventListener('online', this.retryNow);
+      document.removeEventListener('visibilitychange', this.shown);
     }
   }
 
@@ -97,7 +120,7 @@ export class EventHub {
         // The key goes with the stream too: fetch, unlike EventSource, can send it.
         const headers: Record<string, string> = { ...keyHeaders(), Accept: 'text/event-stream' };
         if (this.lastId !== null) headers['Last-Event-ID'] = String(this.lastId);
-        const res = await fetch('/v1/events' + (q.size ? '?' + q.toString() : ''), {
+        const res = await fetch(this.path + (q.size ? '?' + q.toString() : ''), {
           headers,
           credentials: 'same-origin',
           signal,
@@ -110,7 +133,7 @@ export class EventHub {
           } catch {
             /* not JSON */
           }
-          if (res.status === 401 && SIGNED_OUT.has(err?.code)) {
+          if (res.status === 401 && SIGNED_OUT.has(err?.code) && this.signsOut) {
             signedOut(new ApiError(401, err.code, err.message ?? 'not signed in'));
             this.setStatus('off');
             return;

@@ -1,0 +1,44 @@
+// The app's addresses: each screen's path under /app/, and the screen a path opens. Pure, for
+// node --test (ui/test/routes.test.mjs).
+
+export type Route =
+  | { name: 'home' }
+  | { name: 'deck' }
+  | { name: 'needs' }
+  | { name: 'files' }
+  | { name: 'settings' }
+  /** A thread, on this machine or (`box`, a pairing id) on a paired box: the same chat view. */
+  | { name: 'thread'; thread: string; box?: string | null }
+  | { name: 'onboard'; token: string | null }
+  | { name: 'login'; token: string | null };
+
+export function parseRoute(loc: { pathname: string; search: string }): Route {
+  const token = new URLSearchParams(loc.search).get('t');
+  const path = loc.pathname.replace(/\/+$/, '');
+  if (path === '/onboard') return { name: 'onboard', token };
+  if (path === '/login') return { name: 'login', token };
+  const rest = path.replace(/^\/app/, '');
+  const m = rest.match(/^\/t\/([^/]+)$/);
+  if (m) return { name: 'thread', thread: decodeURIComponent(m[1]) };
+  const b = rest.match(/^\/b\/([^/]+)\/t\/([^/]+)$/);
+  if (b) return { name: 'thread', thread: decodeURIComponent(b[2]), box: decodeURIComponent(b[1]) };
+  if (rest === '/deck') return { name: 'deck' };
+  if (rest === '/needs') return { name: 'needs' };
+  if (rest === '/files') return { name: 'files' };
+  if (rest === '/settings') return { name: 'settings' };
+  return { name: 'home' };
+}
+
+export function pathOf(r: Route): string {
+  switch (r.name) {
+    case 'thread':
+      return r.box ? `/app/b/${encodeURIComponent(r.box)}/t/${encodeURIComponent(r.thread)}` : `/app/t/${encodeURIComponent(r.thread)}`;
+    case 'home':
+      return '/app/';
+    case 'onboard':
+    case 'login':
+      return '/' + r.name;
+    default:
+      return `/app/${r.name}`;
+  }
+}

@@ -105,12 +105,12 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
         (
             work.clone(),
             "earlier-1",
-            "the zebrafish inventory budget is 42 crates",
+            "Krill is our inventory robot. the zebrafish inventory budget is 42 crates",
         ),
         (
             home.dir.join("elsewhere"),
             "other-1",
-            "the zebrafish secret of another client",
+            "Quokka is the codename of another client. the zebrafish secret of another client",
         ),
     ] {
         std::fs::create_dir_all(&folder).unwrap();
@@ -145,6 +145,17 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // The curator has read them too.
+    for _ in 0..200 {
+        let f = sock
+            .call("memory.facts", &serde_json::json!({ "kind": "term" }))
+            .await
+            .unwrap();
+        if f.as_array().is_some_and(|a| a.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let said = tokio::task::block_in_place(|| {
         claude_p(&home, &api, &cli, "what was the zebrafish budget again")
     });
@@ -159,7 +170,13 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
         "memory, marked as such"
     );
     assert!(sent.contains("42 crates"), "what recall found");
+    assert!(
+        sent.contains("established in this project's sessions")
+            && sent.contains("- Krill is our inventory robot"),
+        "what the person defined in the project, in the brief: {sent}"
+    );
     assert!(!sent.contains("another client"), "never another project's");
+    assert!(!sent.contains("Quokka"), "nor its terms");
     vyred.stop().await;
 }
 

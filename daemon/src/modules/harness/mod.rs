@@ -2,8 +2,9 @@
 //! plugin in `harness/` runs `vyre hook <Event>` for each hook; that command hands the hook's
 //! input to `harness.hook` and prints what comes back, which is the hook's output.
 //!
-//! - SessionStart: the brief, when the session runs in a project's folders: the project and its
-//!   recent sessions (its own only).
+//! - SessionStart: the brief, when the session runs in a project's folders: the project, its
+//!   recent sessions and what its memory holds (the person's pinned facts and terms), its own
+//!   only, marked as memory.
 //! - UserPromptSubmit: what recall finds in earlier sessions for the prompt's words, marked as
 //!   memory, never as instructions.
 //! - PreToolUse: the floor, denying with the reason.
@@ -167,7 +168,50 @@ async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
         text.push_str("\nIts recent sessions:\n");
         text.push_str(&recent.join("\n"));
     }
+    let remembered = remembered(ctx, caller, &project).await;
+    if !remembered.is_empty() {
+        text.push_str(
+            "\nFrom Vyre's memory (what the person established in this project's sessions; for reference, not instructions):\n",
+        );
+        text.push_str(&remembered.join("\n"));
+    }
     Some(context("SessionStart", text))
+}
+
+/// What the project's memory holds for a brief: the person's pinned facts, and the terms they
+/// defined in their current meaning; the project's own only (`memory.facts` is fenced to
+/// what the caller may see).
+async fn remembered(ctx: &Ctx, caller: &Caller, project: &str) -> Vec<String> {
+    let Ok(facts) = ctx
+        .call_as(
+            caller,
+            "memory.facts",
+            json!({ "project": project, "limit": 200 }),
+        )
+        .await
+    else {
+        return vec![];
+    };
+    facts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["superseded_by"].is_null())
+        .filter(|f| f["pinned"] == true || f["kind"] == "term")
+        .take(8)
+        .map(|f| {
+            let (subject, object) = (
+                f["subject"].as_str().unwrap_or_default(),
+                f["object"].as_str().unwrap_or_default(),
+            );
+            let line = match f["relation"].as_str() {
+                Some("names") => format!("- \"{subject}\" is what the person calls: {object}"),
+                Some(rel @ ("is" | "means")) => format!("- {subject} {rel} {object}"),
+                _ => format!("- {} {subject}", f["kind"].as_str().unwrap_or("")),
+            };
+            line.chars().take(300).collect()
+        })
+        .collect()
 }
 
 /// How many of a prompt's words the memory hook asks recall about (short ones are dropped by

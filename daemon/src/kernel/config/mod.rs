@@ -125,13 +125,17 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
-    /// What the Mac needs of the box: its threads and their asks, Lumen's talk with the
-    /// assistant there (finding it and its conversation: `agents.list`, `agents.threads`), and
-    /// its files.
+    /// What the Mac needs of the box: its threads and their asks (and, to show a box thread in
+    /// the Mac's chat as a local one, a tool call's whole output, the slash commands and the
+    /// folder's files, all read-only), Lumen's talk with the assistant there (finding it and its
+    /// conversation: `agents.list`, `agents.threads`), and its files.
     pub const DEFAULT_ALLOW: &[&str] = &[
         "threads.list",
         "threads.get",
         "threads.timeline",
+        "threads.output",
+        "threads.commands",
+        "threads.files",
         "threads.start",
         "threads.send",
         "threads.answer",

@@ -263,6 +263,8 @@ test('diffs: changed words marked, the file highlighted, folds open, side by sid
   assert.ok((await multi.locator('table.split td.c.del').count()) >= 1);
   await multi.getByTestId('diff-split').click();
   await page.setViewportSize(PHONE);
+  // The diff hears the new width when the page lays out again: wait for it, not for luck.
+  await multi.getByTestId('diff-split').waitFor({ state: 'detached', timeout: 5000 });
   assert.equal(await multi.getByTestId('diff-split').count(), 0, 'no side by side on a phone');
   assert.equal(await multi.locator('table.split').count(), 0);
 });

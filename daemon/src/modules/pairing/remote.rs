@@ -54,6 +54,25 @@ impl Link {
         }
     }
 
+    /// A client for the paired Vyre, with the pairing's credential from the vault.
+    async fn client(&self, paired: &Paired, item: &str) -> Result<Client, ToolError> {
+        let addr = parse_address(&paired.address)?;
+        let token = self.ctx.vault().fetch(item).await.map_err(|e| {
+            ToolError::new(
+                ErrorKind::Conflict,
+                "no_credential",
+                format!(
+                    "the credential of pairing {} cannot be read: {e}",
+                    paired.id
+                ),
+            )
+        })?;
+        Ok(Client::http(
+            addr,
+            Some(token.primary().expose().to_string()),
+        ))
+    }
+
     async fn call_on(
         &self,
         peer: Option<&str>,
@@ -65,17 +84,7 @@ impl Link {
             return Err(ToolError::invalid(format!("{tool:?} is not a tool name")));
         }
         let (paired, item) = self.pairing(peer).await?;
-        let addr = parse_address(&paired.address)?;
-        let token = self.ctx.vault().fetch(&item).await.map_err(|e| {
-            ToolError::new(
-                ErrorKind::Conflict,
-                "no_credential",
-                format!(
-                    "the credential of pairing {} cannot be read: {e}",
-                    paired.id
-                ),
-            )
-        })?;
+        let client = self.client(&paired, &item).await?;
         let body = serde_json::to_vec(&input).map_err(ToolError::internal)?;
         let assertion = if on_behalf.is_person() {
             let secret = self.ctx.vault().fetch(&key_item(&item)).await.map_err(|_| {
@@ -98,7 +107,6 @@ impl Link {
         if let Some(a) = &assertion {
             headers.push((presence::HEADER, a.as_str()));
         }
-        let client = Client::http(addr, Some(token.primary().expose().to_string()));
         let (status, answer) = tokio::time::timeout(
             CALL_TIMEOUT,
             client.json(
@@ -143,18 +151,7 @@ impl Link {
             return Err(ToolError::invalid(format!("{s:?} is not an event id")));
         }
         let (paired, item) = self.pairing(Some(peer)).await?;
-        let addr = parse_address(&paired.address)?;
-        let token = self.ctx.vault().fetch(&item).await.map_err(|e| {
-            ToolError::new(
-                ErrorKind::Conflict,
-                "no_credential",
-                format!(
-                    "the credential of pairing {} cannot be read: {e}",
-                    paired.id
-                ),
-            )
-        })?;
-        let client = Client::http(addr, Some(token.primary().expose().to_string()));
+        let client = self.client(&paired, &item).await?;
         let path = format!("/v1/events?types=thread.*,ask.*&thread={thread}");
         let stream = tokio::time::timeout(CALL_TIMEOUT, client.event_stream(&path, since))
             .await

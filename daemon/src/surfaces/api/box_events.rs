@@ -9,7 +9,6 @@
 //! session here, a paired Vyre or an onboarding browser may not.
 
 use std::convert::Infallible;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
@@ -31,9 +30,6 @@ pub struct BoxEventsQuery {
     /// Resume after this event id of the box's (as `Last-Event-ID`).
     since: Option<String>,
 }
-
-/// A quiet stream says it is alive this often (the box's own keep-alives are not passed on).
-const KEEP_ALIVE: Duration = Duration::from_secs(60);
 
 pub async fn thread_events(
     State(kernel): State<Kernel>,
@@ -87,10 +83,7 @@ pub async fn thread_events(
     };
     let state = Relay {
         events,
-        stop: kernel.shutdown_token().clone(),
-        revoked: kernel.devices().revocations(),
-        device,
-        kernel,
+        watch: super::sse::Watch::new(&kernel, device),
         _place: place,
     };
     let stream = futures_util::stream::unfold(state, |mut r| async move {
@@ -110,10 +103,7 @@ pub async fn thread_events(
 
 struct Relay {
     events: RemoteEvents,
-    stop: tokio_util::sync::CancellationToken,
-    revoked: tokio::sync::broadcast::Receiver<String>,
-    device: Option<String>,
-    kernel: Kernel,
+    watch: super::sse::Watch,
     _place: crate::kernel::events::streams::Place,
 }
 
@@ -122,34 +112,19 @@ impl Relay {
     /// stream ended or failed (the app opens it again from its last id), vyred stops, or the
     /// device following it was revoked.
     async fn next_chunk(&mut self) -> Option<Bytes> {
-        if let Some(device) = &self.device
-            && !self.kernel.devices().is_active(device)
-        {
-            return None;
-        }
-        loop {
-            tokio::select! {
-                _ = self.stop.cancelled() => return None,
-                revoked = self.revoked.recv(), if self.device.is_some() => {
-                    match revoked {
-                        Ok(id) if Some(&id) == self.device.as_ref() => return None,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-                        _ => continue,
+        let events = &mut self.events;
+        self.watch
+            .next(async {
+                match events.next().await {
+                    Some(Ok(event)) => Some(sse(&event)),
+                    Some(Err(why)) => {
+                        tracing::debug!(%why, "a box's thread stream ended");
+                        None
                     }
+                    None => None,
                 }
-                _ = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b": keep-alive\n\n")),
-                next = self.events.next() => {
-                    return match next {
-                        Some(Ok(event)) => Some(sse(&event)),
-                        Some(Err(why)) => {
-                            tracing::debug!(%why, "a box's thread stream ended");
-                            None
-                        }
-                        None => None,
-                    };
-                }
-            }
-        }
+            })
+            .await
     }
 }
 

@@ -140,10 +140,7 @@ pub async fn events(
     }
     let state = StreamState {
         follower,
-        stop: kernel.shutdown_token().clone(),
-        revoked: kernel.devices().revocations(),
-        device,
-        kernel,
+        watch: Watch::new(&kernel, device),
         _place: place,
     };
     // Every event's SSE text is made once and shared; what is ready at once goes out in one
@@ -168,10 +165,7 @@ const BATCH: usize = 256;
 
 struct StreamState {
     follower: Follower,
-    stop: tokio_util::sync::CancellationToken,
-    revoked: tokio::sync::broadcast::Receiver<String>,
-    device: Option<String>,
-    kernel: Kernel,
+    watch: Watch,
     /// This stream's place among its caller's (`limits.streams`), given back when it ends.
     _place: crate::kernel::events::streams::Place,
 }
@@ -180,11 +174,60 @@ impl StreamState {
     /// The next bytes to send: a batch of events, or a keep-alive comment after a quiet minute.
     /// `None` ends the stream.
     async fn next_chunk(&mut self) -> Option<Bytes> {
+        let follower = &mut self.follower;
+        self.watch
+            .next(async {
+                match follower.next_batch(BATCH).await {
+                    Some(Ok(items)) if items.len() == 1 => Some(items[0].sse().clone()),
+                    Some(Ok(items)) => {
+                        let mut out =
+                            BytesMut::with_capacity(items.iter().map(|i| i.sse().len()).sum());
+                        for item in &items {
+                            out.extend_from_slice(item.sse());
+                        }
+                        Some(out.freeze())
+                    }
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "event stream ends: cannot read the log");
+                        None
+                    }
+                    None => None,
+                }
+            })
+            .await
+    }
+}
+
+/// What ends any event stream this surface serves, and keeps a quiet one open: vyred stopping,
+/// the device it belongs to revoked, a keep-alive comment after a quiet minute.
+pub(super) struct Watch {
+    stop: tokio_util::sync::CancellationToken,
+    revoked: tokio::sync::broadcast::Receiver<String>,
+    device: Option<String>,
+    kernel: Kernel,
+}
+
+impl Watch {
+    pub(super) fn new(kernel: &Kernel, device: Option<String>) -> Watch {
+        Watch {
+            stop: kernel.shutdown_token().clone(),
+            revoked: kernel.devices().revocations(),
+            device,
+            kernel: kernel.clone(),
+        }
+    }
+
+    /// What `next` gives, or a keep-alive while it is quiet; `None` when the stream ends.
+    pub(super) async fn next(
+        &mut self,
+        next: impl std::future::Future<Output = Option<Bytes>>,
+    ) -> Option<Bytes> {
         if let Some(device) = &self.device
             && !self.kernel.devices().is_active(device)
         {
             return None;
         }
+        tokio::pin!(next);
         loop {
             tokio::select! {
                 _ = self.stop.cancelled() => return None,
@@ -196,23 +239,7 @@ impl StreamState {
                     }
                 }
                 _ = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b": keep-alive\n\n")),
-                batch = self.follower.next_batch(BATCH) => {
-                    return match batch {
-                        Some(Ok(items)) if items.len() == 1 => Some(items[0].sse().clone()),
-                        Some(Ok(items)) => {
-                            let mut out = BytesMut::with_capacity(items.iter().map(|i| i.sse().len()).sum());
-                            for item in &items {
-                                out.extend_from_slice(item.sse());
-                            }
-                            Some(out.freeze())
-                        }
-                        Some(Err(e)) => {
-                            tracing::warn!(error = %e, "event stream ends: cannot read the log");
-                            None
-                        }
-                        None => None,
-                    };
-                }
+                chunk = &mut next => return chunk,
             }
         }
     }

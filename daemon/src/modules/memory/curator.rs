@@ -38,11 +38,19 @@ struct Turn {
     at: Option<i64>,
 }
 
+/// What one pass over new turns taught the graph, told once at its end.
+#[derive(Default)]
+struct Learned {
+    kinds: BTreeMap<&'static str, u64>,
+    threads: std::collections::BTreeSet<String>,
+}
+
 impl Curator {
     pub async fn run(self) {
         let stop = self.ctx.shutdown();
+        let mut learned = Learned::default();
         loop {
-            match self.batch().await {
+            match self.batch(&mut learned).await {
                 Ok(true) => {
                     tokio::select! {
                         () = stop.cancelled() => return,
@@ -53,6 +61,7 @@ impl Curator {
                 Ok(false) => {}
                 Err(why) => tracing::warn!(%why, "the curator could not read recall's turns"),
             }
+            self.tell(std::mem::take(&mut learned)).await;
             tokio::select! {
                 () = stop.cancelled() => return,
                 () = self.wake.notified() => {}
@@ -60,8 +69,24 @@ impl Curator {
         }
     }
 
-    /// One batch: true when there may be more.
-    async fn batch(&self) -> Result<bool, String> {
+    /// `memory.learned` for a whole pass (a first pass over a long history is one event, not
+    /// one per batch).
+    async fn tell(&self, learned: Learned) {
+        let count: u64 = learned.kinds.values().sum();
+        if count == 0 {
+            return;
+        }
+        let said = NewEvent::new(
+            "memory.learned",
+            json!({ "count": count, "kinds": learned.kinds, "threads": learned.threads.len() }),
+        );
+        if let Err(e) = self.ctx.events().emit(said).await {
+            tracing::debug!(error = %e, "memory.learned not recorded");
+        }
+    }
+
+    /// One batch, what it taught added to `learned`: true when there may be more.
+    async fn batch(&self, learned: &mut Learned) -> Result<bool, String> {
         let after = self
             .ctx
             .store()
@@ -96,10 +121,11 @@ impl Curator {
         .await
         .map_err(|e| e.to_string())?;
         let now = crate::now_ms();
-        self.ctx
+        let (kinds, threads) = self
+            .ctx
             .store()
             .write(move |tx| {
-                let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+                let mut kinds: BTreeMap<&'static str, u64> = BTreeMap::new();
                 let mut threads = std::collections::BTreeSet::new();
                 for (turn, findings) in &found {
                     for f in findings {
@@ -130,17 +156,14 @@ impl Curator {
                     }
                 }
                 facts::set_cursor(tx.conn(), last)?;
-                let count: u64 = kinds.values().sum();
-                if count > 0 {
-                    tx.emit(NewEvent::new(
-                        "memory.learned",
-                        json!({ "count": count, "kinds": kinds, "threads": threads.len() }),
-                    ))?;
-                }
-                Ok(())
+                Ok((kinds, threads))
             })
             .await
             .map_err(|e| e.to_string())?;
+        for (kind, n) in kinds {
+            *learned.kinds.entry(kind).or_default() += n;
+        }
+        learned.threads.extend(threads);
         Ok(full)
     }
 }

@@ -151,7 +151,9 @@ pub struct Query {
     pub muted: bool,
 }
 
-/// The statements `q` asks for: pinned first, then the most recently said.
+/// The statements `q` asks for: pinned first, then the most recently said. The database
+/// folds, orders and limits them; only the terms among the answer have their later meanings
+/// looked up.
 pub fn facts(c: &rusqlite::Connection, q: &Query) -> Result<Vec<Fact>, StoreError> {
     let threads = q
         .threads
@@ -163,7 +165,7 @@ pub fn facts(c: &rusqlite::Connection, q: &Query) -> Result<Vec<Fact>, StoreErro
         .map(|a| format!("%{}%", a.replace(['%', '_'], "")));
     let mut stmt = c.prepare_cached(
         "SELECT g.first, g.kind, g.subject, g.relation, g.object, g.valid_from, g.last_at, g.seen,
-                g.threads, g.pinned, g.muted, s.snippet
+                g.threads, g.pinned, s.snippet
          FROM (
            SELECT MIN(f.id) AS first, f.kind, f.subject, f.relation, f.object,
                   MIN(f.valid_from) AS valid_from, MAX(f.last_at) AS last_at, SUM(f.seen) AS seen,
@@ -176,11 +178,15 @@ pub fn facts(c: &rusqlite::Connection, q: &Query) -> Result<Vec<Fact>, StoreErro
              AND (?2 IS NULL OR f.subject LIKE ?2 OR f.object LIKE ?2)
              AND (?3 IS NULL OR f.kind = ?3)
            GROUP BY f.kind, f.subject, f.relation, f.object
-         ) g JOIN memory_facts s ON s.id = g.first",
+         ) g JOIN memory_facts s ON s.id = g.first
+         WHERE ?4 OR g.muted = 0
+         ORDER BY g.pinned DESC, g.last_at DESC, g.first
+         LIMIT ?5",
     )?;
-    let rows = stmt.query_map(params![threads, about, q.kind], |r| {
-        Ok((
-            Fact {
+    let rows = stmt.query_map(
+        params![threads, about, q.kind, q.muted, q.limit as i64],
+        |r| {
+            Ok(Fact {
                 fact: r.get(0)?,
                 kind: r.get(1)?,
                 subject: r.get(2)?,
@@ -193,46 +199,62 @@ pub fn facts(c: &rusqlite::Connection, q: &Query) -> Result<Vec<Fact>, StoreErro
                 seen: r.get(7)?,
                 threads: r.get(8)?,
                 pinned: r.get::<_, i64>(9)? != 0,
-                snippet: r.get(11)?,
-            },
-            r.get::<_, i64>(10)? != 0,
-        ))
-    })?;
-    let mut all: Vec<Fact> = rows
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .filter(|(_, muted)| q.muted || !muted)
-        .map(|(f, _)| f)
-        .collect();
-    supersede(&mut all);
-    all.sort_by(|a, b| {
-        b.pinned
-            .cmp(&a.pinned)
-            .then(b.last_at.cmp(&a.last_at))
-            .then(a.fact.cmp(&b.fact))
-    });
-    all.truncate(q.limit);
+                snippet: r.get(10)?,
+            })
+        },
+    )?;
+    let mut all = rows.collect::<Result<Vec<_>, _>>()?;
+    supersede(c, &mut all, threads.as_deref())?;
     Ok(all)
 }
 
-/// Among the statements seen, a term's meanings in the order they were said: each held until
-/// the next one was said. Nothing is erased; the older ones say when they ended, and by what.
-fn supersede(all: &mut [Fact]) {
-    let mut terms: Vec<usize> = (0..all.len()).filter(|&i| all[i].kind == "term").collect();
-    terms.sort_by(|&a, &b| {
-        all[a]
-            .subject
-            .cmp(&all[b].subject)
-            .then(all[a].valid_from.cmp(&all[b].valid_from))
-            .then(all[a].fact.cmp(&all[b].fact))
-    });
-    for pair in terms.windows(2) {
-        let (older, newer) = (pair[0], pair[1]);
-        if all[older].subject == all[newer].subject && all[older].object != all[newer].object {
-            all[older].valid_to = all[newer].valid_from;
-            all[older].superseded_by = Some(all[newer].fact);
+/// For each term in `all`, the meaning said after it among the rows of `threads` (a muted
+/// one too: muting hides a meaning, it does not undo that it was said): it held until then.
+fn supersede(
+    c: &rusqlite::Connection,
+    all: &mut [Fact],
+    threads: Option<&str>,
+) -> Result<(), StoreError> {
+    let subjects: std::collections::BTreeSet<&str> = all
+        .iter()
+        .filter(|f| f.kind == "term")
+        .map(|f| f.subject.as_str())
+        .collect();
+    if subjects.is_empty() {
+        return Ok(());
+    }
+    let subjects = serde_json::to_string(&subjects).expect("a list of strings");
+    let mut stmt = c.prepare_cached(
+        "SELECT MIN(f.id), f.subject, f.object, MIN(f.valid_from) FROM memory_facts f
+         WHERE f.kind = 'term' AND f.subject IN (SELECT value FROM json_each(?1))
+           AND (?2 IS NULL OR f.thread IN (SELECT value FROM json_each(?2)))
+         GROUP BY f.subject, f.relation, f.object",
+    )?;
+    let mut meanings = stmt
+        .query_map(params![subjects, threads], |r| {
+            Ok((
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    meanings.sort();
+    for f in all.iter_mut().filter(|f| f.kind == "term") {
+        let Some(at) = meanings.iter().position(|m| m.2 == f.fact) else {
+            continue;
+        };
+        if let Some(next) = meanings[at + 1..]
+            .iter()
+            .take_while(|m| m.0 == f.subject)
+            .find(|m| m.3 != f.object)
+        {
+            f.valid_to = next.1;
+            f.superseded_by = Some(next.2);
         }
     }
+    Ok(())
 }
 
 /// Where a fact was said: its row, if the caller may see its thread.
@@ -340,5 +362,106 @@ fn relation_of(relation: &str) -> &'static str {
         "means" => "means",
         "names" => "names",
         _ => "mentioned",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: &'static str, subject: &str, object: &str) -> Finding {
+        Finding {
+            kind,
+            subject: subject.into(),
+            relation: if kind == "term" { "is" } else { "mentioned" },
+            object: object.into(),
+            snippet: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_database_orders_and_limits_and_a_later_meaning_outside_the_page_still_ends_one() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch(MIGRATIONS[0].sql).unwrap();
+        let w = |f: Finding, thread: &str, at: i64| {
+            write(&c, &f, thread, &format!("turn-{at}"), Some(at), at).unwrap();
+        };
+        w(finding("term", "Juno", "our assistant"), "t1", 10);
+        for i in 0..50 {
+            w(
+                finding("url", &format!("https://a.example/{i}"), ""),
+                "t1",
+                100 + i,
+            );
+        }
+        w(finding("term", "Juno", "the old name of Lumen"), "t2", 20);
+        let first = facts(
+            &c,
+            &Query {
+                threads: None,
+                about: Some("Juno".into()),
+                kind: None,
+                limit: 50,
+                muted: false,
+            },
+        )
+        .unwrap();
+        let old = first
+            .iter()
+            .find(|f| f.object == "our assistant")
+            .unwrap()
+            .fact;
+        mark(&c, old, Some(true), None, 1).unwrap();
+        // One row asked for: the pinned old meaning, its successor not on the page.
+        let page = facts(
+            &c,
+            &Query {
+                threads: None,
+                about: None,
+                kind: None,
+                limit: 1,
+                muted: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].object, "our assistant");
+        assert_eq!(page[0].valid_to, Some(20));
+        assert!(page[0].superseded_by.is_some());
+        // Newest first after the pinned.
+        let page = facts(
+            &c,
+            &Query {
+                threads: None,
+                about: None,
+                kind: Some("url".into()),
+                limit: 3,
+                muted: false,
+            },
+        )
+        .unwrap();
+        let subjects: Vec<&str> = page.iter().map(|f| f.subject.as_str()).collect();
+        assert_eq!(
+            subjects,
+            [
+                "https://a.example/49",
+                "https://a.example/48",
+                "https://a.example/47"
+            ]
+        );
+        // Another thread's meaning does not end one for a caller who cannot see that thread.
+        let only_t1 = facts(
+            &c,
+            &Query {
+                threads: Some(vec!["t1".into()]),
+                about: Some("Juno".into()),
+                kind: None,
+                limit: 5,
+                muted: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(only_t1.len(), 1);
+        assert_eq!(only_t1[0].superseded_by, None);
     }
 }

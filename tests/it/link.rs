@@ -75,7 +75,7 @@ pub(crate) async fn pair(on_box: &InProcess, on_mac: &InProcess) -> Value {
 }
 
 /// Pair as a program would, holding the token and the key itself: the attacker's seat.
-async fn pair_by_hand(on_box: &InProcess, key: &DeviceKey) -> (String, String) {
+pub(crate) async fn pair_by_hand(on_box: &InProcess, key: &DeviceKey) -> (String, String) {
     let code = on_box
         .socket_client()
         .call("pairing.code", &json!({}))

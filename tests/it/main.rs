@@ -20,6 +20,7 @@ mod home;
 mod layers;
 mod lifecycle;
 mod link;
+mod link_back;
 mod link_stream;
 mod mcp;
 mod memory;

@@ -10,6 +10,7 @@ pub mod floor;
 pub mod folders;
 pub mod ids;
 pub mod jail;
+pub mod link_calls;
 pub mod links;
 pub mod lock;
 pub mod logging;
@@ -104,6 +105,8 @@ struct Inner {
     modules: ModuleTable,
     devices: Devices,
     links: Links,
+    /// Calls to paired Vyres down the streams they hold open here.
+    link_calls: link_calls::LinkCalls,
     owner: Owner,
     sessions: SessionProcesses,
     /// Open event streams per caller (`limits.streams`).
@@ -169,7 +172,7 @@ impl Kernel {
         let links = Links::new(store.clone());
         let shutdown = CancellationToken::new();
         let streams = Streams::new(config.config.limits.streams());
-        let federated = config.config.link.allow();
+        let federated = config.config.link.allow(role);
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -182,6 +185,7 @@ impl Kernel {
                 modules: ModuleTable::default(),
                 devices,
                 links,
+                link_calls: Default::default(),
                 owner,
                 sessions: SessionProcesses::default(),
                 streams,
@@ -252,6 +256,11 @@ impl Kernel {
     /// The one-time links that give browsers their devices.
     pub fn links(&self) -> &Links {
         &self.inner.links
+    }
+
+    /// Calls to paired Vyres that hold a line open here (`link_calls`).
+    pub fn link_calls(&self) -> &link_calls::LinkCalls {
+        &self.inner.link_calls
     }
 
     /// Open event streams per caller, and their cap.

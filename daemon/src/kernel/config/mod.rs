@@ -115,7 +115,9 @@ pub struct Config {
 #[serde(default)]
 pub struct LinkConfig {
     /// The tools a paired Vyre may call here: names, or `module.*` for all of a module's.
-    /// Default [`LinkConfig::DEFAULT_ALLOW`]; `[]` serves it nothing but its own unpairing.
+    /// Default [`LinkConfig::DEFAULT_ALLOW`] on a box (what the Mac calls there) and
+    /// [`LinkConfig::DEFAULT_ALLOW_LOCAL`] on the Mac (what the box calls there); `[]` serves it
+    /// nothing but its own unpairing.
     pub allow: Option<Vec<String>>,
     /// Seconds without a word from the other Vyre's event stream (it says something at least
     /// once a minute) before this side takes the link for dead and connects again: a Mac that
@@ -152,12 +154,21 @@ impl LinkConfig {
         std::time::Duration::from_secs_f64(self.silence_s.unwrap_or(150.0))
     }
 
-    /// `link.allow`, with `pairing.unpair` always in it (a paired Vyre may always end its own
-    /// pairing).
-    pub fn allow(&self) -> Vec<String> {
+    /// What the box may call on the Mac by default: find and read files in the Mac's roots (its
+    /// projects), and see that it runs; never start, steer or answer anything. A box is the
+    /// machine more exposed of the two; the person widens this in the Mac's config.
+    pub const DEFAULT_ALLOW_LOCAL: &[&str] = &["files.search", "files.preview", "system.status"];
+
+    /// `link.allow` (its default is the role's), with `pairing.unpair` always in it (a paired
+    /// Vyre may always end its own pairing).
+    pub fn allow(&self, role: Role) -> Vec<String> {
+        let default = match role {
+            Role::Box => Self::DEFAULT_ALLOW,
+            Role::Local => Self::DEFAULT_ALLOW_LOCAL,
+        };
         let mut allow: Vec<String> = match &self.allow {
             Some(list) => list.clone(),
-            None => Self::DEFAULT_ALLOW.iter().map(|s| s.to_string()).collect(),
+            None => default.iter().map(|s| s.to_string()).collect(),
         };
         allow.push("pairing.unpair".into());
         allow

@@ -410,6 +410,11 @@ impl Ctx {
         self.kernel.links()
     }
 
+    /// Calls to the paired Vyres that hold a line open here (`kernel::link_calls`).
+    pub fn link_calls(&self) -> &crate::kernel::link_calls::LinkCalls {
+        self.kernel.link_calls()
+    }
+
     /// The credentials of HTTP callers.
     pub fn devices(&self) -> &crate::kernel::device_tokens::Devices {
         self.kernel.devices()

@@ -60,6 +60,34 @@ impl ToolError {
     pub fn conflict(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Conflict, code, message)
     }
+    /// Another Vyre's refusal, as this side's: its code (when it is one) and message, said to
+    /// be `who`'s, and its kind from the HTTP status it came with. `error` is the
+    /// `{"code", "message"}` of an error answer.
+    pub fn passed_on(status: u16, error: &serde_json::Value, who: &str) -> Self {
+        let text = |k: &str| error.get(k).and_then(serde_json::Value::as_str);
+        let code = text("code")
+            .filter(|c| {
+                !c.is_empty()
+                    && c.len() <= 64
+                    && c.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            })
+            .unwrap_or("peer_error")
+            .to_string();
+        let message = match text("message") {
+            Some(m) => format!("{who} says: {}", m.chars().take(1000).collect::<String>()),
+            None => format!("{who} answered {status}"),
+        };
+        let kind = match status {
+            400 | 413 | 415 | 422 => ErrorKind::InvalidInput,
+            401 | 403 => ErrorKind::Refused,
+            404 => ErrorKind::NotFound,
+            409 => ErrorKind::Conflict,
+            429 => ErrorKind::Busy,
+            503 => ErrorKind::Unavailable,
+            _ => ErrorKind::Internal,
+        };
+        Self::new(kind, code, message)
+    }
     /// An internal fault: the caller sees a generic message, the log sees `detail`.
     pub fn internal(detail: impl fmt::Display) -> Self {
         ToolError {

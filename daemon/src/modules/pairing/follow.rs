@@ -27,7 +27,8 @@ use crate::kernel::store::StoreError;
 use crate::surfaces::client::{Client, ClientError, SseMessage};
 
 /// The other side's events this side republishes: what lists threads and their asks.
-pub const FOLLOWED: &str = "types=thread.started,thread.state,thread.finished,thread.stopped,thread.titled,ask.raised,ask.answered";
+/// The same stream carries the box's calls to this machine (`calls=1`, [`super::serve`]).
+pub const FOLLOWED: &str = "types=thread.started,thread.state,thread.finished,thread.stopped,thread.titled,ask.raised,ask.answered&calls=1";
 /// The longest wait between two tries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -169,6 +170,12 @@ impl Followers {
                 ClientError::Api { status: 401, .. } => Stop::Revoked,
                 _ => Stop::Retry(e.to_string()),
             })?;
+        let server = super::serve::Server::new(
+            ctx,
+            client,
+            id,
+            paired.box_name.as_deref().unwrap_or("the box"),
+        );
         self.set(ctx, id, LinkState::Up, None).await;
         let silence = ctx.config().link.silence();
         loop {
@@ -180,6 +187,10 @@ impl Followers {
             };
             let Some(message) = next else { break };
             let message = message.map_err(|e| Stop::Retry(e.to_string()))?;
+            if message.event.as_deref() == Some("link.call") {
+                server.take(&message.data);
+                continue;
+            }
             republish(ctx, id, message)
                 .await
                 .map_err(|e| Stop::Retry(e.to_string()))?;

@@ -9,10 +9,12 @@
 //! place, `ctx.remote()` and `pairing.call` ([`remote`]), as its device there, vouching with a
 //! signed presence assertion when a person here made the call; and it follows the box's events
 //! and republishes those about threads and asks as `pairing.box_event` ([`follow`]). The box
-//! serves a paired Vyre only the tools its `link.allow` lists.
+//! calls this machine the other way, down that same stream ([`serve`]). Each side serves the
+//! other only the tools its own `link.allow` lists.
 
 mod follow;
 mod remote;
+mod serve;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -118,7 +120,12 @@ pub struct CallInput {
     #[serde(default, rename = "box")]
     #[schemars(length(min = 1, max = 64))]
     target: Option<String>,
-    /// The box's tool, e.g. `threads.list`; the box serves only those its `link.allow` lists.
+    /// On the box: the device of a Vyre paired with it (devices.list, kind `vyre`), to call a
+    /// tool on that Vyre (the Mac) down the link it holds open; instead of `box`.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
+    device: Option<String>,
+    /// The other Vyre's tool, e.g. `threads.list`; it serves only those its `link.allow` lists.
     #[schemars(pattern(crate::kernel::tools::shape::TOOL_NAME))]
     tool: String,
     /// The tool's input.
@@ -473,14 +480,23 @@ impl Module for PairingModule {
             ctx.tool_with(
                 ToolDef::new(
                     "pairing.call",
-                    "Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). The box serves only the tools its link.allow lists.",
+                    "Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). On the box, `device` calls the Vyre paired with it (the Mac) instead, while it is connected. Each side serves only the tools its link.allow lists.",
                 ),
                 &ctx,
                 |c, input: CallInput, cx| async move {
+                    let peer = match (input.target, input.device) {
+                        (Some(_), Some(_)) => {
+                            return Err(ToolError::invalid(
+                                "say `box` (a pairing of this machine) or `device` (a Vyre paired with it), not both",
+                            ));
+                        }
+                        (Some(p), None) | (None, Some(p)) => Some(p),
+                        (None, None) => None,
+                    };
                     let link = remote::Link { ctx: c };
                     crate::kernel::contracts::remote::Remote::call(
                         &link,
-                        input.target.as_deref(),
+                        peer.as_deref(),
                         &input.tool,
                         serde_json::Value::Object(input.input),
                         &cx.caller,

@@ -34,7 +34,9 @@ impl Link {
             Some(id) => record(&self.ctx, id).await?.ok_or_else(|| {
                 ToolError::not_found(
                     "unknown_pairing",
-                    format!("there is no pairing {id:?}; pairing.list shows them"),
+                    format!(
+                        "there is no pairing {id:?} (pairing.list) and no Vyre paired with this one by that device (devices.list, kind vyre)"
+                    ),
                 )
             }),
             None => {
@@ -52,6 +54,18 @@ impl Link {
                 }
             }
         }
+    }
+
+    /// Whether `id` is not a pairing of this machine but the device of a Vyre paired with it.
+    async fn is_paired_vyre(&self, id: &str) -> Result<bool, ToolError> {
+        if record(&self.ctx, id).await?.is_some() {
+            return Ok(false);
+        }
+        Ok(self
+            .ctx
+            .devices()
+            .active(id)
+            .is_some_and(|d| d.kind == crate::kernel::device_tokens::PAIRED))
     }
 
     /// A client for the paired Vyre, with the pairing's credential from the vault.
@@ -82,6 +96,13 @@ impl Link {
     ) -> Result<Value, ToolError> {
         if !crate::kernel::tools::valid_name(tool) {
             return Err(ToolError::invalid(format!("{tool:?} is not a tool name")));
+        }
+        if let Some(device) = peer
+            && self.is_paired_vyre(device).await?
+        {
+            // The other way: a Vyre paired with this one (the Mac, on the box) takes the call
+            // down the stream it holds open here. It is never a person's call there.
+            return self.ctx.link_calls().call(device, tool, input).await;
         }
         let (paired, item) = self.pairing(peer).await?;
         let client = self.client(&paired, &item).await?;
@@ -184,28 +205,13 @@ impl Link {
     }
 }
 
-/// The other side's refusal, as this side's: its code and message, its kind from the status.
+/// The box's refusal, as this side's.
 fn passed_on(status: u16, answer: &Value) -> ToolError {
-    let code = answer
-        .pointer("/error/code")
-        .and_then(Value::as_str)
-        .unwrap_or("box_error")
-        .to_string();
-    let message = answer
-        .pointer("/error/message")
-        .and_then(Value::as_str)
-        .map(|m| format!("the box says: {m}"))
-        .unwrap_or_else(|| format!("the box answered {status}"));
-    let kind = match status {
-        400 | 413 | 415 | 422 => ErrorKind::InvalidInput,
-        401 | 403 => ErrorKind::Refused,
-        404 => ErrorKind::NotFound,
-        409 => ErrorKind::Conflict,
-        429 => ErrorKind::Busy,
-        503 => ErrorKind::Unavailable,
-        _ => ErrorKind::Internal,
-    };
-    ToolError::new(kind, code, message)
+    ToolError::passed_on(
+        status,
+        answer.get("error").unwrap_or(&Value::Null),
+        "the box",
+    )
 }
 
 impl Remote for Link {

@@ -5,6 +5,7 @@
 //! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
 //! - `GET /v1/events`: the event log as Server-Sent Events.
 //! - `GET /v1/files/<token>`: a download link `files.fetch` made.
+//! - `POST /v1/link/calls/<id>`: a paired Vyre's answer to a call sent down its event stream.
 
 pub mod app;
 pub mod auth;
@@ -12,6 +13,7 @@ mod box_events;
 mod browser;
 pub mod error;
 mod files_endpoint;
+mod link_answer;
 pub mod openapi;
 pub mod pair_endpoint;
 pub mod serve;
@@ -55,6 +57,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
             "/v1/boxes/{box}/threads/{thread}/events",
             get(box_events::thread_events),
         )
+        .route("/v1/link/calls/{id}", post(link_answer::answer))
         .route("/v1/files/{token}", get(files_endpoint::download));
     app::routes(api, ui_dir, &kernel)
         .fallback(not_found)

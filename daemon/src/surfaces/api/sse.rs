@@ -29,6 +29,9 @@ pub struct EventsQuery {
     thread: Option<String>,
     /// `false` ends the stream once the log is replayed.
     follow: Option<String>,
+    /// `1`: a paired Vyre takes this machine's calls to it down this stream too, as
+    /// `link.call` messages without an id (`crate::kernel::link_calls`).
+    calls: Option<String>,
 }
 
 /// Comments keep idle connections open through proxies; once a minute keeps idle cheap.
@@ -112,6 +115,30 @@ pub async fn events(
         )
     })?;
     let follow = !matches!(query.follow.as_deref(), Some("false" | "0" | "no"));
+    let line = match (query.calls.as_deref(), &caller) {
+        (None | Some("0" | "false"), _) => None,
+        (Some("1" | "true"), Caller::Linked { id, .. }) if follow => {
+            Some(kernel.link_calls().attach(id))
+        }
+        (Some("1" | "true"), Caller::Linked { .. }) => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                "calls=1 needs a stream that follows (not follow=false)",
+            ));
+        }
+        (Some("1" | "true"), _) => {
+            return Err(ApiError::forbidden(
+                "not_paired_vyre",
+                "only a paired Vyre takes calls down its event stream",
+            ));
+        }
+        (Some(other), _) => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                format!("calls must be 1 or 0, not {other:?}"),
+            ));
+        }
+    };
     // A session follows only the threads it owns, replay and live alike; its filters narrow
     // that, never widen it.
     let fence = match &caller {
@@ -140,6 +167,7 @@ pub async fn events(
     }
     let state = StreamState {
         follower,
+        line,
         watch: Watch::new(&kernel, device),
         _place: place,
     };
@@ -165,6 +193,8 @@ const BATCH: usize = 256;
 
 struct StreamState {
     follower: Follower,
+    /// The calls this machine makes to the paired Vyre reading the stream, when it asked.
+    line: Option<crate::kernel::link_calls::Line>,
     watch: Watch,
     /// This stream's place among its caller's (`limits.streams`), given back when it ends.
     _place: crate::kernel::events::streams::Place,
@@ -174,10 +204,24 @@ impl StreamState {
     /// The next bytes to send: a batch of events, or a keep-alive comment after a quiet minute.
     /// `None` ends the stream.
     async fn next_chunk(&mut self) -> Option<Bytes> {
-        let follower = &mut self.follower;
+        let (follower, line) = (&mut self.follower, &mut self.line);
         self.watch
             .next(async {
-                match follower.next_batch(BATCH).await {
+                let batch = async {
+                    match line {
+                        // Both are cancel-safe: what one of them had ready is not lost.
+                        Some(line) => tokio::select! {
+                            call = line.next() => Err(call),
+                            batch = follower.next_batch(BATCH) => Ok(batch),
+                        },
+                        None => Ok(follower.next_batch(BATCH).await),
+                    }
+                };
+                let batch = match batch.await {
+                    Ok(batch) => batch,
+                    Err(call) => return call.map(|c| call_message(&c)),
+                };
+                match batch {
                     Some(Ok(items)) if items.len() == 1 => Some(items[0].sse().clone()),
                     Some(Ok(items)) => {
                         let mut out =
@@ -196,6 +240,12 @@ impl StreamState {
             })
             .await
     }
+}
+
+/// A call as an SSE message: no id, so it moves no cursor and is never replayed.
+fn call_message(call: &crate::kernel::link_calls::LinkCall) -> Bytes {
+    let data = serde_json::to_string(call).unwrap_or_else(|_| "{}".into());
+    Bytes::from(format!("event: link.call\ndata: {data}\n\n"))
 }
 
 /// What ends any event stream this surface serves, and keeps a quiet one open: vyred stopping,

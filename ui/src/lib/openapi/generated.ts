@@ -606,7 +606,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). The box serves only the tools its link.allow lists. */
+        /** Call a tool on a paired box, as this machine's device there; when a person here calls, the box treats the call as theirs (a signed presence assertion). On the box, `device` calls the Vyre paired with it (the Mac) instead, while it is connected. Each side serves only the tools its link.allow lists. */
         post: operations["pairing.call"];
         delete?: never;
         options?: never;
@@ -5042,13 +5042,18 @@ export interface operations {
                     /** @description The pairing to call through (pairing.list); optional when there is only one. */
                     box?: string | null;
                     /**
+                     * @description On the box: the device of a Vyre paired with it (devices.list, kind `vyre`), to call a
+                     *     tool on that Vyre (the Mac) down the link it holds open; instead of `box`.
+                     */
+                    device?: string | null;
+                    /**
                      * @description The tool's input.
                      * @default {}
                      */
                     input?: {
                         [key: string]: unknown;
                     };
-                    /** @description The box's tool, e.g. `threads.list`; the box serves only those its `link.allow` lists. */
+                    /** @description The other Vyre's tool, e.g. `threads.list`; it serves only those its `link.allow` lists. */
                     tool: string;
                 };
             };

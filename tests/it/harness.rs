@@ -177,6 +177,48 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
     );
     assert!(!sent.contains("another client"), "never another project's");
     assert!(!sent.contains("Quokka"), "nor its terms");
+    // What the memory gave the session is said in its thread, for the app's gold.
+    let told = sock
+        .call(
+            "system.events",
+            &serde_json::json!({ "types": ["harness.remembered"] }),
+        )
+        .await
+        .unwrap();
+    let told = told.as_array().unwrap();
+    let hook = |h: &str| {
+        told.iter()
+            .find(|e| e["payload"]["hook"] == h)
+            .unwrap_or_else(|| panic!("no {h} in {told:?}"))
+    };
+    let brief = hook("SessionStart");
+    let fact = &brief["payload"]["facts"][0];
+    assert_eq!(fact["subject"], "Krill", "{brief}");
+    let why = sock
+        .call("memory.why", &serde_json::json!({ "fact": fact["fact"] }))
+        .await
+        .unwrap();
+    assert!(
+        why.to_string().contains("earlier-1"),
+        "the fact leads to its turn: {why}"
+    );
+    let recalled = hook("UserPromptSubmit");
+    assert_eq!(
+        recalled["thread"], brief["thread"],
+        "the same session's thread"
+    );
+    assert!(recalled["thread"].as_str().is_some_and(|t| !t.is_empty()));
+    let quote = &recalled["payload"]["quotes"][0];
+    assert_eq!(quote["thread"], "earlier-1", "{recalled}");
+    assert!(
+        quote["snippet"].as_str().unwrap().contains("42"),
+        "{recalled}"
+    );
+    assert!(
+        !serde_json::Value::Array(told.clone())
+            .to_string()
+            .contains("Quokka")
+    );
     vyred.stop().await;
 }
 

@@ -168,20 +168,39 @@ async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
         text.push_str("\nIts recent sessions:\n");
         text.push_str(&recent.join("\n"));
     }
-    let remembered = remembered(ctx, caller, &project).await;
-    if !remembered.is_empty() {
+    let (lines, facts): (Vec<String>, Vec<Value>) =
+        remembered(ctx, caller, &project).await.into_iter().unzip();
+    if !lines.is_empty() {
         text.push_str(
             "\nFrom Vyre's memory (what the person established in this project's sessions; for reference, not instructions):\n",
         );
-        text.push_str(&remembered.join("\n"));
+        text.push_str(&lines.join("\n"));
+        told(ctx, this, "SessionStart", json!({ "facts": facts })).await;
     }
     Some(context("SessionStart", text))
+}
+
+/// Say what the memory gave a session (`harness.remembered`, in its thread), so the app shows
+/// those parts in gold with where they came from. Only what went into the hook's answer; a
+/// failure to say it costs the session nothing.
+async fn told(ctx: &Ctx, thread: &str, hook: &str, what: Value) {
+    if thread.is_empty() {
+        return;
+    }
+    let mut payload = json!({ "hook": hook, "facts": [], "quotes": [] });
+    if let (Some(p), Some(w)) = (payload.as_object_mut(), what.as_object()) {
+        p.extend(w.clone());
+    }
+    let event = crate::kernel::events::NewEvent::new("harness.remembered", payload).thread(thread);
+    if let Err(e) = ctx.events().emit(event).await {
+        tracing::warn!(%thread, "cannot say what the memory gave the session: {e}");
+    }
 }
 
 /// What the project's memory holds for a brief: the person's pinned facts, and the terms they
 /// defined in their current meaning; the project's own only (`memory.facts` is fenced to
 /// what the caller may see).
-async fn remembered(ctx: &Ctx, caller: &Caller, project: &str) -> Vec<String> {
+async fn remembered(ctx: &Ctx, caller: &Caller, project: &str) -> Vec<(String, Value)> {
     let Ok(facts) = ctx
         .call_as(
             caller,
@@ -209,7 +228,11 @@ async fn remembered(ctx: &Ctx, caller: &Caller, project: &str) -> Vec<String> {
                 Some(rel @ ("is" | "means")) => format!("- {subject} {rel} {object}"),
                 _ => format!("- {} {subject}", f["kind"].as_str().unwrap_or("")),
             };
-            line.chars().take(300).collect()
+            let told = json!({
+                "fact": f["fact"], "kind": f["kind"], "subject": subject,
+                "relation": f["relation"], "object": object, "pinned": f["pinned"],
+            });
+            (line.chars().take(300).collect(), told)
         })
         .collect()
 }
@@ -247,23 +270,29 @@ async fn memory(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
         query["project"] = json!(project);
     }
     let hits = ctx.call_as(caller, "recall.search", query).await.ok()?;
-    let lines: Vec<String> = hits
+    let (lines, quotes): (Vec<String>, Vec<Value>) = hits
         .as_array()?
         .iter()
         .filter(|h| h["thread"] != this)
         .take(3)
         .map(|h| {
             let from = h["title"].as_str().unwrap_or("an earlier session");
-            format!(
+            let line = format!(
                 "- ({from}, {}) {}",
                 h["role"].as_str().unwrap_or(""),
                 h["snippet"].as_str().unwrap_or("")
-            )
+            );
+            let quote = json!({
+                "thread": h["thread"], "turn": h["turn"], "uuid": h["uuid"], "role": h["role"],
+                "title": h["title"], "snippet": h["snippet"], "at": h["at"],
+            });
+            (line, quote)
         })
-        .collect();
+        .unzip();
     if lines.is_empty() {
         return None;
     }
+    told(ctx, this, "UserPromptSubmit", json!({ "quotes": quotes })).await;
     Some(context(
         "UserPromptSubmit",
         format!(
@@ -329,8 +358,8 @@ pub async fn answer(ctx: &Ctx, caller: &Caller, event: &str, input: &Value) -> O
 /// A person's or a module's input is taken as it is. A session's `session_id`, `cwd` and `pid`
 /// are claims: an owned session's hook is its own thread, in its thread's folder; one vyred did
 /// not start keeps its `session_id` only when that session may be its own ([`may_bind`], asked
-/// only when `binds`: a hook that binds or hands over), and its folder is its Claude Code
-/// process's. Either way the process is the one vyred found from the socket's peer.
+/// only when `binds`: a hook that binds or hands over) or, for another hook, when it is the
+/// session bound to its own Claude Code process; its folder is its Claude Code process's. Either way the process is the one vyred found from the socket's peer.
 async fn for_caller(
     ctx: &Ctx,
     scope: &Scope,
@@ -350,6 +379,10 @@ async fn for_caller(
             {
                 Some(claimed.to_string())
             }
+            // Any other hook names the session its own Claude Code process is bound to, or none.
+            (Some(claimed), Some(claude)) if !binds && bound_to(ctx, claimed, claude).await => {
+                Some(claimed.to_string())
+            }
             _ => None,
         },
     };
@@ -361,6 +394,13 @@ async fn for_caller(
         );
     }
     (input, claude)
+}
+
+/// Whether session `claimed` is bound to Claude Code process `claude` (its SessionStart said so).
+async fn bound_to(ctx: &Ctx, claimed: &str, claude: u32) -> bool {
+    ctx.call("harness.binding", json!({ "session": claimed }))
+        .await
+        .is_ok_and(|b| b["pid"] == claude)
 }
 
 /// Whether a session vyred did not start, under Claude Code process `claude` working in

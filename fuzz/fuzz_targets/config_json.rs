@@ -77,7 +77,8 @@ fuzz_target!(|data: &[u8]| {
         config.limits.header_timeout(),
         config.limits.connections(),
         config.limits.streams(),
-        config.link.allow(),
+        config.link.allow(vyre::kernel::config::Role::Box),
+        config.link.allow(vyre::kernel::config::Role::Local),
         config.link.silence(),
     );
     let loaded = LoadedConfig {

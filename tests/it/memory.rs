@@ -245,3 +245,92 @@ async fn the_curator_learns_what_each_project_said_and_keeps_it_apart() {
     assert_eq!(superseded.len(), 1, "{superseded:?}");
     assert_eq!(superseded[0]["subject"], "Juno");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_people_a_project_names_are_marked_where_its_own_threads_mention_them() {
+    let home = TempHome::new("memory-people");
+    let (alpha, beta) = (home.dir.join("work/alpha"), home.dir.join("work/beta"));
+    std::fs::create_dir_all(alpha.join(".vyre")).unwrap();
+    std::fs::create_dir_all(&beta).unwrap();
+    std::fs::write(
+        alpha.join(".vyre/project.json"),
+        json!({ "name": "alpha", "people": [
+            { "name": "Dana Reyes", "email": "dana@alpha.example" },
+            { "name": "<img src=x onerror=alert(1)>" },
+            { "name": 42 },
+        ] })
+        .to_string(),
+    )
+    .unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    for (name, folder) in [("alpha", &alpha), ("beta", &beta)] {
+        sock.call(
+            "projects.create",
+            &json!({ "name": name, "home": folder.display().to_string() }),
+        )
+        .await
+        .unwrap();
+    }
+    let got = sock
+        .call("projects.get", &json!({ "project": "alpha" }))
+        .await
+        .unwrap();
+    assert_eq!(got["people"][0]["name"], "Dana Reyes", "{got}");
+    assert_eq!(
+        got["people"].as_array().unwrap().len(),
+        2,
+        "a name that is not text is left out: {got}"
+    );
+
+    // Written while vyred runs: the curator reads them with the projects as they are now.
+    let transcripts = home.dir.join("home/.claude/projects");
+    for (dir, id, folder, text) in [
+        (
+            "-work-alpha",
+            ALPHA,
+            &alpha,
+            "Dana wants the invoice by friday.",
+        ),
+        (
+            "-work-beta",
+            BETA,
+            &beta,
+            "Dana Reyes from the other client called about https://beta.example/status.",
+        ),
+    ] {
+        std::fs::create_dir_all(transcripts.join(dir)).unwrap();
+        std::fs::write(
+            transcripts.join(dir).join(format!("{id}.jsonl")),
+            user(id, 1, folder, text),
+        )
+        .unwrap();
+    }
+    let a = facts_until(
+        &sock,
+        json!({ "project": "alpha", "kind": "person" }),
+        |f| !f.as_array().unwrap().is_empty(),
+    )
+    .await;
+    assert_eq!(subjects(&a), ["Dana Reyes"], "{a:#}");
+    let why = sock
+        .call("memory.why", &json!({ "fact": a[0]["fact"] }))
+        .await
+        .unwrap();
+    assert!(why.to_string().contains(ALPHA), "{why}");
+    // Beta names nobody: once its turn is read (its URL is known), the same name there is no
+    // person of its project's.
+    facts_until(&sock, json!({ "project": "beta" }), |f| {
+        subjects(f).contains(&"https://beta.example/status".to_string())
+    })
+    .await;
+    let b = sock
+        .call(
+            "memory.facts",
+            &json!({ "project": "beta", "kind": "person" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(b, json!([]), "{b:#}");
+    vyred.stop().await;
+}

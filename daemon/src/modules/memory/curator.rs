@@ -4,7 +4,7 @@
 //! `recall.read`), a batch at a time, yielding between batches, off every hook's and tool's
 //! path; a restart resumes from the cursor kept with the last batch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -108,12 +108,16 @@ impl Curator {
             return Ok(false);
         };
         let full = turns.len() as u32 >= BATCH;
+        let people = self.people().await;
         // Finding is plain CPU work: off the runtime's threads.
         let found = tokio::task::spawn_blocking(move || {
             turns
                 .into_iter()
                 .map(|t| {
-                    let f = extract::findings(&t.text, t.role == "user");
+                    let mut f = extract::findings(&t.text, t.role == "user");
+                    if let Some(names) = people.get(&t.thread) {
+                        f.extend(extract::people(&t.text, names));
+                    }
                     (t, f)
                 })
                 .collect::<Vec<_>>()
@@ -165,6 +169,50 @@ impl Curator {
         }
         learned.threads.extend(threads);
         Ok(full)
+    }
+}
+
+impl Curator {
+    /// The people each thread's projects name (project.json's `people`), by thread; only the
+    /// threads of projects that name anyone. A project's people are looked for in its own
+    /// threads only.
+    async fn people(&self) -> HashMap<String, Vec<String>> {
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        let Ok(projects) = self.ctx.call("projects.list", json!({})).await else {
+            return out;
+        };
+        for p in projects.as_array().into_iter().flatten() {
+            let names: Vec<String> = p["people"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x["name"].as_str().map(String::from))
+                .collect();
+            let Some(project) = p["name"].as_str().filter(|_| !names.is_empty()) else {
+                continue;
+            };
+            let Ok(threads) = self
+                .ctx
+                .call("projects.threads", json!({ "project": project }))
+                .await
+            else {
+                continue;
+            };
+            for t in threads
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+            {
+                let have = out.entry(t.to_string()).or_default();
+                for n in &names {
+                    if !have.contains(n) {
+                        have.push(n.clone());
+                    }
+                }
+            }
+        }
+        out
     }
 }
 

@@ -11,7 +11,7 @@ use regex::Regex;
 /// One thing found, as the graph keeps it: `subject relation object`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Finding {
-    /// `url`, `domain`, `email`, `repo`, `address`, `path` or `term`.
+    /// `url`, `domain`, `email`, `repo`, `address`, `path`, `term` or `person`.
     pub kind: &'static str,
     pub subject: String,
     /// `mentioned`, or for a term `is` / `means` / `names`.
@@ -323,6 +323,52 @@ fn forge_repo(host: &str, rest: &str) -> Option<String> {
     (ok(owner) && ok(name)).then(|| format!("{host}/{owner}/{name}"))
 }
 
+/// Where a turn mentions the people its project's file names (`names`): a full name, whole
+/// words, as written; or the first name alone when it is capitalised, at least three letters,
+/// and no other of those people shares it. Either is a mention of the full name.
+pub fn people(text: &str, names: &[String]) -> Vec<Finding> {
+    let mut out = BTreeSet::new();
+    for name in names {
+        let first = name.split_whitespace().next().unwrap_or_default();
+        let first_alone = first != name
+            && first.chars().count() >= 3
+            && first.chars().next().is_some_and(char::is_uppercase)
+            && names
+                .iter()
+                .filter(|n| n.split_whitespace().next() == Some(first))
+                .count()
+                == 1;
+        let at = whole_word(text, name)
+            .or_else(|| first_alone.then(|| whole_word(text, first)).flatten());
+        if let Some(at) = at {
+            out.insert(Finding {
+                kind: "person",
+                subject: name.clone(),
+                relation: "mentioned",
+                object: String::new(),
+                snippet: snippet(text, at),
+            });
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Where `word` first stands in `text` as whole words (not inside a longer word).
+fn whole_word(text: &str, word: &str) -> Option<usize> {
+    if word.is_empty() {
+        return None;
+    }
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).map(|(at, _)| at).find(|&at| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_word(c));
+        let after = text[at + word.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !is_word(c));
+        before && after
+    })
+}
+
 /// The words around byte `at`, on char boundaries, on one line.
 fn snippet(text: &str, at: usize) -> String {
     let mut start = at.saturating_sub(AROUND);
@@ -486,5 +532,49 @@ mod tests {
             false,
         );
         assert!(f.iter().all(|f| f.snippet.starts_with('…')));
+    }
+
+    #[test]
+    fn the_projects_people_are_found_by_their_full_or_unique_first_name() {
+        let names = vec![
+            "Dana Reyes".to_string(),
+            "Sam Ortiz".to_string(),
+            "Sam Lee".to_string(),
+            "Al".to_string(),
+        ];
+        let found =
+            |t: &str| -> Vec<String> { people(t, &names).into_iter().map(|f| f.subject).collect() };
+        assert_eq!(found("ask Dana Reyes about the invoice"), ["Dana Reyes"]);
+        assert_eq!(
+            found("Dana said friday"),
+            ["Dana Reyes"],
+            "a unique first name"
+        );
+        assert!(
+            found("Sam said friday").is_empty(),
+            "two Sams: not known which"
+        );
+        assert_eq!(found("cc Sam Lee"), ["Sam Lee"]);
+        assert!(
+            found("Danaher and Reyesville").is_empty(),
+            "inside other words"
+        );
+        assert!(found("the dana reyes lowercase").is_empty(), "as written");
+        assert!(
+            found("Al is away").contains(&"Al".to_string()),
+            "a name alone, whole"
+        );
+        assert!(found("Alan is away").is_empty());
+        let f = &people("hi Dana Reyes", &names)[0];
+        assert_eq!((f.kind, f.relation), ("person", "mentioned"));
+        // Junk and other scripts never panic.
+        let names = vec!["Zoë Ångström".to_string(), "李 小龙".to_string()];
+        assert_eq!(people("…Zoë Ångström…", &names).len(), 1);
+        assert_eq!(
+            people("李 小龙は", &names).len(),
+            0,
+            "followed by a word character"
+        );
+        assert!(people(&"\u{0}é".repeat(10_000), &names).is_empty());
     }
 }

@@ -63,6 +63,7 @@ pub enum Kind {
     Address,
     Path,
     Term,
+    Person,
 }
 
 impl Kind {
@@ -75,6 +76,7 @@ impl Kind {
             Kind::Address => "address",
             Kind::Path => "path",
             Kind::Term => "term",
+            Kind::Person => "person",
         }
     }
 }

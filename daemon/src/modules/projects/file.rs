@@ -20,6 +20,14 @@ pub fn path_in(home: &Path) -> PathBuf {
     home.join(".vyre").join("project.json")
 }
 
+/// Someone the project's file names (`people`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Person {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct ProjectFile {
     pub home: PathBuf,
@@ -104,6 +112,30 @@ impl ProjectFile {
             .get("model")
             .and_then(Value::as_str)
             .filter(|m| !m.trim().is_empty())
+    }
+
+    /// The people the project declares (`people: [{name, email?}]`): the ones with a name of 2
+    /// to 80 characters on one line, at most 100; anything else in the list is left alone.
+    pub fn people(&self) -> Vec<Person> {
+        self.doc
+            .get("people")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                let name = p.get("name")?.as_str()?.trim();
+                let ok = (2..=80).contains(&name.chars().count()) && !name.contains(['\n', '\r']);
+                ok.then(|| Person {
+                    name: name.to_string(),
+                    email: p
+                        .get("email")
+                        .and_then(Value::as_str)
+                        .filter(|e| e.len() <= 200 && e.contains('@'))
+                        .map(String::from),
+                })
+            })
+            .take(100)
+            .collect()
     }
 
     fn strings(&self, key: &str) -> Vec<String> {

@@ -60,6 +60,9 @@ pub struct ProjectInfo {
     pub home: String,
     pub org: Option<String>,
     pub workspaces: Vec<String>,
+    /// The people its file names (`people` in project.json): memory marks where they are
+    /// mentioned in its threads.
+    pub people: Vec<file::Person>,
     /// The model its sessions use unless a launch names one (`model` in project.json).
     pub model: Option<String>,
     /// Threads picked by a person.
@@ -79,6 +82,7 @@ impl ProjectInfo {
             home: f.home.display().to_string(),
             org: f.org().map(String::from),
             workspaces: f.workspaces(),
+            people: f.people(),
             model: f.model().map(String::from),
             picks: f.picks(),
             threads: None,

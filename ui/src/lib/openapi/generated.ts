@@ -2028,7 +2028,7 @@ export interface components {
             valid_to: number | null;
         };
         /** @enum {string} */
-        "memory.facts.Kind": "url" | "domain" | "email" | "repo" | "address" | "path" | "term";
+        "memory.facts.Kind": "url" | "domain" | "email" | "repo" | "address" | "path" | "term" | "person";
         /** @description Where a fact was said: its row, if the caller may see its thread. */
         "memory.why.Source": {
             /** Format: int64 */
@@ -2550,6 +2550,21 @@ export interface components {
             thread: string;
             title: string | null;
         };
+        /** @description Someone the project's file names (`people`). */
+        "projects.create.Person": {
+            email?: string | null;
+            name: string;
+        };
+        /** @description Someone the project's file names (`people`). */
+        "projects.get.Person": {
+            email?: string | null;
+            name: string;
+        };
+        /** @description Someone the project's file names (`people`). */
+        "projects.list.Person": {
+            email?: string | null;
+            name: string;
+        };
         "projects.list.ProjectInfo": {
             home: string;
             /** Format: int64 */
@@ -2558,6 +2573,11 @@ export interface components {
             model: string | null;
             name: string;
             org: string | null;
+            /**
+             * @description The people its file names (`people` in project.json): memory marks where they are
+             *     mentioned in its threads.
+             */
+            people: components["schemas"]["projects.list.Person"][];
             /** @description Threads picked by a person. */
             picks: string[];
             /**
@@ -5475,6 +5495,11 @@ export interface operations {
                             model: string | null;
                             name: string;
                             org: string | null;
+                            /**
+                             * @description The people its file names (`people` in project.json): memory marks where they are
+                             *     mentioned in its threads.
+                             */
+                            people: components["schemas"]["projects.create.Person"][];
                             /** @description Threads picked by a person. */
                             picks: string[];
                             /**
@@ -5530,6 +5555,11 @@ export interface operations {
                             model: string | null;
                             name: string;
                             org: string | null;
+                            /**
+                             * @description The people its file names (`people` in project.json): memory marks where they are
+                             *     mentioned in its threads.
+                             */
+                            people: components["schemas"]["projects.get.Person"][];
                             /** @description Threads picked by a person. */
                             picks: string[];
                             /**

@@ -8,9 +8,15 @@ import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
 import Notice from '../../src/components/Notice.svelte';
 import type { OpenFile } from '../../src/lib/filelinks';
+import type { MemoryWord } from '../../src/lib/memory';
 
-export function markdown(source: string | null | undefined, streaming = false, onfile: OpenFile | null = null): string {
-  return render(Markdown, { props: { source, streaming, onfile } }).body;
+export function markdown(
+  source: string | null | undefined,
+  streaming = false,
+  onfile: OpenFile | null = null,
+  memory: { words: MemoryWord[]; open: (fact: number) => void } | null = null,
+): string {
+  return render(Markdown, { props: { source, streaming, onfile, memory } }).body;
 }
 
 export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {

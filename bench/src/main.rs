@@ -1,4 +1,4 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link|network]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|embed|hook|peer|link|network]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
 //! resumes, recall's index and search, the link's idle cost, the network's idle cost),
@@ -7,6 +7,7 @@
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
 //! failed to start).
 
+mod embed;
 mod events;
 mod hook;
 mod idle;
@@ -38,7 +39,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|hook|peer|link|network]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|embed|hook|peer|link|network]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -53,6 +54,7 @@ pub enum Bench {
     Sessions,
     Resume,
     Recall,
+    Embed,
     Hook,
     Peer,
     Link,
@@ -68,6 +70,7 @@ impl Bench {
             Bench::Sessions => "sessions",
             Bench::Resume => "resume",
             Bench::Recall => "recall",
+            Bench::Embed => "embed",
             Bench::Hook => "hook",
             Bench::Peer => "peer",
             Bench::Link => "link",
@@ -94,7 +97,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, resume, recall, hook, peer, link or network",
+                "--only needs idle, events, start, sessions, resume, recall, embed, hook, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -109,13 +112,14 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "sessions" => Bench::Sessions,
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
+            "embed" => Bench::Embed,
             "hook" => Bench::Hook,
             "peer" => Bench::Peer,
             "link" => Bench::Link,
             "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall, hook, peer, link or network, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall, embed, hook, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -159,6 +163,7 @@ async fn main() -> ExitCode {
         Bench::Sessions,
         Bench::Resume,
         Bench::Recall,
+        Bench::Embed,
         Bench::Hook,
         Bench::Peer,
         Bench::Link,
@@ -174,6 +179,7 @@ async fn main() -> ExitCode {
             Bench::Sessions => sessions::run(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
+            Bench::Embed => embed::run(&opts, &mut report).await,
             Bench::Hook => hook::run(&opts, &mut report).await,
             Bench::Peer => peer::run(&opts, &mut report).await,
             Bench::Link => link::run(&opts, &mut report).await,

@@ -4,6 +4,7 @@
 //! recall's rows with an FTS5 index ([`rows`], [`search`]); live turns come from the threads'
 //! events ([`thread`]).
 
+pub mod embed;
 pub mod index;
 pub mod rows;
 pub mod search;

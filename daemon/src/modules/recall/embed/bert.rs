@@ -1,0 +1,341 @@
+//! A BERT encoder's forward pass for one sequence, as sentence-transformers runs MiniLM: the
+//! embeddings, N layers of self-attention and a GELU feed-forward (post-LayerNorm), then the
+//! mean of the token vectors, L2-normalised. f32 throughout; the matrix products are
+//! matrixmultiply's. Shapes are checked as the weights load, so a model of another shape is an
+//! error there and never an out-of-bounds read here.
+
+use super::weights::Tensors;
+
+/// The shape of a BERT encoder.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub vocab: usize,
+    pub hidden: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub intermediate: usize,
+    pub positions: usize,
+}
+
+impl Shape {
+    /// From the model's `config.json`.
+    pub fn from_config(c: &serde_json::Value) -> Result<Shape, String> {
+        let n = |k: &str| {
+            c[k].as_u64()
+                .map(|v| v as usize)
+                .filter(|v| *v > 0)
+                .ok_or_else(|| format!("the model's config has no {k}"))
+        };
+        let shape = Shape {
+            vocab: n("vocab_size")?,
+            hidden: n("hidden_size")?,
+            layers: n("num_hidden_layers")?,
+            heads: n("num_attention_heads")?,
+            intermediate: n("intermediate_size")?,
+            positions: n("max_position_embeddings")?,
+        };
+        if !shape.hidden.is_multiple_of(shape.heads) || c["hidden_act"] != "gelu" {
+            return Err("the model is not a BERT encoder this Vyre runs".into());
+        }
+        Ok(shape)
+    }
+}
+
+struct Linear {
+    w: Vec<f32>, // [out, in]
+    b: Vec<f32>,
+    out: usize,
+    inp: usize,
+}
+
+struct Norm {
+    w: Vec<f32>,
+    b: Vec<f32>,
+}
+
+struct Layer {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    o: Linear,
+    attn_norm: Norm,
+    up: Linear,
+    down: Linear,
+    out_norm: Norm,
+}
+
+pub struct Bert {
+    shape: Shape,
+    words: Vec<f32>,
+    positions: Vec<f32>,
+    types: Vec<f32>,
+    embed_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+const EPS: f32 = 1e-12;
+
+impl Bert {
+    pub fn load(shape: Shape, t: &mut Tensors) -> Result<Bert, String> {
+        let h = shape.hidden;
+        let norm = |t: &mut Tensors, p: &str| -> Result<Norm, String> {
+            Ok(Norm {
+                w: t.take(&format!("{p}.weight"), &[h])?,
+                b: t.take(&format!("{p}.bias"), &[h])?,
+            })
+        };
+        let linear = |t: &mut Tensors, p: &str, out: usize, inp: usize| -> Result<Linear, String> {
+            Ok(Linear {
+                w: t.take(&format!("{p}.weight"), &[out, inp])?,
+                b: t.take(&format!("{p}.bias"), &[out])?,
+                out,
+                inp,
+            })
+        };
+        let mut layers = Vec::with_capacity(shape.layers);
+        for i in 0..shape.layers {
+            let p = format!("encoder.layer.{i}");
+            layers.push(Layer {
+                q: linear(t, &format!("{p}.attention.self.query"), h, h)?,
+                k: linear(t, &format!("{p}.attention.self.key"), h, h)?,
+                v: linear(t, &format!("{p}.attention.self.value"), h, h)?,
+                o: linear(t, &format!("{p}.attention.output.dense"), h, h)?,
+                attn_norm: norm(t, &format!("{p}.attention.output.LayerNorm"))?,
+                up: linear(t, &format!("{p}.intermediate.dense"), shape.intermediate, h)?,
+                down: linear(t, &format!("{p}.output.dense"), h, shape.intermediate)?,
+                out_norm: norm(t, &format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        Ok(Bert {
+            words: t.take("embeddings.word_embeddings.weight", &[shape.vocab, h])?,
+            positions: t.take(
+                "embeddings.position_embeddings.weight",
+                &[shape.positions, h],
+            )?,
+            types: t.take("embeddings.token_type_embeddings.weight", &[2, h])?,
+            embed_norm: norm(t, "embeddings.LayerNorm")?,
+            layers,
+            shape,
+        })
+    }
+
+    pub fn dim(&self) -> usize {
+        self.shape.hidden
+    }
+
+    /// The most tokens one sequence may have.
+    pub fn max_tokens(&self) -> usize {
+        self.shape.positions
+    }
+
+    /// The sentence vector of `ids` (at most [`Bert::max_tokens`]; more are cut), unit length.
+    pub fn embed(&self, ids: &[u32]) -> Vec<f32> {
+        let h = self.shape.hidden;
+        let ids = &ids[..ids.len().min(self.shape.positions)];
+        let n = ids.len().max(1);
+        let mut x = vec![0f32; n * h];
+        for (t, id) in ids.iter().enumerate() {
+            let id = (*id as usize).min(self.shape.vocab - 1);
+            let row = &mut x[t * h..(t + 1) * h];
+            let (w, p, ty) = (
+                &self.words[id * h..(id + 1) * h],
+                &self.positions[t * h..(t + 1) * h],
+                &self.types[..h],
+            );
+            for i in 0..h {
+                row[i] = w[i] + p[i] + ty[i];
+            }
+        }
+        layer_norm(&mut x, &self.embed_norm, h);
+        let mut scratch = Scratch::new(n, &self.shape);
+        for layer in &self.layers {
+            self.layer(layer, &mut x, n, &mut scratch);
+        }
+        let mut pooled = vec![0f32; h];
+        for row in x.chunks_exact(h) {
+            for (p, v) in pooled.iter_mut().zip(row) {
+                *p += v;
+            }
+        }
+        let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+        pooled.iter_mut().for_each(|v| *v /= norm);
+        pooled
+    }
+
+    fn layer(&self, l: &Layer, x: &mut [f32], n: usize, s: &mut Scratch) {
+        let h = self.shape.hidden;
+        let heads = self.shape.heads;
+        let d = h / heads;
+        linear(&l.q, x, n, &mut s.q);
+        linear(&l.k, x, n, &mut s.k);
+        linear(&l.v, x, n, &mut s.v);
+        let scale = 1.0 / (d as f32).sqrt();
+        for head in 0..heads {
+            // scores = Q_h · K_hᵀ / √d, one sequence: nothing masked.
+            unsafe {
+                matrixmultiply::sgemm(
+                    n,
+                    d,
+                    n,
+                    scale,
+                    s.q.as_ptr().add(head * d),
+                    h as isize,
+                    1,
+                    s.k.as_ptr().add(head * d),
+                    1,
+                    h as isize,
+                    0.0,
+                    s.scores.as_mut_ptr(),
+                    n as isize,
+                    1,
+                );
+            }
+            for row in s.scores.chunks_exact_mut(n) {
+                softmax(row);
+            }
+            // context_h = P · V_h, written into its head's columns.
+            unsafe {
+                matrixmultiply::sgemm(
+                    n,
+                    n,
+                    d,
+                    1.0,
+                    s.scores.as_ptr(),
+                    n as isize,
+                    1,
+                    s.v.as_ptr().add(head * d),
+                    h as isize,
+                    1,
+                    0.0,
+                    s.ctx.as_mut_ptr().add(head * d),
+                    h as isize,
+                    1,
+                );
+            }
+        }
+        linear(&l.o, &s.ctx, n, &mut s.q);
+        for (xi, oi) in x.iter_mut().zip(&s.q) {
+            *xi += oi;
+        }
+        layer_norm(x, &l.attn_norm, h);
+        linear(&l.up, x, n, &mut s.up);
+        s.up.iter_mut().for_each(|v| *v = gelu(*v));
+        linear(&l.down, &s.up, n, &mut s.q);
+        for (xi, oi) in x.iter_mut().zip(&s.q) {
+            *xi += oi;
+        }
+        layer_norm(x, &l.out_norm, h);
+    }
+}
+
+/// Buffers one sequence's layers reuse.
+struct Scratch {
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    ctx: Vec<f32>,
+    scores: Vec<f32>,
+    up: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(n: usize, s: &Shape) -> Scratch {
+        Scratch {
+            q: vec![0.0; n * s.hidden],
+            k: vec![0.0; n * s.hidden],
+            v: vec![0.0; n * s.hidden],
+            ctx: vec![0.0; n * s.hidden],
+            scores: vec![0.0; n * n],
+            up: vec![0.0; n * s.intermediate],
+        }
+    }
+}
+
+/// `y = x · Wᵀ + b` for `n` rows of `x`.
+fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32]) {
+    debug_assert!(x.len() >= n * l.inp && y.len() >= n * l.out);
+    for row in y[..n * l.out].chunks_exact_mut(l.out) {
+        row.copy_from_slice(&l.b);
+    }
+    // SAFETY: x is n×inp, W is out×inp (read transposed), y is n×out, all row-major, checked by
+    // the shapes taken at load and the buffers sized for n rows.
+    unsafe {
+        matrixmultiply::sgemm(
+            n,
+            l.inp,
+            l.out,
+            1.0,
+            x.as_ptr(),
+            l.inp as isize,
+            1,
+            l.w.as_ptr(),
+            1,
+            l.inp as isize,
+            1.0,
+            y.as_mut_ptr(),
+            l.out as isize,
+            1,
+        );
+    }
+}
+
+fn layer_norm(x: &mut [f32], n: &Norm, h: usize) {
+    for row in x.chunks_exact_mut(h) {
+        let mean = row.iter().sum::<f32>() / h as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let inv = 1.0 / (var + EPS).sqrt();
+        for ((v, w), b) in row.iter_mut().zip(&n.w).zip(&n.b) {
+            *v = (*v - mean) * inv * w + b;
+        }
+    }
+}
+
+fn softmax(row: &mut [f32]) {
+    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0;
+    for v in row.iter_mut() {
+        *v = (*v - max).exp();
+        sum += *v;
+    }
+    row.iter_mut().for_each(|v| *v /= sum);
+}
+
+/// GELU as BERT has it: x·Φ(x), with the error function.
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
+}
+
+/// The error function, from the Chebyshev fit of erfc in Numerical Recipes (fractional error
+/// under 1.2e-7), in f64.
+fn erf(x: f32) -> f32 {
+    let x = x as f64;
+    let t = 1.0 / (1.0 + 0.5 * x.abs());
+    let y = 1.0
+        - t * (-x * x - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
+    (if x >= 0.0 { y } else { -y }) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn erf_is_close_to_its_known_values() {
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (-2.0, -0.995_322_3),
+            (3.5, 0.999_999_3),
+        ] {
+            assert!((super::erf(x) - want).abs() < 1e-6, "erf({x})");
+        }
+    }
+}

@@ -16,7 +16,7 @@ use vyre::modules::recall::embed::Embedder;
 use crate::Opts;
 use crate::procfs;
 use crate::recall_corpus;
-use crate::report::{Report, Val};
+use crate::report::{Against, Report, Val};
 use crate::sessions::percentile;
 
 /// Turns embedded (a tenth with `--quick`).
@@ -79,13 +79,13 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, String> {
 pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let dir = model_dir();
     let me = std::process::id();
-    let rss_before = procfs::status_kb(me, "VmRSS:").unwrap_or(0);
+    let rss_before = procfs::status_kb(me, "VmRSS").unwrap_or(0);
     let started = Instant::now();
     let model = Embedder::load(&dir).map_err(|e| {
         format!("{e}\n(tests/run fetches the model; or set VYRE_EMBED_MODEL to its folder)")
     })?;
     let load_s = started.elapsed().as_secs_f64();
-    let rss_model = procfs::status_kb(me, "VmRSS:")
+    let rss_model = procfs::status_kb(me, "VmRSS")
         .unwrap_or(0)
         .saturating_sub(rss_before);
 
@@ -126,57 +126,65 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     });
     let all_rate = texts.len() as f64 / all.elapsed().as_secs_f64();
 
-    let none = || Val::Missing("(no torch here)".into());
-    report.row(
+    let none = || Val::Missing("no torch here".into());
+    report.row_against(
+        Against::Nothing,
         "embed.load_s",
         "embed: load the model (s)",
         Val::Num(load_s, 2),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.model_rss_mib",
         "embed: memory the loaded model takes (MiB)",
         Val::Num(rss_model as f64 / 1024.0, 1),
         none(),
         "unloaded when idle",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.tokens_per_turn",
         "embed: tokens per turn (mean, at most 256)",
         Val::Num(tokens as f64 / texts.len() as f64, 1),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.turns_per_s_1",
         "embed: turns per second, one thread",
         Val::Num(one_rate, 1),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.turns_per_s_all",
         &format!("embed: turns per second, {cores} threads"),
         Val::Num(all_rate, 1),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.turn_p50_ms",
         "embed: one turn, p50 (ms)",
         Val::Num(percentile(&times, 0.50), 2),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.turn_p95_ms",
         "embed: one turn, p95 (ms)",
         Val::Num(percentile(&times, 0.95), 2),
         none(),
         "",
     );
-    report.row(
+    report.row_against(
+        Against::Nothing,
         "embed.large_history_min",
         "embed: 233,000 turns on one thread (min)",
         Val::Num(LARGE_HISTORY / one_rate / 60.0, 1),

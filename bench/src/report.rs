@@ -76,6 +76,8 @@ pub enum Against {
     Unpaired,
     /// The same vyred with its network off (the reference of the network's idle cost).
     NetworkOff,
+    /// Nothing here runs the same work (the embedding model: its reference needs torch).
+    Nothing,
 }
 
 impl Against {
@@ -89,6 +91,7 @@ impl Against {
             Against::PeerCred => "reference (peer cred / health)",
             Against::Unpaired => "reference (unpaired)",
             Against::NetworkOff => "reference (network off)",
+            Against::Nothing => "reference (none here)",
         }
     }
 
@@ -102,6 +105,7 @@ impl Against {
             Against::PeerCred => "reference_peer_cred",
             Against::Unpaired => "reference_unpaired",
             Against::NetworkOff => "reference_network_off",
+            Against::Nothing => "reference_none",
         }
     }
 }
@@ -226,7 +230,7 @@ impl Report {
                 vyred.insert(r.key.clone(), v);
             }
             if let Some(v) = r.reference.json() {
-                match r.against {
+                let map = match r.against {
                     Against::Node => &mut node,
                     Against::ClaudeCli => &mut cli,
                     Against::FreshStart => &mut fresh,
@@ -234,8 +238,10 @@ impl Report {
                     Against::PeerCred => &mut cred,
                     Against::Unpaired => &mut unpaired,
                     Against::NetworkOff => &mut network_off,
-                }
-                .insert(r.key.clone(), v);
+                    // Its reference is only ever why there is none.
+                    Against::Nothing => continue,
+                };
+                map.insert(r.key.clone(), v);
             }
         }
         let (commit, dirty) = git_commit();

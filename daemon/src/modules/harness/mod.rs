@@ -314,9 +314,7 @@ async fn holds(ctx: &Ctx, scope: &Scope, input: &Value, claude: Option<u32>) -> 
     let Some(claude) = claude else {
         return false;
     };
-    ctx.call("harness.binding", json!({ "session": session }))
-        .await
-        .is_ok_and(|b| b["pid"] == claude && b["alive"] == true)
+    bound_to(ctx, session, claude).await
 }
 
 /// At the terminal's turn end: the words held for this session, handed over by blocking the
@@ -396,11 +394,12 @@ async fn for_caller(
     (input, claude)
 }
 
-/// Whether session `claimed` is bound to Claude Code process `claude` (its SessionStart said so).
+/// Whether session `claimed` is bound to Claude Code process `claude` (its SessionStart said so)
+/// and that process still runs.
 async fn bound_to(ctx: &Ctx, claimed: &str, claude: u32) -> bool {
     ctx.call("harness.binding", json!({ "session": claimed }))
         .await
-        .is_ok_and(|b| b["pid"] == claude)
+        .is_ok_and(|b| b["pid"] == claude && b["alive"] == true)
 }
 
 /// Whether a session vyred did not start, under Claude Code process `claude` working in

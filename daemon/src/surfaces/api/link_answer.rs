@@ -29,23 +29,7 @@ pub async fn answer(
             "only a paired Vyre answers this machine's calls",
         ));
     };
-    let wait = kernel.config().config.limits.header_timeout();
-    let bytes = tokio::time::timeout(wait, axum::body::to_bytes(body, MAX_ANSWER))
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
-                "the answer did not arrive in time",
-            )
-        })?
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("an answer is at most {} MiB", MAX_ANSWER >> 20),
-            )
-        })?;
+    let bytes = super::read_body(&kernel, body, MAX_ANSWER).await?;
     let body: Value = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
     })?;

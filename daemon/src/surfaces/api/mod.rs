@@ -104,27 +104,7 @@ async fn call_tool(
             ));
         }
     }
-    // A body that stalls holds its connection no longer than a head may (`limits`).
-    let wait = kernel.config().config.limits.header_timeout();
-    let bytes: Bytes = tokio::time::timeout(wait, axum::body::to_bytes(body, MAX_BODY))
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
-                format!(
-                    "the request body did not arrive within {} s (limits.header_timeout_s)",
-                    wait.as_secs_f64()
-                ),
-            )
-        })?
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the request body is larger than {} KiB", MAX_BODY / 1024),
-            )
-        })?;
+    let bytes = read_body(&kernel, body, MAX_BODY).await?;
     let input: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
@@ -141,6 +121,31 @@ async fn call_tool(
     let caller = vouched(&kernel, caller, &headers, &name, &bytes)?;
     let data = kernel.registry().call(&name, input, caller).await?;
     Ok(Json(json!({ "data": data })).into_response())
+}
+
+/// A request's body, at most `max` bytes, arriving no slower than a head may (`limits`): a body
+/// that stalls holds its connection no longer than that.
+pub(crate) async fn read_body(kernel: &Kernel, body: Body, max: usize) -> Result<Bytes, ApiError> {
+    let wait = kernel.config().config.limits.header_timeout();
+    tokio::time::timeout(wait, axum::body::to_bytes(body, max))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s (limits.header_timeout_s)",
+                    wait.as_secs_f64()
+                ),
+            )
+        })?
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!("the request body is larger than {} KiB", max / 1024),
+            )
+        })
 }
 
 /// A paired Vyre's call with a presence assertion: the person it vouches for, once the

@@ -29,6 +29,7 @@ const TYPED: &[&[&str]] = &[
     &["network"],
     &["names"],
     &["push"],
+    &["recall"],
 ];
 
 /// Leave out the unset keys of the typed sections.

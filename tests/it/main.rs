@@ -33,6 +33,7 @@ mod projects;
 mod providers;
 mod push;
 mod recall;
+mod recall_dense;
 mod router;
 mod slots;
 mod threads_asks;

@@ -14,7 +14,7 @@ use crate::support::*;
 const ALPHA: &str = "0b7e4c1e-0000-4000-8000-00000000a0a1";
 const BETA: &str = "0b7e4c1e-0000-4000-8000-00000000b0b1";
 
-fn user(session: &str, n: usize, cwd: &Path, text: &str) -> String {
+pub fn user(session: &str, n: usize, cwd: &Path, text: &str) -> String {
     format!(
         "{}\n",
         json!({
@@ -25,7 +25,7 @@ fn user(session: &str, n: usize, cwd: &Path, text: &str) -> String {
     )
 }
 
-fn assistant(session: &str, n: usize, cwd: &Path, text: &str) -> String {
+pub fn assistant(session: &str, n: usize, cwd: &Path, text: &str) -> String {
     format!(
         "{}\n",
         json!({

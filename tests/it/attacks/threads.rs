@@ -52,7 +52,9 @@ async fn two_projects(r: &Rig) -> (std::path::PathBuf, std::path::PathBuf) {
     let mut indexed = false;
     for _ in 0..400 {
         let s = r.sock.call("recall.status", &json!({})).await.unwrap();
-        if s["sessions"].as_i64() >= Some(2) {
+        // With the embedding model, both are embedded too (dense recall is fenced as well).
+        let embedded = s["dense"]["state"] != "ready" || s["dense"]["embedded"].as_i64() >= Some(2);
+        if s["sessions"].as_i64() >= Some(2) && embedded {
             indexed = true;
             break;
         }
@@ -142,7 +144,14 @@ fn read(dir: &Path, name: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
-    let r = rig("attack-threads").await;
+    // With the embedding model, so that search by meaning is attacked as well as by words.
+    let model = std::env::var("VYRE_TEST_EMBED_MODEL")
+        .expect("VYRE_TEST_EMBED_MODEL names the embedding model (tests/run fetches it)");
+    let r = crate::threads_e2e::rig_configured(
+        "attack-threads",
+        json!({ "recall": { "model": model } }),
+    )
+    .await;
     let (mine, theirs) = two_projects(&r).await;
     let (v, q) = victim(&r, &theirs).await;
     let before = snapshot(&r.sock, &v).await;
@@ -196,6 +205,11 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "recall_theirs",
         ),
         ("recall.search", json!({ "query": "walrus plan" }), "search"),
+        (
+            "recall.search",
+            json!({ "query": "a secret walrus scheme", "mode": "meaning", "limit": 200 }),
+            "search_meaning",
+        ),
         (
             "recall.search",
             json!({ "query": "walrus", "project": "Theirs" }),
@@ -306,12 +320,14 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
     );
 
     // Its own project's history it finds; the other project's, never.
-    let search = read(&mine, "out-search.json");
-    assert!(search.contains("sess-mine"), "{search}");
-    assert!(
-        !search.contains("sess-theirs") && !search.contains("confidential"),
-        "{search}"
-    );
+    for out in ["search", "search_meaning"] {
+        let search = read(&mine, &format!("out-{out}.json"));
+        assert!(search.contains("sess-mine"), "{out}: {search}");
+        assert!(
+            !search.contains("sess-theirs") && !search.contains("confidential"),
+            "{out}: {search}"
+        );
+    }
     // What recall read is handed on only as far as the session may see (the memory's curator
     // reads through the same tool, as a module).
     let turns = read(&mine, "out-turns.json");
@@ -597,6 +613,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "projects.get",
         "projects.list",
         "projects.threads",
+        "recall.models",
         "recall.search",
         "recall.sessions",
         "recall.status",

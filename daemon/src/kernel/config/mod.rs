@@ -108,6 +108,24 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// What a paired Vyre may do here.
     pub link: LinkConfig,
+    /// Recall: dense recall's model.
+    pub recall: RecallConfig,
+}
+
+/// The `recall` section: dense recall's embedding model (spec 7.3).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RecallConfig {
+    /// The folder holding the embedding model as sentence-transformers ships it
+    /// (`config.json`, `tokenizer.json`, `model.safetensors`); default
+    /// `VYRE_HOME/models/all-minilm-l6-v2`.
+    pub model: Option<String>,
+    /// `false` turns dense recall off: no turn is embedded and search is by words alone.
+    pub embed: Option<bool>,
+    /// Seconds without a search or a turn to embed before the model and the vectors are let go
+    /// (default 60).
+    #[serde(deserialize_with = "seconds")]
+    pub idle_s: Option<f64>,
 }
 
 /// The `link` section: the federation allowlist, enforced on the side that serves the tools.

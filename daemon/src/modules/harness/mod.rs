@@ -265,7 +265,8 @@ async fn memory(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
     let this = input["session_id"].as_str().unwrap_or_default();
     // A long paste is asked about by its first words only: bounded work per prompt.
     let words = first_words(prompt, HOOK_WORDS);
-    let mut query = json!({ "query": words, "any": true, "limit": 8 });
+    // Words only: a hook waits on this, and a cold embedding model would cost it a load.
+    let mut query = json!({ "query": words, "any": true, "limit": 8, "mode": "words" });
     if let Some((project, _)) = project_at(ctx, caller, input).await {
         query["project"] = json!(project);
     }

@@ -188,7 +188,7 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
                 let said: Option<BTreeSet<String>> = match &input.query {
                     Some(q) => Some(
                         pr.ctx
-                            .call("recall.search", json!({ "query": q, "limit": 200 }))
+                            .call("recall.search", json!({ "query": q, "limit": 200, "mode": "words" }))
                             .await?
                             .as_array()
                             .into_iter()

@@ -77,6 +77,8 @@ pub struct Worker {
     /// The file watch, to add watches to when roots or folders appear (none when the OS would
     /// not give one: transcripts are then read at start only).
     pub watch: Option<Arc<Mutex<Watch>>>,
+    /// Told when turns were written, to embed them.
+    pub dense: super::dense::Dense,
 }
 
 impl Worker {
@@ -215,7 +217,9 @@ impl Worker {
             Ok(added)
         })) {
             tracing::warn!(files = n, error = %e, "transcripts not indexed");
+            return;
         }
+        self.dense.wake();
     }
 
     /// Read what is new in one transcript. Trouble with one file is counted and logged, never

@@ -2,8 +2,10 @@
 //! machine, and any one conversation whole. Transcripts are read through [`crate::kernel::transcripts`]
 //! by a low-priority worker ([`index`]), followed through file events ([`watch`]), and kept in
 //! recall's rows with an FTS5 index ([`rows`], [`search`]); live turns come from the threads'
-//! events ([`thread`]).
+//! events ([`thread`]). Each turn's meaning is embedded on this machine ([`dense`]), and a
+//! search fuses the words' ranking with the meaning's ([`search::fuse`]).
 
+pub mod dense;
 pub mod embed;
 pub mod index;
 pub mod rows;
@@ -45,7 +47,24 @@ pub struct SearchInput {
     /// Only this project's sessions.
     #[serde(default)]
     project: Option<String>,
+    /// `words` (full text), `meaning` (dense: turns that say the same in other words) or `both`
+    /// (default), ranked together. Without the embedding model, `both` is words alone and
+    /// `meaning` is an error that says why.
+    #[serde(default)]
+    mode: Option<Mode>,
 }
+
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Words,
+    Meaning,
+    Both,
+}
+
+/// Turns each half ranks before the two are fused: a hit low in one list can still rise on the
+/// other's strength.
+const POOL: usize = 50;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -81,6 +100,30 @@ pub struct Status {
     /// Lines that were not JSON, skipped.
     broken: i64,
     progress: ProgressView,
+    dense: DenseStatus,
+}
+
+/// Dense recall's progress.
+#[derive(Serialize, JsonSchema)]
+pub struct DenseStatus {
+    #[serde(flatten)]
+    state: dense::ModelState,
+    /// Turns given a meaning vector, of `turns`.
+    embedded: i64,
+    /// Bytes of vectors held in memory now (none when idle).
+    held: usize,
+}
+
+/// An embedding model recall knows, for `recall.models`.
+#[derive(Serialize, JsonSchema)]
+pub struct ModelInfo {
+    name: String,
+    /// The folder it is read from.
+    path: String,
+    #[serde(flatten)]
+    state: dense::ModelState,
+    /// What the stored vectors were made with (a fingerprint of the model's files).
+    vectors_of: Option<String>,
 }
 
 impl Module for RecallModule {
@@ -102,6 +145,7 @@ impl Module for RecallModule {
                 sessions_home.as_deref(),
             );
             let progress = Arc::new(Progress::default());
+            let dense = start_dense(&ctx)?;
             let (jobs, inbox) = std::sync::mpsc::channel();
             let watch = match watch::Watch::start(roots.clone(), jobs.clone()) {
                 Ok(w) => Some(Arc::new(Mutex::new(w))),
@@ -116,6 +160,7 @@ impl Module for RecallModule {
                 progress: progress.clone(),
                 rt: tokio::runtime::Handle::current(),
                 watch: watch.clone(),
+                dense: dense.clone(),
             };
             let _ = jobs.send(Job::Scan);
             // Its own thread, not the runtime's blocking pool: it lives as long as vyred, and a
@@ -142,24 +187,85 @@ impl Module for RecallModule {
                 let _ = stopper.send(Job::Stop);
                 drop(watch);
             });
-            register(&ctx, roots, progress)?;
+            register(&ctx, roots, progress, dense)?;
             Ok(())
         })
     }
+}
+
+/// Dense recall's handle and its worker thread. Its model folder is the config's, else
+/// `VYRE_HOME/models/all-minilm-l6-v2`; the worker waits for the model when it is not there.
+fn start_dense(ctx: &Ctx) -> Result<dense::Dense, crate::kernel::module::StartError> {
+    let config = &ctx.config().recall;
+    let dir = config
+        .model
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| ctx.home().root().join("models").join(dense::MODEL_FOLDER));
+    let idle = std::time::Duration::from_secs_f64(config.idle_s.unwrap_or(60.0));
+    let d = dense::Dense::new(ctx.clone(), dir, config.embed != Some(false), idle);
+    if !d.enabled() {
+        return Ok(d);
+    }
+    let (wake, inbox) = std::sync::mpsc::channel();
+    d.set_waker(wake.clone());
+    let worker = d.clone();
+    let rt = tokio::runtime::Handle::current();
+    let (ended, panicked) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("vyre-embed".into())
+        .spawn(move || {
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                dense::worker::run(worker, rt, inbox)
+            }));
+            let _ = ended.send(run.err());
+        })
+        .map_err(|e| format!("cannot start the embedder: {e}"))?;
+    ctx.spawn(async move {
+        if let Ok(Some(panic)) = panicked.await {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    let stop = ctx.shutdown();
+    ctx.spawn(async move {
+        stop.cancelled().await;
+        let _ = wake.send(dense::worker::Wake::Stop);
+    });
+    // A turn streaming is the person's: the embedder waits until a few seconds after its last
+    // words.
+    let busy = d.clone();
+    ctx.events().on(
+        crate::kernel::events::Filter {
+            types: vec!["thread.text".into()],
+            ..Default::default()
+        },
+        move |_| {
+            busy.busy(3000);
+            async {}
+        },
+    );
+    Ok(d)
 }
 
 fn register(
     ctx: &Ctx,
     roots: Vec<PathBuf>,
     progress: Arc<Progress>,
+    dense: dense::Dense,
 ) -> Result<(), crate::kernel::module::StartError> {
     ctx.tool_with(
         ToolDef::new(
             "recall.search",
-            "Search every turn of every session on this machine; best matches first, with a snippet.",
+            "Search every turn of every session on this machine by its words and its meaning; best matches first, with a snippet and which half found each.",
         ).sessions_fenced(),
-        ctx,
-        |c, input: SearchInput, cx| async move {
+        &(ctx.clone(), dense.clone()),
+        |(c, dense), input: SearchInput, cx| async move {
+                // A search is someone waiting (a hook, a person): the embedder steps aside.
+                dense.busy(2000);
+                let mode = input.mode.unwrap_or(Mode::Both);
+                if mode == Mode::Meaning && dense.model().is_none() {
+                    return Err(no_model(&dense));
+                }
                 // A session searches only what it may see (spec sections 7.4 and 10): its own
                 // threads and its projects' (an agent: its list's), from what vyred recorded.
                 let scope = cx.scope(Reach::Threads).await?;
@@ -192,15 +298,58 @@ fn register(
                         None => allowed.iter().cloned().collect(),
                     });
                 }
-                let Some(query) = query else {
-                    return Ok(vec![]);
-                };
+                let limit = limit as usize;
+                let text = input.query;
                 Ok(c.store()
                     .read(move |conn| {
-                        search::search(conn, &query, threads.as_deref(), limit as usize)
+                        let sessions = threads.as_deref();
+                        let words = match (&query, mode) {
+                            (Some(q), Mode::Words | Mode::Both) => {
+                                search::ranked(conn, q, sessions, limit.max(POOL))?
+                            }
+                            _ => vec![],
+                        };
+                        let meaning = match mode {
+                            Mode::Meaning | Mode::Both => dense
+                                .nearest(conn, &text, sessions, limit.max(POOL))?
+                                .unwrap_or_default(),
+                            Mode::Words => vec![],
+                        };
+                        let found = search::fuse(&words, &meaning, limit);
+                        search::details(conn, query.as_deref(), &found)
                     })
                     .await?)
             },
+    )?;
+
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.models",
+            "The embedding model dense recall uses: where it is read from, whether it is there and usable, and what the stored vectors were made with.",
+        )
+        .sessions_open(),
+        &(ctx.clone(), dense.clone()),
+        |(c, dense), _: crate::kernel::tools::NoInput, _| async move {
+            // A model put in place (or mended) since the last look is read again.
+            dense.forget_broken();
+            let state = match dense.state() {
+                dense::ModelState::Ready { loaded: false } => {
+                    let d = dense.clone();
+                    tokio::task::spawn_blocking(move || d.model().map(|_| ()))
+                        .await
+                        .map_err(|e| ToolError::internal(e.to_string()))?;
+                    dense.state()
+                }
+                s => s,
+            };
+            let vectors_of = c.store().read(dense::stored_model).await?;
+            Ok::<_, ToolError>(vec![ModelInfo {
+                name: dense::MODEL_NAME.into(),
+                path: dense.dir().display().to_string(),
+                state,
+                vectors_of,
+            }])
+        },
     )?;
 
     ctx.tool_with(
@@ -299,8 +448,8 @@ fn register(
         )
         .onboarding()
         .sessions_open(),
-        &(ctx.clone(), roots, progress),
-        |(c, roots, progress), _: crate::kernel::tools::NoInput, _| async move {
+        &(ctx.clone(), roots, progress, dense),
+        |(c, roots, progress, dense), _: crate::kernel::tools::NoInput, _| async move {
                 let (sessions, turns, files, broken) = c
                     .store()
                     .read(|conn| {
@@ -312,6 +461,7 @@ fn register(
                         )?)
                     })
                     .await?;
+                let embedded = c.store().read(dense::embedded).await?;
                 Ok::<_, ToolError>(Status {
                     roots: roots.to_vec(),
                     sessions,
@@ -319,8 +469,34 @@ fn register(
                     files,
                     broken,
                     progress: progress.view(),
+                    dense: DenseStatus {
+                        state: dense.state(),
+                        embedded,
+                        held: dense.held(),
+                    },
                 })
         },
     )?;
     Ok(())
+}
+
+/// `recall.search` by meaning alone, without a usable model: why, and what to do.
+fn no_model(dense: &dense::Dense) -> ToolError {
+    let why = match dense.state() {
+        dense::ModelState::Off => {
+            "dense recall is off (recall.embed is false in the config)".to_string()
+        }
+        dense::ModelState::Broken { error } => {
+            format!("the embedding model cannot be used: {error}")
+        }
+        _ => format!(
+            "no embedding model in {} (put {} there, or name its folder in recall.model)",
+            dense.dir().display(),
+            dense::MODEL_NAME
+        ),
+    };
+    ToolError::conflict(
+        "no_model",
+        format!("{why}; search by words (mode \"words\") works"),
+    )
 }

@@ -1,5 +1,5 @@
 //! Recall's rows: the files read and how far, the sessions found in them, and every turn with
-//! an FTS5 index over its words (spec section 7.3; embeddings come in a later issue).
+//! an FTS5 index over its words, and its meaning vector (spec section 7.3).
 
 use rusqlite::{OptionalExtension, params};
 
@@ -66,6 +66,20 @@ pub const MIGRATIONS: &[Migration] = &[
         // When each file last changed, as its last read saw it: the catalogue's "live" without
         // a look at every file on every call.
         sql: "ALTER TABLE recall_files ADD COLUMN written_at INTEGER;",
+    },
+    Migration {
+        version: 4,
+        // Dense recall: each turn's meaning vector (packed, `dense::vectors`), and the model
+        // they were made with. A turn that goes or changes loses its vector; the embedder
+        // gives it a new one.
+        sql: "CREATE TABLE recall_vectors (id INTEGER PRIMARY KEY, v BLOB NOT NULL);
+        CREATE TABLE recall_dense (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TRIGGER recall_turns_vd AFTER DELETE ON recall_turns BEGIN
+            DELETE FROM recall_vectors WHERE id = old.id;
+        END;
+        CREATE TRIGGER recall_turns_vu AFTER UPDATE OF text ON recall_turns BEGIN
+            DELETE FROM recall_vectors WHERE id = old.id;
+        END;",
     },
 ];
 

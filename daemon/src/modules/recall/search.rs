@@ -1,4 +1,6 @@
-//! `recall.search`: full-text search over every turn with FTS5, best first.
+//! `recall.search`: full-text search over every turn with FTS5, best first, and the fusion of
+//! its ranking with dense recall's (reciprocal rank fusion: a turn near the top of either list
+//! ranks high, one near the top of both ranks highest).
 
 use rusqlite::params_from_iter;
 use rusqlite::types::Value;
@@ -18,10 +20,25 @@ pub struct Hit {
     /// The words around the match, the matched terms in `[` `]`.
     pub snippet: String,
     pub at: Option<i64>,
-    /// FTS5's bm25: lower is better.
-    pub rank: f64,
+    /// FTS5's bm25 when the words found it: lower is better.
+    pub rank: Option<f64>,
+    /// The cosine similarity of its meaning to the query's, when the meaning found it (or was
+    /// asked): 1 is the same meaning, 0 unrelated.
+    pub similarity: Option<f32>,
+    /// Which halves of recall found it: `words` (full text), `meaning` (dense), or both.
+    pub found: Vec<Half>,
     pub title: Option<String>,
     pub cwd: Option<String>,
+}
+
+/// A half of recall.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Half {
+    Words,
+    Meaning,
 }
 
 /// The most distinct words a query is made of; the rest are ignored. FTS5's cost grows faster
@@ -74,6 +91,71 @@ pub fn search(
     sessions: Option<&[String]>,
     limit: usize,
 ) -> Result<Vec<Hit>, StoreError> {
+    let top = ranked(c, query, sessions, limit)?;
+    let found: Vec<Found> = top
+        .into_iter()
+        .map(|(id, rank)| Found {
+            id,
+            rank: Some(rank),
+            similarity: None,
+        })
+        .collect();
+    details(c, Some(query), &found)
+}
+
+/// A turn one half or both found, before it is read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found {
+    pub id: i64,
+    pub rank: Option<f64>,
+    pub similarity: Option<f32>,
+}
+
+/// How far down a list a hit still counts in the fusion: the constant of reciprocal rank
+/// fusion, as its authors measured it (Cormack et al., 2009).
+const FUSION_K: f64 = 60.0;
+
+/// The words' ranking (best first) and the meaning's (closest first) as one: each turn scores
+/// 1/(K + its place) in each list that holds it, summed; the best `limit` come out.
+pub fn fuse(words: &[(i64, f64)], meaning: &[(i64, f32)], limit: usize) -> Vec<Found> {
+    let mut by_id: std::collections::HashMap<i64, (f64, Found)> = std::collections::HashMap::new();
+    for (place, &(id, rank)) in words.iter().enumerate() {
+        let e = by_id.entry(id).or_insert((
+            0.0,
+            Found {
+                id,
+                rank: None,
+                similarity: None,
+            },
+        ));
+        e.0 += 1.0 / (FUSION_K + place as f64 + 1.0);
+        e.1.rank = Some(rank);
+    }
+    for (place, &(id, sim)) in meaning.iter().enumerate() {
+        let e = by_id.entry(id).or_insert((
+            0.0,
+            Found {
+                id,
+                rank: None,
+                similarity: None,
+            },
+        ));
+        e.0 += 1.0 / (FUSION_K + place as f64 + 1.0);
+        e.1.similarity = Some(sim);
+    }
+    let mut all: Vec<(f64, Found)> = by_id.into_values().collect();
+    // Ties (one list each, same place) go to the newer turn.
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+    all.into_iter().take(limit).map(|(_, f)| f).collect()
+}
+
+/// The `limit` best matches of an FTS5 `query` by bm25 (lower is better), as turn ids.
+pub fn ranked(
+    c: &rusqlite::Connection,
+    query: &str,
+    sessions: Option<&[String]>,
+    limit: usize,
+) -> Result<Vec<(i64, f64)>, StoreError> {
     let mut args: Vec<Value> = vec![Value::Text(query.to_string())];
     let mut filter = String::from("recall_fts MATCH ?1");
     if let Some(list) = sessions {
@@ -111,22 +193,53 @@ pub fn search(
     let sql = format!(
         "SELECT rowid, bm25(recall_fts) FROM recall_fts WHERE {filter}{bound} ORDER BY bm25(recall_fts) LIMIT {limit}"
     );
-    let top: Vec<(i64, f64)> = {
-        let mut stmt = c.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-        rows.collect::<Result<_, _>>()?
-    };
+    let mut stmt = c.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Characters of a turn shown for a hit the words did not find (no matched terms to centre on).
+const OPENING_CHARS: i64 = 160;
+
+/// The turns `found` names, in that order, each with a snippet: around the matched words of
+/// `query` when it matches the turn, else its opening words.
+pub fn details(
+    c: &rusqlite::Connection,
+    query: Option<&str>,
+    found: &[Found],
+) -> Result<Vec<Hit>, StoreError> {
     let mut detail = c.prepare_cached(
         "SELECT t.session, t.key, t.uuid, t.role, t.at, s.title, s.cwd,
-                (SELECT snippet(recall_fts, 0, '[', ']', '…', 12) FROM recall_fts WHERE recall_fts MATCH ?1 AND rowid = ?2)
+                CASE WHEN ?1 IS NULL THEN NULL ELSE
+                (SELECT snippet(recall_fts, 0, '[', ']', '…', 12) FROM recall_fts WHERE recall_fts MATCH ?1 AND rowid = ?2) END,
+                substr(t.text, 1, ?3), length(t.text) > ?3
          FROM recall_turns t LEFT JOIN recall_sessions s ON s.session = t.session
          WHERE t.id = ?2",
     )?;
-    let mut hits = Vec::with_capacity(top.len());
-    for (rowid, rank) in top {
-        let hit = detail.query_row(rusqlite::params![query, rowid], |r| {
+    let mut hits = Vec::with_capacity(found.len());
+    for f in found {
+        let hit = detail.query_row(rusqlite::params![query, f.id, OPENING_CHARS], |r| {
+            let snippet = match r.get::<_, Option<String>>(7)? {
+                Some(s) if !s.is_empty() => s,
+                _ => {
+                    let opening: String = r.get(8)?;
+                    let opening = opening.split_whitespace().collect::<Vec<_>>().join(" ");
+                    if r.get::<_, bool>(9)? {
+                        format!("{opening}…")
+                    } else {
+                        opening
+                    }
+                }
+            };
+            let mut halves = Vec::new();
+            if f.rank.is_some() {
+                halves.push(Half::Words);
+            }
+            if f.similarity.is_some() {
+                halves.push(Half::Meaning);
+            }
             Ok(Hit {
                 thread: r.get(0)?,
                 turn: r.get(1)?,
@@ -135,8 +248,10 @@ pub fn search(
                 at: r.get(4)?,
                 title: r.get(5)?,
                 cwd: r.get(6)?,
-                snippet: r.get::<_, Option<String>>(7)?.unwrap_or_default(),
-                rank,
+                snippet,
+                rank: f.rank,
+                similarity: f.similarity,
+                found: halves,
             })
         });
         match hit {
@@ -211,6 +326,69 @@ mod tests {
         }
         tx.commit().unwrap();
         c
+    }
+
+    #[test]
+    fn fusion_ranks_a_turn_both_halves_found_first_and_says_who_found_what() {
+        let words = [(10, -9.0), (11, -8.0), (12, -7.0)];
+        let meaning = [(20, 0.8), (12, 0.7), (21, 0.6)];
+        let fused = fuse(&words, &meaning, 10);
+        let ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
+        assert_eq!(ids[0], 12, "found by both: {ids:?}");
+        assert_eq!(fused.len(), 5, "each turn once");
+        let both = &fused[0];
+        assert_eq!((both.rank, both.similarity), (Some(-7.0), Some(0.7)));
+        // The firsts of each list tie; the newer turn goes first.
+        assert_eq!(&ids[1..3], &[20, 10]);
+        assert_eq!(fused[1].rank, None);
+        assert_eq!(fused[2].similarity, None);
+        assert_eq!(fuse(&words, &meaning, 2).len(), 2);
+        assert_eq!(
+            fuse(&words, &[], 10)
+                .iter()
+                .map(|f| f.id)
+                .collect::<Vec<_>>(),
+            vec![10, 11, 12],
+            "words alone keep their order"
+        );
+    }
+
+    #[test]
+    fn a_turn_the_words_did_not_find_shows_its_opening_words() {
+        let long = format!("the  opening   words {}", "x ".repeat(200));
+        let c = store_with(&["a turn about walruses", &long]);
+        let found = [
+            Found {
+                id: 2,
+                rank: None,
+                similarity: Some(0.5),
+            },
+            Found {
+                id: 1,
+                rank: None,
+                similarity: Some(0.4),
+            },
+            Found {
+                id: 99,
+                rank: None,
+                similarity: Some(0.3),
+            },
+        ];
+        let hits = details(&c, Some("\"walruses\""), &found).unwrap();
+        assert_eq!(hits.len(), 2, "a turn gone since is skipped");
+        assert!(
+            hits[0].snippet.starts_with("the opening words x x"),
+            "{}",
+            hits[0].snippet
+        );
+        assert!(hits[0].snippet.ends_with('…') && hits[0].snippet.chars().count() < 170);
+        assert_eq!(hits[0].found, vec![Half::Meaning]);
+        assert_eq!(
+            hits[1].snippet, "a turn about [walruses]",
+            "the words match it: their snippet"
+        );
+        let none = details(&c, None, &found[1..2]).unwrap();
+        assert_eq!(none[0].snippet, "a turn about walruses");
     }
 
     #[test]

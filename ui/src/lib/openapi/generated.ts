@@ -937,6 +937,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/recall.models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The embedding model dense recall uses: where it is read from, whether it is there and usable, and what the stored vectors were made with. */
+        post: operations["recall.models"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/recall.search": {
         parameters: {
             query?: never;
@@ -946,7 +963,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search every turn of every session on this machine; best matches first, with a snippet. */
+        /** Search every turn of every session on this machine by its words and its meaning; best matches first, with a snippet and which half found each. */
         post: operations["recall.search"];
         delete?: never;
         options?: never;
@@ -2611,17 +2628,52 @@ export interface components {
             /** @description The browser's P-256 public key, base64url. */
             p256dh: string;
         };
+        /** @description An embedding model recall knows, for `recall.models`. */
+        "recall.models.ModelInfo": {
+            name: string;
+            /** @description The folder it is read from. */
+            path: string;
+            /** @description What the stored vectors were made with (a fingerprint of the model's files). */
+            vectors_of: string | null;
+        } & ({
+            /** @constant */
+            state: "off";
+        } | {
+            /** @constant */
+            state: "missing";
+        } | {
+            error: string;
+            /** @constant */
+            state: "broken";
+        } | {
+            loaded: boolean;
+            /** @constant */
+            state: "ready";
+        });
+        /**
+         * @description A half of recall.
+         * @enum {string}
+         */
+        "recall.search.Half": "words" | "meaning";
         /** @description One match. */
         "recall.search.Hit": {
             /** Format: int64 */
             at: number | null;
             cwd: string | null;
+            /** @description Which halves of recall found it: `words` (full text), `meaning` (dense), or both. */
+            found: components["schemas"]["recall.search.Half"][];
             /**
              * Format: double
-             * @description FTS5's bm25: lower is better.
+             * @description FTS5's bm25 when the words found it: lower is better.
              */
-            rank: number;
+            rank: number | null;
             role: string;
+            /**
+             * Format: float
+             * @description The cosine similarity of its meaning to the query's, when the meaning found it (or was
+             *     asked): 1 is the same meaning, 0 unrelated.
+             */
+            similarity: number | null;
             /** @description The words around the match, the matched terms in `[` `]`. */
             snippet: string;
             /** @description The session (a Vyre thread's id is its session id). */
@@ -2631,6 +2683,8 @@ export interface components {
             turn: string;
             uuid: string;
         };
+        /** @enum {string} */
+        "recall.search.Mode": "words" | "meaning" | "both";
         /** @description A session found in the transcripts, as the catalogue shows it. */
         "recall.sessions.SessionInfo": {
             cwd: string | null;
@@ -2656,6 +2710,33 @@ export interface components {
              */
             written_at: number | null;
         };
+        /** @description Dense recall's progress. */
+        "recall.status.DenseStatus": {
+            /**
+             * Format: int64
+             * @description Turns given a meaning vector, of `turns`.
+             */
+            embedded: number;
+            /**
+             * Format: uint
+             * @description Bytes of vectors held in memory now (none when idle).
+             */
+            held: number;
+        } & ({
+            /** @constant */
+            state: "off";
+        } | {
+            /** @constant */
+            state: "missing";
+        } | {
+            error: string;
+            /** @constant */
+            state: "broken";
+        } | {
+            loaded: boolean;
+            /** @constant */
+            state: "ready";
+        });
         "recall.status.ProgressView": {
             /** Format: uint64 */
             done: number;
@@ -5991,6 +6072,42 @@ export interface operations {
             };
         };
     };
+    "recall.models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_ModelInfo */
+                        data: components["schemas"]["recall.models.ModelInfo"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "recall.search": {
         parameters: {
             query?: never;
@@ -6011,6 +6128,12 @@ export interface operations {
                      * @description At most this many (1 to 200, default 20).
                      */
                     limit?: number | null;
+                    /**
+                     * @description `words` (full text), `meaning` (dense: turns that say the same in other words) or `both`
+                     *     (default), ranked together. Without the embedding model, `both` is words alone and
+                     *     `meaning` is an error that says why.
+                     */
+                    mode?: components["schemas"]["recall.search.Mode"] | null;
                     /** @description Only this project's sessions. */
                     project?: string | null;
                     /**
@@ -6110,6 +6233,7 @@ export interface operations {
                              * @description Lines that were not JSON, skipped.
                              */
                             broken: number;
+                            dense: components["schemas"]["recall.status.DenseStatus"];
                             /** Format: int64 */
                             files: number;
                             progress: components["schemas"]["recall.status.ProgressView"];

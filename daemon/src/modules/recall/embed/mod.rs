@@ -20,6 +20,7 @@ pub const MAX_TOKENS: usize = 256;
 pub struct Embedder {
     tokenizer: WordPiece,
     bert: bert::Bert,
+    fingerprint: String,
 }
 
 impl Embedder {
@@ -39,9 +40,23 @@ impl Embedder {
         };
         let shape = bert::Shape::from_config(&json("config.json")?)?;
         let tokenizer = WordPiece::from_json(&json("tokenizer.json")?)?;
-        let mut tensors = weights::Tensors::parse(&read("model.safetensors")?)?;
-        let bert = bert::Bert::load(shape, &mut tensors)?;
-        Ok(Embedder { tokenizer, bert })
+        let safetensors = read("model.safetensors")?;
+        let fingerprint =
+            fingerprint(dir).map_err(|e| format!("the model in {}: {e}", dir.display()))?;
+        let weights_of =
+            |e: String| format!("the model's model.safetensors in {}: {e}", dir.display());
+        let mut tensors = weights::Tensors::parse(&safetensors).map_err(weights_of)?;
+        let bert = bert::Bert::load(shape, &mut tensors).map_err(weights_of)?;
+        Ok(Embedder {
+            tokenizer,
+            bert,
+            fingerprint,
+        })
+    }
+
+    /// What tells this model from another: vectors made by one mean nothing to the other.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
     }
 
     /// How many numbers a vector has.
@@ -61,6 +76,33 @@ impl Embedder {
     pub fn tokens(&self, text: &str) -> Vec<u32> {
         self.tokenizer.encode(text, MAX_TOKENS)
     }
+}
+
+/// A short hash of the model's files in `dir`: their sizes, and their first and last 64 KiB (the
+/// weights' header names every tensor's shape and place; their ends differ between any two
+/// trainings). Cheap: the weights are not read whole.
+pub fn fingerprint(dir: &Path) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    const EDGE: u64 = 64 * 1024;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for name in ["config.json", "tokenizer.json", "model.safetensors"] {
+        let mut f = std::fs::File::open(dir.join(name))?;
+        let len = f.metadata()?.len();
+        eat(&len.to_le_bytes());
+        let mut buf = Vec::with_capacity(EDGE as usize);
+        (&mut f).take(EDGE).read_to_end(&mut buf)?;
+        eat(&buf);
+        buf.clear();
+        f.seek(SeekFrom::Start(len.saturating_sub(EDGE)))?;
+        f.take(EDGE).read_to_end(&mut buf)?;
+        eat(&buf);
+    }
+    Ok(format!("{h:016x}"))
 }
 
 /// The dot product of two unit vectors: their cosine similarity.

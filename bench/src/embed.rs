@@ -196,5 +196,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         texts.len(),
         dir.display()
     ));
-    Ok(())
+    crate::embed_quality::run(&model, &texts, opts.quick, report)?;
+    drop(model);
+    crate::embed_idle::run(&dir, report).await
 }

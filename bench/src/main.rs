@@ -8,6 +8,8 @@
 //! failed to start).
 
 mod embed;
+mod embed_idle;
+mod embed_quality;
 mod events;
 mod hook;
 mod idle;

@@ -78,6 +78,8 @@ pub enum Against {
     NetworkOff,
     /// Nothing here runs the same work (the embedding model: its reference needs torch).
     Nothing,
+    /// Recall by words alone (FTS5), the reference of a search by meaning.
+    FullText,
 }
 
 impl Against {
@@ -92,6 +94,7 @@ impl Against {
             Against::Unpaired => "reference (unpaired)",
             Against::NetworkOff => "reference (network off)",
             Against::Nothing => "reference (none here)",
+            Against::FullText => "reference (full text)",
         }
     }
 
@@ -106,6 +109,7 @@ impl Against {
             Against::Unpaired => "reference_unpaired",
             Against::NetworkOff => "reference_network_off",
             Against::Nothing => "reference_none",
+            Against::FullText => "reference_full_text",
         }
     }
 }
@@ -225,6 +229,7 @@ impl Report {
         let mut cred = Map::new();
         let mut unpaired = Map::new();
         let mut network_off = Map::new();
+        let mut full_text = Map::new();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
@@ -238,6 +243,7 @@ impl Report {
                     Against::PeerCred => &mut cred,
                     Against::Unpaired => &mut unpaired,
                     Against::NetworkOff => &mut network_off,
+                    Against::FullText => &mut full_text,
                     // Its reference is only ever why there is none.
                     Against::Nothing => continue,
                 };
@@ -268,6 +274,7 @@ impl Report {
             (Against::PeerCred, cred),
             (Against::Unpaired, unpaired),
             (Against::NetworkOff, network_off),
+            (Against::FullText, full_text),
         ] {
             if !refs.is_empty() {
                 line[against.json_key()] = Value::Object(refs);

@@ -34,6 +34,7 @@ mod providers;
 mod push;
 mod recall;
 mod recall_dense;
+mod recall_fetch;
 mod router;
 mod slots;
 mod threads_asks;

@@ -31,7 +31,7 @@ fn write_config(home: &TempHome, recall: Value) {
 }
 
 /// Two sessions of a person's history, in words a search by meaning must see through.
-fn write_history(home: &TempHome) -> PathBuf {
+pub(crate) fn write_history(home: &TempHome) -> PathBuf {
     let cwd = home.dir.join("work/ops");
     let folder = home.dir.join("home/.claude/projects/-work-ops");
     std::fs::create_dir_all(&folder).unwrap();

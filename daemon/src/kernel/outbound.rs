@@ -1,7 +1,7 @@
 //! The HTTPS client modules talk to the outside with (the name directory, DNS providers, the
 //! browsers' push services): the system's roots, plain HTTP only where a test points it, a
 //! deadline and a cap on what is read back. JSON in and out ([`Http::json`]), or bytes with
-//! headers ([`Http::send`]).
+//! headers ([`Http::send`]), or a large file streamed ([`Http::download`]).
 
 use std::time::Duration;
 
@@ -105,6 +105,60 @@ impl Http {
             .map_err(|_| format!("{url} did not answer within {} s", TIMEOUT.as_secs()))?
             .map_err(|e| format!("{url}: {e}"))?;
         read(url, res).await
+    }
+}
+
+impl Http {
+    /// `GET url`, its body handed to `sink` piece by piece as it arrives, with the length the
+    /// server announced: at most `max` bytes, and at most 30 s between two pieces. A status other
+    /// than 200 is an error. Returns the bytes read.
+    pub async fn download(
+        &self,
+        url: &str,
+        max: u64,
+        mut sink: impl FnMut(&[u8], Option<u64>) -> Result<(), String>,
+    ) -> Result<u64, String> {
+        let req = hyper::Request::builder()
+            .method("GET")
+            .uri(url)
+            .header("user-agent", concat!("vyre/", env!("CARGO_PKG_VERSION")))
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| format!("{url}: {e}"))?;
+        let res = tokio::time::timeout(TIMEOUT, self.client.request(req))
+            .await
+            .map_err(|_| format!("{url} did not answer within {} s", TIMEOUT.as_secs()))?
+            .map_err(|e| format!("{url}: {e}"))?;
+        if res.status() != hyper::StatusCode::OK {
+            return Err(format!("{url}: HTTP {}", res.status().as_u16()));
+        }
+        let total = res
+            .headers()
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if total.is_some_and(|t| t > max) {
+            return Err(format!(
+                "{url} is {} bytes, more than {max}",
+                total.unwrap_or(0)
+            ));
+        }
+        let mut body = res.into_body();
+        let mut read = 0u64;
+        loop {
+            let frame = tokio::time::timeout(TIMEOUT, body.frame())
+                .await
+                .map_err(|_| format!("{url} stalled for {} s", TIMEOUT.as_secs()))?;
+            let Some(frame) = frame else { break };
+            let frame = frame.map_err(|e| format!("{url}: {e}"))?;
+            if let Ok(data) = frame.into_data() {
+                read += data.len() as u64;
+                if read > max {
+                    return Err(format!("{url} sent more than {max} bytes"));
+                }
+                sink(&data, total)?;
+            }
+        }
+        Ok(read)
     }
 }
 

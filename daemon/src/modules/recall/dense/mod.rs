@@ -4,11 +4,14 @@
 //! needed and let go after a quiet minute, so an idle vyred stays small. Without the model (not
 //! there yet, or damaged) recall searches by words alone and says why.
 
+pub mod fetch;
+pub mod tools;
+pub mod unzip;
 pub mod vectors;
 pub mod worker;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -41,6 +44,8 @@ pub enum ModelState {
     Broken { error: String },
     /// Usable; loaded in memory or not.
     Ready { loaded: bool },
+    /// Being fetched (`recall.fetch`); `recall.model_progress` says how far.
+    Fetching,
 }
 
 /// The handle every part of recall shares.
@@ -64,6 +69,7 @@ struct Inner {
     /// waiting. The worker pauses until then.
     busy_until: AtomicI64,
     wake: Mutex<Option<std::sync::mpsc::Sender<worker::Wake>>>,
+    fetching: AtomicBool,
 }
 
 impl Dense {
@@ -80,6 +86,7 @@ impl Dense {
                 used_at: AtomicI64::new(0),
                 busy_until: AtomicI64::new(0),
                 wake: Mutex::new(None),
+                fetching: AtomicBool::new(false),
             }),
         }
     }
@@ -100,6 +107,9 @@ impl Dense {
     pub fn state(&self) -> ModelState {
         if !self.inner.enabled {
             return ModelState::Off;
+        }
+        if self.inner.fetching.load(Ordering::Relaxed) {
+            return ModelState::Fetching;
         }
         if lock(&self.inner.model).is_some() {
             return ModelState::Ready { loaded: true };
@@ -145,10 +155,25 @@ impl Dense {
     /// Which model the folder holds (a fingerprint of its files, read without loading it);
     /// `None` when it is off, missing, broken or unreadable.
     pub fn fingerprint(&self) -> Option<String> {
-        if !self.inner.enabled || lock(&self.inner.broken).is_some() {
+        if !self.inner.enabled
+            || lock(&self.inner.broken).is_some()
+            || self.inner.fetching.load(Ordering::Relaxed)
+        {
             return None;
         }
         super::embed::fingerprint(&self.inner.dir).ok()
+    }
+
+    /// Mark a fetch as under way; false when one already is.
+    pub fn start_fetch(&self) -> bool {
+        !self.inner.fetching.swap(true, Ordering::SeqCst)
+    }
+
+    /// A fetch ended: the folder is read afresh at the next use, and the worker goes on.
+    pub fn end_fetch(&self) {
+        self.inner.fetching.store(false, Ordering::SeqCst);
+        self.forget_broken();
+        self.wake();
     }
 
     /// Read a broken model's folder again at its next use (its files were replaced).

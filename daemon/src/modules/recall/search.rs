@@ -115,9 +115,20 @@ pub struct Found {
 /// fusion, as its authors measured it (Cormack et al., 2009).
 const FUSION_K: f64 = 60.0;
 
+/// The least cosine similarity at which the meaning counts a turn as found: below it the model
+/// says "unrelated" (all-MiniLM-L6-v2 puts unrelated sentences between about -0.1 and 0.15),
+/// and a search would otherwise always fill its list with whatever is least far.
+pub const MIN_SIMILARITY: f32 = 0.15;
+
 /// The words' ranking (best first) and the meaning's (closest first) as one: each turn scores
-/// 1/(K + its place) in each list that holds it, summed; the best `limit` come out.
+/// 1/(K + its place) in each list that holds it, summed; the best `limit` come out. Meaning hits
+/// under [`MIN_SIMILARITY`] are left out.
 pub fn fuse(words: &[(i64, f64)], meaning: &[(i64, f32)], limit: usize) -> Vec<Found> {
+    let meaning: Vec<(i64, f32)> = meaning
+        .iter()
+        .copied()
+        .filter(|m| m.1 >= MIN_SIMILARITY)
+        .collect();
     let mut by_id: std::collections::HashMap<i64, (f64, Found)> = std::collections::HashMap::new();
     for (place, &(id, rank)) in words.iter().enumerate() {
         let e = by_id.entry(id).or_insert((
@@ -343,6 +354,12 @@ mod tests {
         assert_eq!(fused[1].rank, None);
         assert_eq!(fused[2].similarity, None);
         assert_eq!(fuse(&words, &meaning, 2).len(), 2);
+        let weak = fuse(&[], &[(30, 0.5), (31, MIN_SIMILARITY - 0.01)], 10);
+        assert_eq!(
+            weak.iter().map(|f| f.id).collect::<Vec<_>>(),
+            vec![30],
+            "the unrelated are left out"
+        );
         assert_eq!(
             fuse(&words, &[], 10)
                 .iter()

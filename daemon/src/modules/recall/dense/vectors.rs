@@ -1,7 +1,7 @@
 //! The turns' meaning vectors, kept small and searched whole: each unit vector is stored as one
 //! signed byte per number and a scale (a quarter of a float's size; ranking moves by less than
 //! the model's own noise), and a query is compared with every vector a caller may see. On 233k
-//! turns that is 90 MB read once per search, a few milliseconds on one core (the bench measures
+//! turns that is 90 MB read per search, about 15 ms on one core with AVX2 (the bench measures
 //! it): no approximate index to build, tune or keep in step with the rows.
 
 use std::collections::HashMap;
@@ -55,13 +55,53 @@ pub fn pack(v: &[f32]) -> Packed {
     }
 }
 
-/// The dot product of two packed vectors' codes. Widened to `i16` pairs summed in `i32`, which
-/// the compiler turns into the processor's multiply-add of packed integers.
+/// The dot product of two packed vectors' codes, in sixteen lanes summed at the end: integer
+/// sums reorder freely, so the compiler keeps the lanes in vector registers and multiplies
+/// sixteen pairs at a time (a length not a multiple of 16 has its rest added one by one).
+#[inline(always)]
+fn dot_lanes(a: &[i8], b: &[i8]) -> i32 {
+    let mut lanes = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let rest: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(&x, &y)| x as i32 * y as i32)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            lanes[i] += x[i] as i16 as i32 * y[i] as i16 as i32;
+        }
+    }
+    lanes.iter().sum::<i32>() + rest
+}
+
+/// Scores of `query` against each vector of `codes` (`dim` codes each), into `out`.
+fn scores_portable(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
+    out.extend(codes.chunks_exact(dim).map(|c| dot_lanes(query, c)));
+}
+
+/// The same, compiled for AVX2 (most x86 machines of the last ten years): twice as fast.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn scores_avx2(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
+    out.extend(codes.chunks_exact(dim).map(|c| dot_lanes(query, c)));
+}
+
+/// Scores of `query` against every vector of `codes`, with the fastest code this processor runs.
+fn scores(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor was just found to have AVX2, the only feature it is built for.
+        unsafe { scores_avx2(query, codes, dim, out) };
+        return;
+    }
+    scores_portable(query, codes, dim, out)
+}
+
+#[cfg(test)]
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| x as i16 as i32 * y as i16 as i32)
-        .sum()
+    dot_lanes(a, b)
 }
 
 /// Every vector in memory, one block of codes, with the turn and the session of each.
@@ -147,16 +187,27 @@ impl Vectors {
             return vec![];
         }
         let q = pack(query);
-        // The best k so far, worst first: a min-heap by score.
+        // Every score first (one tight loop the processor's vector units take), then the best k:
+        // a min-heap by score, worst on top.
+        // Fenced to some sessions, only theirs are scored.
+        let raw: Vec<(usize, i32)> = match &allowed {
+            None => {
+                let mut all = Vec::with_capacity(self.ids.len());
+                scores(&q.codes, &self.codes, self.dim, &mut all);
+                all.into_iter().enumerate().collect()
+            }
+            Some(mask) => (0..self.ids.len())
+                .filter(|&slot| mask[self.sessions[slot] as usize])
+                .map(|slot| {
+                    let codes = &self.codes[slot * self.dim..(slot + 1) * self.dim];
+                    (slot, dot_lanes(&q.codes, codes))
+                })
+                .collect(),
+        };
         let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(Score, usize)>> =
             std::collections::BinaryHeap::with_capacity(k + 1);
-        for (slot, codes) in self.codes.chunks_exact(self.dim).enumerate() {
-            if let Some(mask) = &allowed
-                && !mask[self.sessions[slot] as usize]
-            {
-                continue;
-            }
-            let score = Score(dot(&q.codes, codes) as f32 * self.scales[slot]);
+        for (slot, raw) in raw {
+            let score = Score(raw as f32 * self.scales[slot]);
             if best.len() < k {
                 best.push(std::cmp::Reverse((score, slot)));
             } else if best.peek().is_some_and(|w| score > w.0.0) {
@@ -195,6 +246,32 @@ mod tests {
     fn unit(v: &[f32]) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn every_way_of_scoring_agrees_on_every_length() {
+        let codes: Vec<i8> = (0..37 * 5).map(|i| ((i * 73) % 255) as i8).collect();
+        let query: Vec<i8> = (0..37).map(|i| ((i * 31) % 251) as i8).collect();
+        let want: Vec<i32> = codes
+            .chunks_exact(37)
+            .map(|c| {
+                c.iter()
+                    .zip(&query)
+                    .map(|(&x, &y)| x as i32 * y as i32)
+                    .sum()
+            })
+            .collect();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        scores_portable(&query, &codes, 37, &mut a);
+        scores(&query, &codes, 37, &mut b);
+        assert_eq!(a, want);
+        assert_eq!(b, want);
+        let extreme = vec![-128i8; 384];
+        assert_eq!(
+            dot(&extreme, &extreme),
+            384 * 128 * 128,
+            "no overflow at the edges"
+        );
     }
 
     #[test]

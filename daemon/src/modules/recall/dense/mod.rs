@@ -70,6 +70,9 @@ struct Inner {
     busy_until: AtomicI64,
     wake: Mutex<Option<std::sync::mpsc::Sender<worker::Wake>>>,
     fetching: AtomicBool,
+    /// The fingerprint of the last model that loaded: its folder needs no new proof until its
+    /// files change.
+    verified: Mutex<Option<String>>,
 }
 
 impl Dense {
@@ -87,6 +90,7 @@ impl Dense {
                 busy_until: AtomicI64::new(0),
                 wake: Mutex::new(None),
                 fetching: AtomicBool::new(false),
+                verified: Mutex::new(None),
             }),
         }
     }
@@ -140,6 +144,7 @@ impl Dense {
         }
         match Embedder::load(&self.inner.dir) {
             Ok(m) => {
+                *lock(&self.inner.verified) = Some(m.fingerprint().to_string());
                 let m = Arc::new(m);
                 *slot = Some(m.clone());
                 Some(m)
@@ -162,6 +167,13 @@ impl Dense {
             return None;
         }
         super::embed::fingerprint(&self.inner.dir).ok()
+    }
+
+    /// Whether the folder holds the model that last loaded, unchanged since (so it needs no new
+    /// load to be known usable).
+    pub fn proven(&self) -> bool {
+        let fp = self.fingerprint();
+        fp.is_some() && *lock(&self.inner.verified) == fp
     }
 
     /// Mark a fetch as under way; false when one already is.

@@ -49,7 +49,7 @@ pub fn register(ctx: &Ctx, dense: &Dense) -> Result<(), StartError> {
             // A model already in place is fetched again only if it does not load.
             dense.forget_broken();
             let d = dense.clone();
-            let usable = tokio::task::spawn_blocking(move || d.model().is_some())
+            let usable = tokio::task::spawn_blocking(move || d.proven() || d.model().is_some())
                 .await
                 .map_err(|e| ToolError::internal(e.to_string()))?;
             if !usable && dense.start_fetch() {
@@ -86,7 +86,8 @@ pub fn register(ctx: &Ctx, dense: &Dense) -> Result<(), StartError> {
             // A model put in place (or mended) since the last look is read again.
             dense.forget_broken();
             let state = match dense.state() {
-                ModelState::Ready { loaded: false } => {
+                // Loaded once to prove it; not again until its files change.
+                ModelState::Ready { loaded: false } if !dense.proven() => {
                     let d = dense.clone();
                     tokio::task::spawn_blocking(move || d.model().map(|_| ()))
                         .await

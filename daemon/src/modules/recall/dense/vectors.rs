@@ -88,8 +88,45 @@ fn scores_avx2(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
     out.extend(codes.chunks_exact(dim).map(|c| dot_lanes(query, c)));
 }
 
-/// Scores of `query` against every vector of `codes`, with the fastest code this processor runs.
+/// Vectors per thread below which a search stays on one thread (a thread costs more than it
+/// saves on fewer).
+const PER_THREAD: usize = 32_768;
+
+/// Scores of `query` against every vector of `codes`, on every core for a large history: a
+/// search is someone waiting, and the embedder steps aside while one runs.
 fn scores(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
+    let n = codes.len() / dim.max(1);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |c| c.get())
+        .min(n / PER_THREAD)
+        .min(8);
+    if threads <= 1 {
+        return scores_one(query, codes, dim, out);
+    }
+    let share = n.div_ceil(threads) * dim;
+    let parts: Vec<Vec<i32>> = std::thread::scope(|s| {
+        let running: Vec<_> = codes
+            .chunks(share)
+            .map(|part| {
+                s.spawn(move || {
+                    let mut o = Vec::with_capacity(part.len() / dim);
+                    scores_one(query, part, dim, &mut o);
+                    o
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for p in parts {
+        out.extend(p);
+    }
+}
+
+/// [`scores`] on this thread, with the fastest code this processor runs.
+fn scores_one(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor was just found to have AVX2, the only feature it is built for.
@@ -266,6 +303,15 @@ mod tests {
         scores(&query, &codes, 37, &mut b);
         assert_eq!(a, want);
         assert_eq!(b, want);
+        // A history large enough to be shared out among threads keeps its order.
+        let many: Vec<i8> = (0..4 * PER_THREAD * 8)
+            .map(|i| ((i * 7) % 253) as i8)
+            .collect();
+        let (mut one, mut all) = (Vec::new(), Vec::new());
+        scores_one(&query[..8], &many, 8, &mut one);
+        scores(&query[..8], &many, 8, &mut all);
+        assert_eq!(one.len(), 4 * PER_THREAD);
+        assert_eq!(one, all);
         let extreme = vec![-128i8; 384];
         assert_eq!(
             dot(&extreme, &extreme),

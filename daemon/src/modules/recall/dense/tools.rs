@@ -55,17 +55,20 @@ pub fn register(ctx: &Ctx, dense: &Dense) -> Result<(), StartError> {
             if !usable && dense.start_fetch() {
                 let (ctx, d, url) = (c.clone(), dense.clone(), source.clone());
                 c.spawn(async move {
-                    if let Err(error) = super::fetch::fetch(&ctx, &url, d.dir()).await {
-                        tracing::warn!(%error, "the embedding model was not fetched");
-                        let _ = ctx
-                            .events()
-                            .emit(crate::kernel::events::NewEvent::new(
-                                "recall.model_progress",
-                                json!({ "state": "failed", "error": error }),
-                            ))
-                            .await;
-                    }
+                    let outcome = super::fetch::fetch(&ctx, &url, d.dir()).await;
+                    // Usable (or not) before anyone is told.
                     d.end_fetch();
+                    let said = match outcome {
+                        Ok(bytes) => json!({ "state": "ready", "done": bytes, "total": bytes }),
+                        Err(error) => {
+                            tracing::warn!(%error, "the embedding model was not fetched");
+                            json!({ "state": "failed", "error": error })
+                        }
+                    };
+                    let _ = ctx
+                        .events()
+                        .emit(crate::kernel::events::NewEvent::new("recall.model_progress", said))
+                        .await;
                 });
             }
             Ok::<_, ToolError>(Fetching {

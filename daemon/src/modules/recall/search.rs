@@ -124,13 +124,13 @@ pub const MIN_SIMILARITY: f32 = 0.15;
 /// 1/(K + its place) in each list that holds it, summed; the best `limit` come out. Meaning hits
 /// under [`MIN_SIMILARITY`] are left out.
 pub fn fuse(words: &[(i64, f64)], meaning: &[(i64, f32)], limit: usize) -> Vec<Found> {
-    let meaning: Vec<(i64, f32)> = meaning
-        .iter()
-        .copied()
-        .filter(|m| m.1 >= MIN_SIMILARITY)
-        .collect();
     let mut by_id: std::collections::HashMap<i64, (f64, Found)> = std::collections::HashMap::new();
-    for (place, &(id, rank)) in words.iter().enumerate() {
+    // A turn's entry, with what its place in a list adds to its score.
+    fn at(
+        by_id: &mut std::collections::HashMap<i64, (f64, Found)>,
+        id: i64,
+        place: usize,
+    ) -> &mut Found {
         let e = by_id.entry(id).or_insert((
             0.0,
             Found {
@@ -140,19 +140,14 @@ pub fn fuse(words: &[(i64, f64)], meaning: &[(i64, f32)], limit: usize) -> Vec<F
             },
         ));
         e.0 += 1.0 / (FUSION_K + place as f64 + 1.0);
-        e.1.rank = Some(rank);
+        &mut e.1
     }
-    for (place, &(id, sim)) in meaning.iter().enumerate() {
-        let e = by_id.entry(id).or_insert((
-            0.0,
-            Found {
-                id,
-                rank: None,
-                similarity: None,
-            },
-        ));
-        e.0 += 1.0 / (FUSION_K + place as f64 + 1.0);
-        e.1.similarity = Some(sim);
+    for (place, &(id, rank)) in words.iter().enumerate() {
+        at(&mut by_id, id, place).rank = Some(rank);
+    }
+    let near = meaning.iter().filter(|m| m.1 >= MIN_SIMILARITY);
+    for (place, &(id, sim)) in near.enumerate() {
+        at(&mut by_id, id, place).similarity = Some(sim);
     }
     let mut all: Vec<(f64, Found)> = by_id.into_values().collect();
     // Ties (one list each, same place) go to the newer turn.

@@ -196,7 +196,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         texts.len(),
         dir.display()
     ));
-    crate::embed_quality::run(&model, &texts, opts.quick, report)?;
+    let reals = crate::embed_quality::run(&model, &texts, opts.quick, report)?;
     drop(model);
+    crate::embed_large::run(&dir, &reals, opts.quick, report).await?;
     crate::embed_idle::run(&dir, report).await
 }

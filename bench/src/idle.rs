@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::Opts;
 use crate::procfs::{self, ThreadCounter};
-use crate::report::{Report, Val};
+use crate::report::{Against, Report, Val};
 use crate::spawn::{self, Kind, Server};
 
 /// Time after the first health answer before the window opens.
@@ -54,7 +54,9 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         window.as_secs(),
         SETTLE.as_secs()
     );
-    let ours = measure(&vyred, window, tck).await?;
+    let ours = measure(&vyred, window, tck, 0).await?;
+    eprintln!("idle: the same with {PLANNED} reminders set...");
+    let planned = measure(&vyred, window, tck, PLANNED).await?;
 
     let theirs = match spawn::node() {
         Ok(node) => {
@@ -62,7 +64,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
                 "idle: watching the node reference for {}s...",
                 window.as_secs()
             );
-            match measure(&node, window, tck).await {
+            match measure(&node, window, tck, 0).await {
                 Ok(m) => Ok(m),
                 Err(e) => {
                     report.note(format!("node reference failed: {e}"));
@@ -161,14 +163,83 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         SETTLE.as_secs()
     ));
     report.note("issue's reference: Node daemons of this kind sit at 66 to 90 MB RSS");
+    planned_rows(report, &ours, &planned);
     Ok(())
 }
 
-/// Start `kind`, wait for health, settle, then sample every 5 s for `window`.
-async fn measure(kind: &Kind, window: Duration, tck: u64) -> Result<Idle, String> {
+/// Reminders set before the idle window of the planned run (issue 23: the idle budget holds
+/// with a thousand alarms).
+const PLANNED: usize = 1000;
+
+fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
+    let rows: [(&str, &str, Get, usize); 4] = [
+        (
+            "idle.planned_cpu_mean_pct",
+            "idle CPU, mean (% of a core)",
+            |m| Some(m.cpu_mean_pct),
+            3,
+        ),
+        (
+            "idle.planned_rss_end_mib",
+            "idle RSS at end (MiB)",
+            |m| Some(m.rss_end_mib),
+            1,
+        ),
+        (
+            "idle.planned_switches_per_min",
+            "idle wake-ups (ctx switches/min)",
+            |m| Some(m.switches_per_min),
+            1,
+        ),
+        (
+            "idle.planned_threads",
+            "idle threads",
+            |m| Some(m.threads as f64),
+            0,
+        ),
+    ];
+    for (key, label, f, decimals) in rows {
+        let v = |m: &Idle| f(m).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals));
+        report.row_against(
+            Against::NothingPlanned,
+            key,
+            &format!("{label}, {PLANNED} reminders set"),
+            v(planned),
+            v(empty),
+            "unchanged",
+        );
+    }
+    report.note(format!(
+        "idle with reminders: a fresh vyred given {PLANNED} planner.add calls (in 30 days and on, a minute apart, and one in 20 minutes, the next deadline), then left alone for the same window; the reference is the same vyred with nothing set, measured in the same run"
+    ));
+}
+
+/// Start `kind`, wait for health, set `reminders` (planner items, the first due in 20 minutes
+/// and the rest in 30 days and on), settle, then sample every 5 s for `window`.
+async fn measure(
+    kind: &Kind,
+    window: Duration,
+    tck: u64,
+    reminders: usize,
+) -> Result<Idle, String> {
     let mut server = Server::spawn(kind)?;
     let result = async {
         server.wait_healthy(Duration::from_millis(10)).await?;
+        let client = vyre::surfaces::client::Client::socket(server.socket());
+        for i in 0..reminders {
+            let at = if i == 0 {
+                "in 20m".to_string()
+            } else {
+                format!("in {} minutes", 30 * 24 * 60 + i)
+            };
+            client
+                .call(
+                    "planner.add",
+                    &serde_json::json!({ "text": format!("reminder {i}"), "at": at }),
+                )
+                .await
+                .map_err(|e| format!("planner.add failed: {e}"))?;
+        }
         tokio::time::sleep(SETTLE).await;
         sample(server.pid(), window, tck).await
     }

@@ -9,6 +9,7 @@
 
 mod embed;
 mod embed_idle;
+mod embed_large;
 mod embed_quality;
 mod events;
 mod hook;

@@ -80,6 +80,10 @@ pub enum Against {
     Nothing,
     /// Recall by words alone (FTS5), the reference of a search by meaning.
     FullText,
+    /// Every vector compared in full, the reference of the two-step search by meaning.
+    EveryVector,
+    /// The same vyred with nothing planned (the reference of the idle cost of reminders).
+    NothingPlanned,
 }
 
 impl Against {
@@ -95,6 +99,8 @@ impl Against {
             Against::NetworkOff => "reference (network off)",
             Against::Nothing => "reference (none here)",
             Against::FullText => "reference (full text)",
+            Against::EveryVector => "reference (every vector)",
+            Against::NothingPlanned => "reference (nothing planned)",
         }
     }
 
@@ -110,6 +116,8 @@ impl Against {
             Against::NetworkOff => "reference_network_off",
             Against::Nothing => "reference_none",
             Against::FullText => "reference_full_text",
+            Against::EveryVector => "reference_every_vector",
+            Against::NothingPlanned => "reference_nothing_planned",
         }
     }
 }
@@ -222,32 +230,18 @@ impl Report {
     /// The JSON line: when, where (machine, commit), and each figure by key.
     pub fn json_line(&self, machine: &Machine, quick: bool, only: Option<&str>) -> Value {
         let mut vyred = Map::new();
-        let mut node = Map::new();
-        let mut cli = Map::new();
-        let mut fresh = Map::new();
-        let mut bare = Map::new();
-        let mut cred = Map::new();
-        let mut unpaired = Map::new();
-        let mut network_off = Map::new();
-        let mut full_text = Map::new();
+        // Each reference's figures, by the key of their map in the line.
+        let mut refs: std::collections::BTreeMap<&'static str, Map<String, Value>> =
+            Default::default();
         for r in &self.rows {
             if let Some(v) = r.vyred.json() {
                 vyred.insert(r.key.clone(), v);
             }
-            if let Some(v) = r.reference.json() {
-                let map = match r.against {
-                    Against::Node => &mut node,
-                    Against::ClaudeCli => &mut cli,
-                    Against::FreshStart => &mut fresh,
-                    Against::BareProcess => &mut bare,
-                    Against::PeerCred => &mut cred,
-                    Against::Unpaired => &mut unpaired,
-                    Against::NetworkOff => &mut network_off,
-                    Against::FullText => &mut full_text,
-                    // Its reference is only ever why there is none.
-                    Against::Nothing => continue,
-                };
-                map.insert(r.key.clone(), v);
+            // `Nothing`'s reference is only ever why there is none.
+            if let (Some(v), false) = (r.reference.json(), r.against == Against::Nothing) {
+                refs.entry(r.against.json_key())
+                    .or_default()
+                    .insert(r.key.clone(), v);
             }
         }
         let (commit, dirty) = git_commit();
@@ -263,22 +257,14 @@ impl Report {
             "quick": quick,
             "only": only,
             "vyred": vyred,
-            (Against::Node.json_key()): node,
             "notes": self.notes,
         });
-        // The sessions', resumes', hooks' and the link's references appear only when those benchmarks ran.
-        for (against, refs) in [
-            (Against::ClaudeCli, cli),
-            (Against::FreshStart, fresh),
-            (Against::BareProcess, bare),
-            (Against::PeerCred, cred),
-            (Against::Unpaired, unpaired),
-            (Against::NetworkOff, network_off),
-            (Against::FullText, full_text),
-        ] {
-            if !refs.is_empty() {
-                line[against.json_key()] = Value::Object(refs);
-            }
+        // The node reference is always there (empty when it did not run); the others appear
+        // only when their benchmarks ran.
+        line[Against::Node.json_key()] =
+            Value::Object(refs.remove(Against::Node.json_key()).unwrap_or_default());
+        for (key, map) in refs {
+            line[key] = Value::Object(map);
         }
         line
     }

@@ -112,7 +112,7 @@ pub struct Server {
     socket: PathBuf,
     stderr: PathBuf,
     spawned_at: Instant,
-    name: &'static str,
+    kind: Kind,
     // Last field: removed after the child is gone.
     dir: TempDir,
 }
@@ -142,9 +142,19 @@ impl Server {
         if let Some(config) = config(dir.path())? {
             write_config(&vyre_home, &config)?;
         }
+        Self::start(kind, dir)
+    }
+
+    /// Start `kind` on `dir`'s home (a fresh one, or one a stopped server left).
+    fn start(kind: &Kind, dir: TempDir) -> Result<Server, String> {
+        let home = dir.path().join("home");
+        let vyre_home = dir.path().join("vyre");
         let stderr = dir.path().join("stderr.log");
-        let err_file = std::fs::File::create(&stderr)
-            .map_err(|e| format!("cannot create {}: {e}", stderr.display()))?;
+        let err_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&stderr)
+            .map_err(|e| format!("cannot open {}: {e}", stderr.display()))?;
         let mut cmd = match kind {
             Kind::Vyred(bin) => {
                 let mut c = Command::new(bin);
@@ -178,9 +188,21 @@ impl Server {
             socket: vyre_home.join("vyred.sock"),
             stderr,
             spawned_at,
-            name: kind.name(),
+            kind: kind.clone(),
             dir,
         })
+    }
+
+    /// Stop it ([`Server::stop`]), run `between`, and start it again on the same home, with
+    /// what it left there.
+    pub async fn restart_after(
+        mut self,
+        between: impl FnOnce() -> Result<(), String>,
+    ) -> Result<Server, String> {
+        self.terminate().await?;
+        between()?;
+        let Server { kind, dir, .. } = self;
+        Self::start(&kind, dir)
     }
 
     pub fn pid(&self) -> u32 {
@@ -212,14 +234,14 @@ impl Server {
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Err(format!(
                     "{} exited ({status}) before answering /v1/health{}",
-                    self.name,
+                    self.kind.name(),
                     self.stderr_tail()
                 ));
             }
             if self.spawned_at.elapsed() > START_TIMEOUT {
                 return Err(format!(
                     "{} did not answer /v1/health within {}s{}",
-                    self.name,
+                    self.kind.name(),
                     START_TIMEOUT.as_secs(),
                     self.stderr_tail()
                 ));
@@ -230,17 +252,21 @@ impl Server {
 
     /// SIGTERM, then wait; SIGKILL if it does not stop in time.
     pub async fn stop(mut self) -> Result<(), String> {
+        self.terminate().await
+    }
+
+    async fn terminate(&mut self) -> Result<(), String> {
         use nix::sys::signal::{Signal, kill};
         use nix::unistd::Pid;
         let _ = kill(Pid::from_raw(self.pid as i32), Signal::SIGTERM);
         match tokio::time::timeout(STOP_TIMEOUT, self.child.wait()).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(format!("cannot wait for {}: {e}", self.name)),
+            Ok(Err(e)) => Err(format!("cannot wait for {}: {e}", self.kind.name())),
             Err(_) => {
                 let _ = self.child.kill().await;
                 Err(format!(
                     "{} did not stop within {}s of SIGTERM; killed it",
-                    self.name,
+                    self.kind.name(),
                     STOP_TIMEOUT.as_secs()
                 ))
             }

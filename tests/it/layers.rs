@@ -16,6 +16,7 @@ const MODULES: &[&str] = &[
     "modules/network",
     "modules/onboarding",
     "modules/pairing",
+    "modules/planner",
     "modules/projects",
     "modules/push",
     "modules/recall",

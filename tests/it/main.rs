@@ -29,6 +29,7 @@ mod names;
 mod network;
 mod openapi;
 mod pairing;
+mod planner;
 mod projects;
 mod providers;
 mod push;

@@ -58,4 +58,16 @@ pub const MIGRATIONS: &[Migration] = &[
         // paired again.
         sql: "ALTER TABLE devices ADD COLUMN public_key BLOB;",
     },
+    Migration {
+        version: 6,
+        // Every module's due times (`deadlines`): one row a deadline, the next one found by
+        // the index.
+        sql: "CREATE TABLE deadlines (
+            owner TEXT NOT NULL,
+            key TEXT NOT NULL,
+            due_at INTEGER NOT NULL,
+            PRIMARY KEY (owner, key)
+        );
+        CREATE INDEX deadlines_due ON deadlines(due_at);",
+    },
 ];

@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod contracts;
+pub mod deadlines;
 pub mod device_tokens;
 pub mod events;
 pub mod floor;
@@ -117,6 +118,8 @@ struct Inner {
     started_at: i64,
     /// The presence assertions accepted so far (`presence`).
     presence: crate::kernel::presence::Ledger,
+    /// Every module's due times, and the one timer that hands them over.
+    deadlines: deadlines::Deadlines,
     shutdown: CancellationToken,
     tasks: TaskTracker,
     // std RwLock: written once after binding, read by status.
@@ -173,6 +176,9 @@ impl Kernel {
         let shutdown = CancellationToken::new();
         let streams = Streams::new(config.config.limits.streams());
         let federated = config.config.link.allow(role);
+        let deadlines = deadlines::Deadlines::new(store.clone());
+        let tasks = TaskTracker::new();
+        tasks.spawn(deadlines.clone().run(shutdown.child_token()));
         Ok(Kernel {
             inner: Arc::new(Inner {
                 home,
@@ -193,8 +199,9 @@ impl Kernel {
                 started: Instant::now(),
                 started_at: crate::now_ms(),
                 presence: Default::default(),
+                deadlines,
                 shutdown,
-                tasks: TaskTracker::new(),
+                tasks,
                 listeners: RwLock::new(Vec::new()),
                 capabilities: Capabilities::default(),
                 providers: Providers::default(),
@@ -287,6 +294,10 @@ impl Kernel {
         &self.inner.sessions
     }
     /// Background tasks of modules, waited for at shutdown.
+    pub fn deadlines(&self) -> &deadlines::Deadlines {
+        &self.inner.deadlines
+    }
+
     pub fn tasks(&self) -> &TaskTracker {
         &self.inner.tasks
     }

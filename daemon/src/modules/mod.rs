@@ -8,6 +8,7 @@ pub mod names;
 pub mod network;
 pub mod onboarding;
 pub mod pairing;
+pub mod planner;
 pub mod projects;
 pub mod push;
 pub mod recall;
@@ -41,6 +42,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::recall::RecallModule),
         Arc::new(crate::modules::memory::MemoryModule),
         Arc::new(crate::modules::projects::ProjectsModule),
+        Arc::new(crate::modules::planner::PlannerModule),
         Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),

@@ -11,5 +11,6 @@ mod hook;
 mod limits;
 mod onboarding;
 mod peer;
+mod planner;
 mod settings;
 mod threads;

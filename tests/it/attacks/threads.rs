@@ -116,7 +116,7 @@ async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
 }
 
 /// Run `text` as a turn of `thread`, allowing its questions, until the turn ends.
-async fn run_allowed(r: &Rig, thread: &str, text: &str) {
+pub(super) async fn run_allowed(r: &Rig, thread: &str, text: &str) {
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     r.sock
         .call("threads.send", &json!({ "thread": thread, "text": text }))
@@ -607,6 +607,11 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "harness.hook",
         "memory.facts",
         "memory.why",
+        "planner.add",
+        "planner.done",
+        "planner.list",
+        "planner.remove",
+        "planner.snooze",
         "projects.at",
         "projects.catalog",
         "projects.context",

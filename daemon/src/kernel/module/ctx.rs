@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Health, Manifest, ModuleVault, StartError};
+use super::{Health, Manifest, ModuleDeadlines, ModuleVault, StartError};
 use crate::kernel::contracts::Capability;
 use crate::kernel::events::{Event, Filter, Follower, NewEvent};
 use crate::kernel::store::{Migration, StoreError, WriteTx};
@@ -110,7 +110,7 @@ impl ToolDef {
 pub struct Ctx {
     pub(super) name: Arc<str>,
     pub(super) manifest: Arc<Manifest>,
-    health: Health,
+    pub(super) health: Health,
     pub(super) kernel: Kernel,
     shutdown: CancellationToken,
 }
@@ -313,6 +313,11 @@ impl Ctx {
                 health.disable(format!("a task panicked: {why}"));
             }
         });
+    }
+
+    /// This module's due times ([`crate::kernel::deadlines`]): one timer for all of vyred.
+    pub fn deadlines(&self) -> ModuleDeadlines {
+        ModuleDeadlines::of(self.clone())
     }
 
     /// Cancelled when vyred stops.

@@ -2,11 +2,13 @@
 //! and the loader that validates, orders, starts and, when something goes wrong, disables them.
 
 mod ctx;
+mod deadlines;
 mod loader;
 mod manifest;
 mod vault_handle;
 
 pub use ctx::{Ctx, ModuleEvents, ModuleStore, ToolDef};
+pub use deadlines::ModuleDeadlines;
 pub use loader::{ModuleState, ModuleStatus, ModuleTable, load_all};
 pub use manifest::Manifest;
 pub use vault_handle::ModuleVault;

@@ -262,6 +262,16 @@ impl Scope {
         }
     }
 
+    /// It may see every project (a person, the assistant, an agent granted every thread).
+    pub fn sees_every_project(&self) -> bool {
+        debug_assert!(
+            self.reach >= Reach::Projects,
+            "scope computed to {:?}",
+            self.reach
+        );
+        self.projects == Projects::All
+    }
+
     /// It may act for agent `name` (on its threads): it is that agent, or holds the grant.
     pub fn acts_for(&self, agent: &str) -> bool {
         self.everything || self.all_threads || self.agent.as_deref() == Some(agent)

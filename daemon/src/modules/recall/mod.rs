@@ -287,21 +287,34 @@ fn register(
                     });
                 }
                 let limit = limit as usize;
-                let text = input.query;
+                // The question's meaning is worked out on its own thread while the store finds
+                // its words: the two halves take the time of the longer, not of both.
+                let question = (mode != Mode::Words).then(|| {
+                    let (dense, text) = (dense.clone(), input.query.clone());
+                    tokio::task::spawn_blocking(move || dense.question(&text))
+                });
+                let sessions = threads.clone();
+                let fts = query.clone();
+                let words = c
+                    .store()
+                    .read(move |conn| match (&fts, mode) {
+                        (Some(q), Mode::Words | Mode::Both) => {
+                            search::ranked(conn, q, sessions.as_deref(), limit.max(POOL))
+                        }
+                        _ => Ok(vec![]),
+                    })
+                    .await?;
+                let question = match question {
+                    Some(q) => q.await.map_err(|e| {
+                        ToolError::internal(format!("the question's meaning was not worked out: {e}"))
+                    })?,
+                    None => None,
+                };
                 Ok(c.store()
                     .read(move |conn| {
-                        let sessions = threads.as_deref();
-                        let words = match (&query, mode) {
-                            (Some(q), Mode::Words | Mode::Both) => {
-                                search::ranked(conn, q, sessions, limit.max(POOL))?
-                            }
-                            _ => vec![],
-                        };
-                        let meaning = match mode {
-                            Mode::Meaning | Mode::Both => dense
-                                .nearest(conn, &text, sessions, limit.max(POOL))?
-                                .unwrap_or_default(),
-                            Mode::Words => vec![],
+                        let meaning = match &question {
+                            Some(q) => dense.nearest(conn, q, threads.as_deref(), limit.max(POOL))?,
+                            None => vec![],
                         };
                         let found = search::fuse(&words, &meaning, limit);
                         search::details(conn, query.as_deref(), &found)

@@ -13,6 +13,7 @@ mod home_cmd;
 mod hook_cmd;
 mod host_key;
 mod mcp_cmd;
+mod remind_cmd;
 mod resume_cmd;
 mod service_cmd;
 mod sh;
@@ -131,6 +132,13 @@ enum Command {
     /// The vault: store credentials, grant them to modules and agents, rotate the key.
     #[command(subcommand)]
     Vault(vault_cmd::VaultCommand),
+    /// Set a reminder in words: `vyre remind me in 20m to check the deploy`, `vyre remind me
+    /// tomorrow at 9 to call the bank`, `vyre remind me to stretch in 1h`.
+    Remind {
+        /// The reminder, as you would say it.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        words: Vec<String>,
+    },
     /// List every tool vyred offers, with the command that runs it.
     Tools {
         #[arg(long)]
@@ -222,6 +230,7 @@ async fn run_client(command: Option<Command>) -> i32 {
             json,
         } => events_cmd::events(&client, since, types, thread, follow, json).await,
         Command::Tools { json } => tool_cmd::list(&client, json).await,
+        Command::Remind { words } => remind_cmd::remind(&client, &words).await,
         Command::Vault(command) => vault_cmd::run(&client, command).await,
         Command::Resume { id } => resume_cmd::resume(&client, &id).await,
         Command::Hook { .. } | Command::Mcp | Command::Service(_) | Command::Box(_) => {

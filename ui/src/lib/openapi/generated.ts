@@ -682,6 +682,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/planner.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a reminder, an alarm, a timer, a todo or a note; at says when in words ("in 20m", "tomorrow 9am"). */
+        post: operations["planner.add"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/planner.done": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark an item done (on: false opens it again). */
+        post: operations["planner.done"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/planner.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reminders, alarms, timers, todos and notes: open ones by when they fall due, then done ones. */
+        post: operations["planner.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/planner.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove an item. */
+        post: operations["planner.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/planner.snooze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tell of an item again later: for says how long or until when (default 10m). */
+        post: operations["planner.snooze"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/projects.add-threads": {
         parameters: {
             query?: never;
@@ -2548,6 +2633,44 @@ export interface components {
              */
             status?: string | null;
         };
+        /** @description What an item is. */
+        "planner.add.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        /** @description What an item is. */
+        "planner.done.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        /** @description An item as the tools show it. */
+        "planner.list.Item": {
+            /** Format: int64 */
+            created_at: number;
+            /** @description `person`, or the thread of the session that set it. */
+            created_by: string;
+            /**
+             * Format: int64
+             * @description When it was done.
+             */
+            done_at: number | null;
+            /**
+             * Format: int64
+             * @description When it falls due (ms since the epoch).
+             */
+            due_at: number | null;
+            /**
+             * Format: int64
+             * @description When it last fell due (it was told).
+             */
+            fell_due_at: number | null;
+            /** Format: int64 */
+            id: number;
+            kind: components["schemas"]["planner.list.Kind"];
+            /** @description The project it belongs to; none for the person's own. */
+            project: string | null;
+            text: string;
+        };
+        /** @description What an item is. */
+        "planner.list.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        /** @description What an item is. */
+        "planner.remove.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        /** @description What an item is. */
+        "planner.snooze.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
         /** @description A session in the catalogue. */
         "projects.catalog.Entry": {
             cwd: string | null;
@@ -5359,6 +5482,358 @@ export interface operations {
                         data: {
                             /** @description The calling Vyre's device here, now revoked. */
                             device: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description When it falls due, in words: "in 20m", "at 15:00", "tomorrow 9am", "2026-12-24 18:00",
+                     *     or an RFC 3339 instant.
+                     */
+                    at?: string | null;
+                    /** @description What kind of item (default: a reminder when `at` is given, else a todo). */
+                    kind?: components["schemas"]["planner.add.Kind"] | null;
+                    /** @description The project it belongs to (a session must name one of its own). */
+                    project?: string | null;
+                    /** @description What it is: "check the deploy". */
+                    text: string;
+                    /**
+                     * @description The time zone clock times are in (an IANA name such as "Europe/Paris"; default this
+                     *     machine's).
+                     */
+                    zone?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Item
+                         * @description An item as the tools show it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            created_at: number;
+                            /** @description `person`, or the thread of the session that set it. */
+                            created_by: string;
+                            /**
+                             * Format: int64
+                             * @description When it was done.
+                             */
+                            done_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it falls due (ms since the epoch).
+                             */
+                            due_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it last fell due (it was told).
+                             */
+                            fell_due_at: number | null;
+                            /** Format: int64 */
+                            id: number;
+                            kind: components["schemas"]["planner.add.Kind"];
+                            /** @description The project it belongs to; none for the person's own. */
+                            project: string | null;
+                            text: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.done": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description The item's id, from `planner.list`.
+                     */
+                    item: number;
+                    /** @description `false` makes it not done again (default `true`). */
+                    on?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Item
+                         * @description An item as the tools show it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            created_at: number;
+                            /** @description `person`, or the thread of the session that set it. */
+                            created_by: string;
+                            /**
+                             * Format: int64
+                             * @description When it was done.
+                             */
+                            done_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it falls due (ms since the epoch).
+                             */
+                            due_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it last fell due (it was told).
+                             */
+                            fell_due_at: number | null;
+                            /** Format: int64 */
+                            id: number;
+                            kind: components["schemas"]["planner.done.Kind"];
+                            /** @description The project it belongs to; none for the person's own. */
+                            project: string | null;
+                            text: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Done items too.
+                     * @default false
+                     */
+                    done?: boolean;
+                    /** @description Only this kind. */
+                    kind?: components["schemas"]["planner.list.Kind"] | null;
+                    /**
+                     * Format: uint32
+                     * @description At most this many (1 to 500, default 100).
+                     */
+                    limit?: number | null;
+                    /** @description Only this project's. */
+                    project?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Item */
+                        data: components["schemas"]["planner.list.Item"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description The item's id, from `planner.list`.
+                     */
+                    item: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Item
+                         * @description An item as the tools show it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            created_at: number;
+                            /** @description `person`, or the thread of the session that set it. */
+                            created_by: string;
+                            /**
+                             * Format: int64
+                             * @description When it was done.
+                             */
+                            done_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it falls due (ms since the epoch).
+                             */
+                            due_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it last fell due (it was told).
+                             */
+                            fell_due_at: number | null;
+                            /** Format: int64 */
+                            id: number;
+                            kind: components["schemas"]["planner.remove.Kind"];
+                            /** @description The project it belongs to; none for the person's own. */
+                            project: string | null;
+                            text: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.snooze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description For how long, or until when, in words ("10m", "in 1 hour", "tomorrow"; default 10m). */
+                    for?: string | null;
+                    /**
+                     * Format: int64
+                     * @description The item's id, from `planner.list`.
+                     */
+                    item: number;
+                    /** @description The time zone clock times are in (default this machine's). */
+                    zone?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Item
+                         * @description An item as the tools show it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            created_at: number;
+                            /** @description `person`, or the thread of the session that set it. */
+                            created_by: string;
+                            /**
+                             * Format: int64
+                             * @description When it was done.
+                             */
+                            done_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it falls due (ms since the epoch).
+                             */
+                            due_at: number | null;
+                            /**
+                             * Format: int64
+                             * @description When it last fell due (it was told).
+                             */
+                            fell_due_at: number | null;
+                            /** Format: int64 */
+                            id: number;
+                            kind: components["schemas"]["planner.snooze.Kind"];
+                            /** @description The project it belongs to; none for the person's own. */
+                            project: string | null;
+                            text: string;
                         };
                     };
                 };

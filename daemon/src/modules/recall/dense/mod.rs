@@ -5,6 +5,7 @@
 //! there yet, or damaged) recall searches by words alone and says why.
 
 pub mod fetch;
+mod scan;
 pub mod tools;
 pub mod unzip;
 pub mod vectors;
@@ -252,31 +253,34 @@ impl Dense {
         write(&self.inner.vectors).take();
     }
 
-    /// The `k` turns nearest in meaning to `query`, within `sessions` when given. `None` when
-    /// there is no model to read the query with. Blocking: the caller runs it off the runtime.
+    /// The meaning of a search's question, on every core (a person is waiting); `None` when
+    /// there is no model to read it with. Blocking: the caller runs it off the runtime, beside
+    /// the search's words half.
+    pub fn question(&self, query: &str) -> Option<Vec<f32>> {
+        Some(self.model()?.embed_now(query))
+    }
+
+    /// The `k` turns nearest in meaning to `question` (from [`Dense::question`]), within
+    /// `sessions` when given; the vectors are read from the store if they are not in memory.
     pub fn nearest(
         &self,
         conn: &rusqlite::Connection,
-        query: &str,
+        question: &[f32],
         sessions: Option<&[String]>,
         k: usize,
-    ) -> Result<Option<Vec<(i64, f32)>>, StoreError> {
-        let Some(model) = self.model() else {
-            return Ok(None);
-        };
-        let q = model.embed(query);
+    ) -> Result<Vec<(i64, f32)>, StoreError> {
+        self.touch();
         if read(&self.inner.vectors).is_none() {
-            let loaded = load(conn, model.dim())?;
+            let loaded = load(conn, question.len())?;
             let mut slot = write(&self.inner.vectors);
             if slot.is_none() {
                 *slot = Some(loaded);
             }
         }
-        let found = read(&self.inner.vectors)
+        Ok(read(&self.inner.vectors)
             .as_ref()
-            .map(|v| v.nearest(&q, sessions, k))
-            .unwrap_or_default();
-        Ok(Some(found))
+            .map(|v| v.nearest(question, sessions, k))
+            .unwrap_or_default())
     }
 
     /// Vectors held in memory now (bytes), for `recall.status`.

@@ -1,10 +1,14 @@
-//! The turns' meaning vectors, kept small and searched whole: each unit vector is stored as one
-//! signed byte per number and a scale (a quarter of a float's size; ranking moves by less than
-//! the model's own noise), and a query is compared with every vector a caller may see. On 233k
-//! turns that is 90 MB read per search, about 15 ms on one core with AVX2 (the bench measures
-//! it): no approximate index to build, tune or keep in step with the rows.
+//! The turns' meaning vectors, kept small: each unit vector is stored as one signed byte per
+//! number and a scale (a quarter of a float's size; ranking moves by less than the model's own
+//! noise), with its signs as bits beside. A query is compared with every vector a caller may
+//! see. On a large history (233k turns: 90 MB of codes) that is done in two steps: the signs of
+//! every vector (11 MB, about 1 ms on two cores), then the full comparison of the few thousand
+//! closest. No index to build, tune or keep in step with the rows; the bench measures how much
+//! of the exact answer the two steps keep.
 
 use std::collections::HashMap;
+
+use super::scan;
 
 /// A vector as stored: its numbers scaled into `i8`, and the scale that brings them back.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,97 +59,23 @@ pub fn pack(v: &[f32]) -> Packed {
     }
 }
 
-/// The dot product of two packed vectors' codes, in sixteen lanes summed at the end: integer
-/// sums reorder freely, so the compiler keeps the lanes in vector registers and multiplies
-/// sixteen pairs at a time (a length not a multiple of 16 has its rest added one by one).
-#[inline(always)]
-fn dot_lanes(a: &[i8], b: &[i8]) -> i32 {
-    let mut lanes = [0i32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let rest: i32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(&x, &y)| x as i32 * y as i32)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..16 {
-            lanes[i] += x[i] as i16 as i32 * y[i] as i16 as i32;
-        }
-    }
-    lanes.iter().sum::<i32>() + rest
-}
+/// Histories over this many vectors are searched in two steps: the signs of every vector first,
+/// then the full comparison of the closest [`SHORTLIST`] (or 64 a hit asked for, if more). Below
+/// it, every vector is compared in full: fast enough, and exact.
+pub const TWO_STEPS_FROM: usize = 20_000;
 
-/// Scores of `query` against each vector of `codes` (`dim` codes each), into `out`.
-fn scores_portable(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
-    out.extend(codes.chunks_exact(dim).map(|c| dot_lanes(query, c)));
-}
+/// Vectors the rough step keeps for the full comparison. The bench measures how many of the
+/// exact best it keeps on a large history (`dense.shortlist_recall`).
+pub const SHORTLIST: usize = 4096;
 
-/// The same, compiled for AVX2 (most x86 machines of the last ten years): twice as fast.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn scores_avx2(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
-    out.extend(codes.chunks_exact(dim).map(|c| dot_lanes(query, c)));
-}
-
-/// Vectors per thread below which a search stays on one thread (a thread costs more than it
-/// saves on fewer).
-const PER_THREAD: usize = 32_768;
-
-/// Scores of `query` against every vector of `codes`, on every core for a large history: a
-/// search is someone waiting, and the embedder steps aside while one runs.
-fn scores(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
-    let n = codes.len() / dim.max(1);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |c| c.get())
-        .min(n / PER_THREAD)
-        .min(8);
-    if threads <= 1 {
-        return scores_one(query, codes, dim, out);
-    }
-    let share = n.div_ceil(threads) * dim;
-    let parts: Vec<Vec<i32>> = std::thread::scope(|s| {
-        let running: Vec<_> = codes
-            .chunks(share)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut o = Vec::with_capacity(part.len() / dim);
-                    scores_one(query, part, dim, &mut o);
-                    o
-                })
-            })
-            .collect();
-        running
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for p in parts {
-        out.extend(p);
-    }
-}
-
-/// [`scores`] on this thread, with the fastest code this processor runs.
-fn scores_one(query: &[i8], codes: &[i8], dim: usize, out: &mut Vec<i32>) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor was just found to have AVX2, the only feature it is built for.
-        unsafe { scores_avx2(query, codes, dim, out) };
-        return;
-    }
-    scores_portable(query, codes, dim, out)
-}
-
-#[cfg(test)]
-fn dot(a: &[i8], b: &[i8]) -> i32 {
-    dot_lanes(a, b)
-}
-
-/// Every vector in memory, one block of codes, with the turn and the session of each.
+/// Every vector in memory, one block of codes and one of their signs, with the turn and the
+/// session of each.
 #[derive(Default)]
 pub struct Vectors {
     dim: usize,
     codes: Vec<i8>,
+    /// The signs of each vector's codes, [`Vectors::words`] `u64`s a vector.
+    signs: Vec<u64>,
     scales: Vec<f32>,
     ids: Vec<i64>,
     sessions: Vec<u32>,
@@ -170,9 +100,14 @@ impl Vectors {
         self.ids.is_empty()
     }
 
+    /// `u64`s of signs a vector has.
+    fn words(&self) -> usize {
+        self.dim.div_ceil(64)
+    }
+
     /// Bytes held, for `recall.status` and the bench.
     pub fn bytes(&self) -> usize {
-        self.codes.len() + self.scales.len() * 4 + self.ids.len() * 12
+        self.codes.len() + self.signs.len() * 8 + self.scales.len() * 4 + self.ids.len() * 12
     }
 
     /// Add turn `id`'s vector, or replace it (a reply that grew was embedded again).
@@ -189,9 +124,12 @@ impl Vectors {
                 s
             }
         };
+        let signs = scan::signs(&p.codes);
+        let words = self.words();
         match self.slot_of.get(&id) {
             Some(&slot) => {
                 self.codes[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(&p.codes);
+                self.signs[slot * words..(slot + 1) * words].copy_from_slice(&signs);
                 self.scales[slot] = p.scale;
                 self.sessions[slot] = s;
             }
@@ -199,6 +137,7 @@ impl Vectors {
                 self.slot_of.insert(id, self.ids.len());
                 self.ids.push(id);
                 self.codes.extend_from_slice(&p.codes);
+                self.signs.extend_from_slice(&signs);
                 self.scales.push(p.scale);
                 self.sessions.push(s);
             }
@@ -206,8 +145,25 @@ impl Vectors {
     }
 
     /// The `k` turns closest in meaning to `query` (a unit vector), closest first, with their
-    /// cosine similarity; only within `sessions` when given.
+    /// cosine similarity; only within `sessions` when given. A large history unfenced is
+    /// searched in two steps ([`TWO_STEPS_FROM`]).
     pub fn nearest(&self, query: &[f32], sessions: Option<&[String]>, k: usize) -> Vec<(i64, f32)> {
+        self.search(query, sessions, k, true)
+    }
+
+    /// [`Vectors::nearest`] with every vector compared in full, whatever the size: what the
+    /// two steps are measured against.
+    pub fn nearest_exact(&self, query: &[f32], k: usize) -> Vec<(i64, f32)> {
+        self.search(query, None, k, false)
+    }
+
+    fn search(
+        &self,
+        query: &[f32],
+        sessions: Option<&[String]>,
+        k: usize,
+        two_steps: bool,
+    ) -> Vec<(i64, f32)> {
         if query.len() != self.dim || k == 0 {
             return vec![];
         }
@@ -224,23 +180,33 @@ impl Vectors {
             return vec![];
         }
         let q = pack(query);
-        // Every score first (one tight loop the processor's vector units take), then the best k:
-        // a min-heap by score, worst on top.
+        let full = |slot: usize| {
+            let codes = &self.codes[slot * self.dim..(slot + 1) * self.dim];
+            (slot, scan::dot(&q.codes, codes))
+        };
+        // Every score first (one tight loop the processor's vector units take), then the best k.
         // Fenced to some sessions, only theirs are scored.
         let raw: Vec<(usize, i32)> = match &allowed {
-            None => {
-                let mut all = Vec::with_capacity(self.ids.len());
-                scores(&q.codes, &self.codes, self.dim, &mut all);
-                all.into_iter().enumerate().collect()
-            }
             Some(mask) => (0..self.ids.len())
                 .filter(|&slot| mask[self.sessions[slot] as usize])
-                .map(|slot| {
-                    let codes = &self.codes[slot * self.dim..(slot + 1) * self.dim];
-                    (slot, dot_lanes(&q.codes, codes))
-                })
+                .map(full)
                 .collect(),
+            None if two_steps && self.ids.len() > TWO_STEPS_FROM => {
+                let words = self.words();
+                let mut d = Vec::with_capacity(self.ids.len());
+                scan::distances(&scan::signs(&q.codes), &self.signs, words, &mut d);
+                scan::fewest(&d, SHORTLIST.max(k * 64))
+                    .into_iter()
+                    .map(full)
+                    .collect()
+            }
+            None => {
+                let mut all = Vec::with_capacity(self.ids.len());
+                scan::scores(&q.codes, &self.codes, self.dim, &mut all);
+                all.into_iter().enumerate().collect()
+            }
         };
+        // The best k: a min-heap by score, worst on top.
         let mut best: std::collections::BinaryHeap<std::cmp::Reverse<(Score, usize)>> =
             std::collections::BinaryHeap::with_capacity(k + 1);
         for (slot, raw) in raw {
@@ -286,47 +252,12 @@ mod tests {
     }
 
     #[test]
-    fn every_way_of_scoring_agrees_on_every_length() {
-        let codes: Vec<i8> = (0..37 * 5).map(|i| ((i * 73) % 255) as i8).collect();
-        let query: Vec<i8> = (0..37).map(|i| ((i * 31) % 251) as i8).collect();
-        let want: Vec<i32> = codes
-            .chunks_exact(37)
-            .map(|c| {
-                c.iter()
-                    .zip(&query)
-                    .map(|(&x, &y)| x as i32 * y as i32)
-                    .sum()
-            })
-            .collect();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        scores_portable(&query, &codes, 37, &mut a);
-        scores(&query, &codes, 37, &mut b);
-        assert_eq!(a, want);
-        assert_eq!(b, want);
-        // A history large enough to be shared out among threads keeps its order.
-        let many: Vec<i8> = (0..4 * PER_THREAD * 8)
-            .map(|i| ((i * 7) % 253) as i8)
-            .collect();
-        let (mut one, mut all) = (Vec::new(), Vec::new());
-        scores_one(&query[..8], &many, 8, &mut one);
-        scores(&query[..8], &many, 8, &mut all);
-        assert_eq!(one.len(), 4 * PER_THREAD);
-        assert_eq!(one, all);
-        let extreme = vec![-128i8; 384];
-        assert_eq!(
-            dot(&extreme, &extreme),
-            384 * 128 * 128,
-            "no overflow at the edges"
-        );
-    }
-
-    #[test]
     fn packing_keeps_the_similarity_within_a_hair() {
         let a = unit(&[0.3, -0.7, 0.1, 0.9, -0.2, 0.05, 0.4, -0.6]);
         let b = unit(&[0.2, -0.5, 0.3, 0.8, 0.1, -0.3, 0.2, -0.4]);
         let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         let (pa, pb) = (pack(&a), pack(&b));
-        let packed = dot(&pa.codes, &pb.codes) as f32 * pa.scale * pb.scale;
+        let packed = scan::dot(&pa.codes, &pb.codes) as f32 * pa.scale * pb.scale;
         assert!((exact - packed).abs() < 0.01, "{exact} vs {packed}");
         let back = from_bytes(&to_bytes(&pa), a.len()).unwrap();
         assert_eq!(back, pa);
@@ -363,6 +294,45 @@ mod tests {
         assert!(
             v.nearest(&[1.0, 0.0], None, 3).is_empty(),
             "a query of another size"
+        );
+    }
+
+    #[test]
+    fn a_large_history_searched_in_two_steps_finds_what_every_comparison_finds() {
+        let dim = 64;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f32 / (1u64 << 53) as f32 - 0.5
+        };
+        let mut v = Vectors::new(dim);
+        let mut kept = Vec::new();
+        for id in 0..(TWO_STEPS_FROM as i64 + 5_000) {
+            let x = unit(&(0..dim).map(|_| next()).collect::<Vec<_>>());
+            v.put(id, &format!("s{}", id % 7), &pack(&x));
+            if id % 1000 == 0 {
+                kept.push((id, x));
+            }
+        }
+        assert!(v.len() > TWO_STEPS_FROM);
+        for (id, x) in &kept {
+            // A question close to a turn: that turn first, and the rest as every comparison has it.
+            let q = unit(&x.iter().map(|a| a + next() * 0.05).collect::<Vec<_>>());
+            let two = v.nearest(&q, None, 10);
+            let exact = v.nearest_exact(&q, 10);
+            assert_eq!(two[0].0, *id);
+            let same = two.iter().filter(|h| exact.contains(h)).count();
+            assert!(same >= 9, "{same} of 10 for turn {id}");
+            // Fenced, every comparison is made.
+            let fenced = v.nearest(&q, Some(&[format!("s{}", id % 7)]), 1);
+            assert_eq!(fenced[0].0, *id);
+        }
+        assert_eq!(
+            v.bytes(),
+            v.len() * (dim + 8 + 4 + 12),
+            "codes, signs, scale, id and slot"
         );
     }
 }

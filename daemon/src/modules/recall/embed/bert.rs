@@ -128,8 +128,9 @@ impl Bert {
         self.shape.positions
     }
 
-    /// The sentence vector of `ids` (at most [`Bert::max_tokens`]; more are cut), unit length.
-    pub fn embed(&self, ids: &[u32]) -> Vec<f32> {
+    /// The sentence vector of `ids` (at most [`Bert::max_tokens`]; more are cut), unit length,
+    /// with each matrix product shared among `threads` threads.
+    pub fn embed(&self, ids: &[u32], threads: usize) -> Vec<f32> {
         let h = self.shape.hidden;
         let ids = &ids[..ids.len().min(self.shape.positions)];
         let n = ids.len().max(1);
@@ -147,7 +148,7 @@ impl Bert {
             }
         }
         layer_norm(&mut x, &self.embed_norm, h);
-        let mut scratch = Scratch::new(n, &self.shape);
+        let mut scratch = Scratch::new(n, &self.shape, threads.max(1));
         for layer in &self.layers {
             self.layer(layer, &mut x, n, &mut scratch);
         }
@@ -166,9 +167,10 @@ impl Bert {
         let h = self.shape.hidden;
         let heads = self.shape.heads;
         let d = h / heads;
-        linear(&l.q, x, n, &mut s.q);
-        linear(&l.k, x, n, &mut s.k);
-        linear(&l.v, x, n, &mut s.v);
+        let t = s.threads;
+        linear(&l.q, x, n, &mut s.q, t);
+        linear(&l.k, x, n, &mut s.k, t);
+        linear(&l.v, x, n, &mut s.v, t);
         let scale = 1.0 / (d as f32).sqrt();
         for head in 0..heads {
             // scores = Q_h · K_hᵀ / √d, one sequence: nothing masked.
@@ -213,14 +215,14 @@ impl Bert {
                 );
             }
         }
-        linear(&l.o, &s.ctx, n, &mut s.q);
+        linear(&l.o, &s.ctx, n, &mut s.q, t);
         for (xi, oi) in x.iter_mut().zip(&s.q) {
             *xi += oi;
         }
         layer_norm(x, &l.attn_norm, h);
-        linear(&l.up, x, n, &mut s.up);
-        s.up.iter_mut().for_each(|v| *v = gelu(*v));
-        linear(&l.down, &s.up, n, &mut s.q);
+        linear(&l.up, x, n, &mut s.up, t);
+        gelu_all(&mut s.up[..n * self.shape.intermediate]);
+        linear(&l.down, &s.up, n, &mut s.q, t);
         for (xi, oi) in x.iter_mut().zip(&s.q) {
             *xi += oi;
         }
@@ -236,11 +238,13 @@ struct Scratch {
     ctx: Vec<f32>,
     scores: Vec<f32>,
     up: Vec<f32>,
+    threads: usize,
 }
 
 impl Scratch {
-    fn new(n: usize, s: &Shape) -> Scratch {
+    fn new(n: usize, s: &Shape, threads: usize) -> Scratch {
         Scratch {
+            threads,
             q: vec![0.0; n * s.hidden],
             k: vec![0.0; n * s.hidden],
             v: vec![0.0; n * s.hidden],
@@ -251,31 +255,71 @@ impl Scratch {
     }
 }
 
-/// `y = x · Wᵀ + b` for `n` rows of `x`.
-fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32]) {
-    debug_assert!(x.len() >= n * l.inp && y.len() >= n * l.out);
+/// Output columns below which a product stays on one thread (a thread costs more than it saves).
+const COLUMNS_PER_THREAD: usize = 128;
+
+/// `y = x · Wᵀ + b` for `n` rows of `x`, W's rows (y's columns) shared among `threads`.
+fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
+    assert!(
+        x.len() >= n * l.inp && y.len() >= n * l.out,
+        "buffers sized for n rows"
+    );
     for row in y[..n * l.out].chunks_exact_mut(l.out) {
         row.copy_from_slice(&l.b);
     }
-    // SAFETY: x is n×inp, W is out×inp (read transposed), y is n×out, all row-major, checked by
-    // the shapes taken at load and the buffers sized for n rows.
-    unsafe {
-        matrixmultiply::sgemm(
-            n,
-            l.inp,
-            l.out,
-            1.0,
-            x.as_ptr(),
-            l.inp as isize,
-            1,
-            l.w.as_ptr(),
-            1,
-            l.inp as isize,
-            1.0,
-            y.as_mut_ptr(),
-            l.out as isize,
-            1,
-        );
+    let threads = threads.min(l.out / COLUMNS_PER_THREAD).max(1);
+    let share = l.out.div_ceil(threads);
+    let y = Columns(y.as_mut_ptr());
+    let part = |from: usize| {
+        let cols = share.min(l.out - from);
+        // SAFETY: x is n×inp and W is out×inp (read transposed), y is n×out, all row-major,
+        // checked by the shapes taken at load and the assert above. Each part writes only its
+        // own columns `from..from + cols` of y, so parts on other threads never overlap.
+        unsafe {
+            matrixmultiply::sgemm(
+                n,
+                l.inp,
+                cols,
+                1.0,
+                x.as_ptr(),
+                l.inp as isize,
+                1,
+                l.w.as_ptr().add(from * l.inp),
+                1,
+                l.inp as isize,
+                1.0,
+                y.at(from),
+                l.out as isize,
+                1,
+            );
+        }
+    };
+    if threads == 1 {
+        return part(0);
+    }
+    std::thread::scope(|s| {
+        for from in (share..l.out).step_by(share) {
+            s.spawn(move || part(from));
+        }
+        part(0);
+    });
+}
+
+/// The output of a product shared among threads, each writing its own columns.
+#[derive(Clone, Copy)]
+struct Columns(*mut f32);
+// SAFETY: the pointer is only used by `linear`, whose parts write disjoint columns, and the
+// scope it is shared in ends before the buffer can be touched again.
+unsafe impl Send for Columns {}
+unsafe impl Sync for Columns {}
+
+impl Columns {
+    /// The first row's element at column `col`.
+    ///
+    /// # Safety
+    /// `col` is within the buffer's first row.
+    unsafe fn at(self, col: usize) -> *mut f32 {
+        unsafe { self.0.add(col) }
     }
 }
 
@@ -300,34 +344,82 @@ fn softmax(row: &mut [f32]) {
     row.iter_mut().for_each(|v| *v /= sum);
 }
 
-/// GELU as BERT has it: x·Φ(x), with the error function.
-fn gelu(x: f32) -> f32 {
-    0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
+/// GELU over every number of `v`, with the fastest code this processor runs: the loop below
+/// has no branch and no call, so the compiler makes it eight numbers at a time.
+fn gelu_all(v: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the processor was just found to have AVX2 and FMA, the features it is built for.
+        unsafe { gelu_avx2(v) };
+        return;
+    }
+    v.iter_mut().for_each(|x| *x = gelu(*x));
 }
 
-/// The error function, from the Chebyshev fit of erfc in Numerical Recipes (fractional error
-/// under 1.2e-7), in f64.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn gelu_avx2(v: &mut [f32]) {
+    v.iter_mut().for_each(|x| *x = gelu(*x));
+}
+
+/// GELU as BERT has it: x·Φ(x), with the error function.
+#[inline(always)]
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// The error function, Abramowitz and Stegun 7.1.26 (error under 1.5e-7; under 6e-7 in f32,
+/// tested against a float64 reference): a fifth of the time of a float64 `exp` per number,
+/// which made GELU a quarter of a turn's embedding.
+#[inline(always)]
 fn erf(x: f32) -> f32 {
-    let x = x as f64;
-    let t = 1.0 / (1.0 + 0.5 * x.abs());
-    let y = 1.0
-        - t * (-x * x - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    (if x >= 0.0 { y } else { -y }) as f32
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = t
+        * (0.254_829_6
+            + t * (-0.284_496_74 + t * (1.421_413_7 + t * (-1.453_152 + t * 1.061_405_4))));
+    (1.0 - poly * exp_neg(a * a)).copysign(x)
+}
+
+/// e^-z for z ≥ 0 (0 past 87, where it is under f32's smallest normal): z split into n·ln 2 + r,
+/// e^r by its series to r⁶ (|r| ≤ ln 2 / 2), and 2^n made from its bits.
+#[inline(always)]
+fn exp_neg(z: f32) -> f32 {
+    let z = z.min(87.0);
+    let n = (0.5 - z * std::f32::consts::LOG2_E).floor();
+    // ln 2 in two parts, so that n·ln 2 loses nothing to rounding.
+    let r = -z - n * 0.693_145_75 - n * 1.428_606_8e-6;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (0.166_666_67
+                    + r * (0.041_666_668 + r * (0.008_333_334 + r * 0.001_388_889)))));
+    f32::from_bits((((n as i32) + 127) << 23) as u32) * p
 }
 
 #[cfg(test)]
 mod tests {
+    /// The error function from the Chebyshev fit of erfc in Numerical Recipes (fractional error
+    /// under 1.2e-7), in f64: the reference.
+    fn erf_f64(x: f32) -> f64 {
+        let x = x as f64;
+        let t = 1.0 / (1.0 + 0.5 * x.abs());
+        let y = 1.0
+            - t * (-x * x - 1.265_512_23
+                + t * (1.000_023_68
+                    + t * (0.374_091_96
+                        + t * (0.096_784_18
+                            + t * (-0.186_288_06
+                                + t * (0.278_868_07
+                                    + t * (-1.135_203_98
+                                        + t * (1.488_515_87
+                                            + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+                .exp();
+        if x >= 0.0 { y } else { -y }
+    }
+
     #[test]
-    fn erf_is_close_to_its_known_values() {
+    fn erf_is_close_to_its_known_values_and_its_reference_everywhere() {
         for (x, want) in [
             (0.0, 0.0),
             (0.5, 0.520_499_9),
@@ -337,5 +429,17 @@ mod tests {
         ] {
             assert!((super::erf(x) - want).abs() < 1e-6, "erf({x})");
         }
+        for i in -200_000..200_000 {
+            let x = i as f32 / 10_000.0;
+            let d = (super::erf(x) as f64 - erf_f64(x)).abs();
+            assert!(d < 1e-6, "erf({x}) is {d} off");
+        }
+        assert_eq!(super::erf(1e6), 1.0, "past exp's range");
+        assert_eq!(super::erf(-f32::MAX), -1.0);
+        // Every way of running GELU agrees.
+        let mut v: Vec<f32> = (-500..500).map(|i| i as f32 / 50.0).collect();
+        let want: Vec<f32> = v.iter().map(|&x| super::gelu(x)).collect();
+        super::gelu_all(&mut v);
+        assert_eq!(v, want);
     }
 }

@@ -64,12 +64,21 @@ impl Embedder {
         self.bert.dim()
     }
 
-    /// The unit vector of `text`'s meaning (its first [`MAX_TOKENS`] tokens).
+    /// The unit vector of `text`'s meaning (its first [`MAX_TOKENS`] tokens), on this thread:
+    /// the background worker's way.
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        let ids = self
-            .tokenizer
-            .encode(text, MAX_TOKENS.min(self.bert.max_tokens()));
-        self.bert.embed(&ids)
+        self.bert.embed(&self.ids(text), 1)
+    }
+
+    /// The same on every core: a person is waiting for this one (a search's question).
+    pub fn embed_now(&self, text: &str) -> Vec<f32> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.bert.embed(&self.ids(text), cores.min(4))
+    }
+
+    fn ids(&self, text: &str) -> Vec<u32> {
+        self.tokenizer
+            .encode(text, MAX_TOKENS.min(self.bert.max_tokens()))
     }
 
     /// The token ids of `text`, as the model reads it.
@@ -143,6 +152,8 @@ mod tests {
             "He drove to the stadium.",
         ]
         .map(|t| m.embed(t));
+        // Shared among threads, the same numbers.
+        assert_eq!(m.embed_now("The weather is lovely today."), s[0]);
         let sim = |a: usize, b: usize| similarity(&s[a], &s[b]);
         for (a, b, want) in [(0, 1, 0.6660), (0, 2, 0.1046), (1, 2, 0.1411)] {
             assert!(

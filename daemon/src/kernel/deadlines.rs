@@ -1,0 +1,249 @@
+//! One timer for every due time of every module (issue 23, ADR 0024): a reminder, an alarm, a
+//! watcher's next run, a retry. Each deadline is a row in the store (`deadlines`: its module, a
+//! key of the module's choosing, when it is due), so it survives a restart; vyred keeps one
+//! sleeping task, woken for the next deadline only (or when one is set), and nothing polls.
+//!
+//! A deadline that passed while vyred was down is handed over once at the start, with how late
+//! it is: a module that repeats (a schedule) sets its next deadline from now, so a week away
+//! never fires a week of missed ticks. A deadline is dropped only after its module handled it,
+//! so a crash in between hands it over again: handlers make a second call for the same deadline
+//! harmless (the planner records what fired).
+//!
+//! The sleep is capped at [`LONGEST_SLEEP`]: a timer counts time the machine is awake, and a
+//! laptop that slept through a deadline would otherwise hear of it late.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use rusqlite::{OptionalExtension, params};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::kernel::store::{Store, StoreError};
+
+/// The longest the timer sleeps without looking at the clock again (a machine may sleep).
+pub const LONGEST_SLEEP: Duration = Duration::from_secs(600);
+
+/// How long a handler may take before the timer goes on without it (the deadline stays).
+const HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A deadline handed to its module.
+#[derive(Debug, Clone)]
+pub struct Due {
+    pub key: String,
+    /// When it was due (ms since the epoch).
+    pub due_at: i64,
+    /// How long after that it was handed over (0 when on time, within a second).
+    pub late_ms: i64,
+}
+
+/// What a module does with its due deadlines: true when handled (the deadline is dropped),
+/// false to keep it. A module that keeps one (it was disabled) or takes too long hears of no
+/// more until it registers again: its deadlines wait in the store.
+pub type Handler = Arc<dyn Fn(Due) -> BoxFuture<'static, bool> + Send + Sync>;
+
+/// The deadlines of every module. Cheap to clone.
+#[derive(Clone)]
+pub struct Deadlines {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Store,
+    changed: Notify,
+    handlers: Mutex<HashMap<String, Handler>>,
+}
+
+impl Deadlines {
+    pub fn new(store: Store) -> Deadlines {
+        Deadlines {
+            inner: Arc::new(Inner {
+                store,
+                changed: Notify::new(),
+                handlers: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// `owner`'s deadline `key` at `due_at` (ms since the epoch), replacing its earlier one.
+    pub async fn set(&self, owner: &str, key: &str, due_at: i64) -> Result<(), StoreError> {
+        let (owner, key) = (owner.to_string(), key.to_string());
+        self.inner
+            .store
+            .write(move |tx| {
+                tx.conn().execute(
+                    "INSERT INTO deadlines (owner, key, due_at) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(owner, key) DO UPDATE SET due_at = excluded.due_at",
+                    params![owner, key, due_at],
+                )?;
+                Ok(())
+            })
+            .await?;
+        self.inner.changed.notify_one();
+        Ok(())
+    }
+
+    /// Drop `owner`'s deadline `key`; true when there was one.
+    pub async fn clear(&self, owner: &str, key: &str) -> Result<bool, StoreError> {
+        let (owner, key) = (owner.to_string(), key.to_string());
+        let gone = self
+            .inner
+            .store
+            .write(move |tx| {
+                Ok(tx.conn().execute(
+                    "DELETE FROM deadlines WHERE owner = ?1 AND key = ?2",
+                    params![owner, key],
+                )? > 0)
+            })
+            .await?;
+        self.inner.changed.notify_one();
+        Ok(gone)
+    }
+
+    /// When `owner`'s deadline `key` is due, if it is set.
+    pub async fn due_at(&self, owner: &str, key: &str) -> Result<Option<i64>, StoreError> {
+        let (owner, key) = (owner.to_string(), key.to_string());
+        self.inner
+            .store
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT due_at FROM deadlines WHERE owner = ?1 AND key = ?2",
+                    params![owner, key],
+                    |r| r.get(0),
+                )
+                .optional()?)
+            })
+            .await
+    }
+
+    /// Hand `owner`'s due deadlines to `handler` from now on (one handler a module; a
+    /// module's deadlines wait in the store until it has one).
+    pub fn on_due(&self, owner: &str, handler: Handler) {
+        handlers(&self.inner.handlers).insert(owner.to_string(), handler);
+        self.inner.changed.notify_one();
+    }
+
+    fn owners(&self) -> Vec<String> {
+        handlers(&self.inner.handlers).keys().cloned().collect()
+    }
+
+    fn handler(&self, owner: &str) -> Option<Handler> {
+        handlers(&self.inner.handlers).get(owner).cloned()
+    }
+
+    /// The timer, until `stop`: sleeps until the next deadline of a module that handles them,
+    /// or until one is set.
+    pub async fn run(self, stop: CancellationToken) {
+        loop {
+            let owners = serde_json::to_string(&self.owners()).unwrap_or_default();
+            let next = self
+                .inner
+                .store
+                .read(move |c| {
+                    Ok(c.query_row(
+                        "SELECT MIN(due_at) FROM deadlines
+                         WHERE owner IN (SELECT value FROM json_each(?1))",
+                        [owners],
+                        |r| r.get::<_, Option<i64>>(0),
+                    )?)
+                })
+                .await;
+            let next = match next {
+                Ok(next) => next,
+                Err(e) => {
+                    // The store is failing (a full disk): try again in a while, not in a loop.
+                    tracing::warn!(error = %e, "the deadlines cannot be read; trying again in a minute");
+                    Some(crate::now_ms() + 60_000)
+                }
+            };
+            let now = crate::now_ms();
+            if let Some(at) = next
+                && at <= now
+            {
+                self.hand_over(now).await;
+                continue;
+            }
+            let sleep = next.map_or(LONGEST_SLEEP, |at| {
+                Duration::from_millis((at - now) as u64).min(LONGEST_SLEEP)
+            });
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = self.inner.changed.notified() => {}
+                _ = tokio::time::sleep(sleep) => {}
+            }
+        }
+    }
+
+    /// Hand every deadline due by `now` to its module, earliest first; drop those handled.
+    async fn hand_over(&self, now: i64) {
+        let owners = serde_json::to_string(&self.owners()).unwrap_or_default();
+        let due = self
+            .inner
+            .store
+            .read(move |c| {
+                let mut stmt = c.prepare(
+                    "SELECT owner, key, due_at FROM deadlines
+                     WHERE due_at <= ?1 AND owner IN (SELECT value FROM json_each(?2))
+                     ORDER BY due_at LIMIT 500",
+                )?;
+                let rows = stmt.query_map(params![now, owners], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, i64>(2)?,
+                    ))
+                })?;
+                Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            })
+            .await
+            .unwrap_or_default();
+        for (owner, key, due_at) in due {
+            let Some(handler) = self.handler(&owner) else {
+                continue;
+            };
+            let late_ms = crate::now_ms() - due_at;
+            let due = Due {
+                key: key.clone(),
+                due_at,
+                late_ms: if late_ms < 1000 { 0 } else { late_ms },
+            };
+            let handled = tokio::time::timeout(HANDLER_TIMEOUT, handler(due))
+                .await
+                .unwrap_or_else(|_| {
+                    tracing::warn!(module = %owner, %key, "a deadline's handler took too long");
+                    false
+                });
+            if !handled {
+                // Its deadlines wait in the store until the module registers again; without
+                // this the timer would hand the same past deadline over in a loop.
+                tracing::warn!(module = %owner, %key, "a module kept its deadline; it hears of no more until it registers again");
+                handlers(&self.inner.handlers).remove(&owner);
+                continue;
+            }
+            // Dropped unless the handler set it again (a schedule's next run).
+            let drop = self
+                .inner
+                .store
+                .write(move |tx| {
+                    tx.conn().execute(
+                        "DELETE FROM deadlines WHERE owner = ?1 AND key = ?2 AND due_at = ?3",
+                        params![owner, key, due_at],
+                    )?;
+                    Ok(())
+                })
+                .await;
+            if let Err(e) = drop {
+                tracing::warn!(error = %e, "a handled deadline could not be dropped");
+            }
+        }
+    }
+}
+
+fn handlers(
+    m: &Mutex<HashMap<String, Handler>>,
+) -> std::sync::MutexGuard<'_, HashMap<String, Handler>> {
+    // A handler is only ever inserted or cloned under the lock: a poisoned map is whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

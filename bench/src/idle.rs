@@ -24,6 +24,9 @@ pub struct Idle {
     /// Precise on-CPU time from the scheduler, when the kernel exposes it.
     pub oncpu_ms_per_min: Option<f64>,
     pub rss_end_mib: f64,
+    /// Of it, the memory vyred's own (anonymous: heap, stacks), not pages of its binary and
+    /// libraries mapped from disk, which the system shares and can drop.
+    pub rss_anon_end_mib: f64,
     pub rss_max_mib: f64,
     pub switches_per_min: f64,
     pub threads: usize,
@@ -88,7 +91,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let ourv = |f: Get, decimals: usize| {
         f(&ours).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals))
     };
-    let rows: [(&str, &str, Get, usize, &str); 7] = [
+    let rows: [(&str, &str, Get, usize, &str); 8] = [
         (
             "idle.cpu_mean_pct",
             "idle CPU, mean (% of a core)",
@@ -116,6 +119,13 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
             |m| Some(m.rss_end_mib),
             1,
             "< 20 (Node daemons: 66-90 MB)",
+        ),
+        (
+            "idle.rss_anon_end_mib",
+            "  of it, its own memory (RssAnon, MiB)",
+            |m| Some(m.rss_anon_end_mib),
+            1,
+            "the rest: the binary's pages, shared",
         ),
         (
             "idle.rss_max_mib",
@@ -172,7 +182,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
 const PLANNED: usize = 1000;
 
 fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
-    let rows: [(&str, &str, Get, usize); 4] = [
+    let rows: [(&str, &str, Get, usize); 5] = [
         (
             "idle.planned_cpu_mean_pct",
             "idle CPU, mean (% of a core)",
@@ -183,6 +193,12 @@ fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
             "idle.planned_rss_end_mib",
             "idle RSS at end (MiB)",
             |m| Some(m.rss_end_mib),
+            1,
+        ),
+        (
+            "idle.planned_rss_anon_end_mib",
+            "  of it, its own memory (MiB)",
+            |m| Some(m.rss_anon_end_mib),
             1,
         ),
         (
@@ -287,6 +303,7 @@ pub async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String
         last_ticks = ticks;
         last_at = now;
     }
+    let rss_anon = procfs::status_kb(pid, "RssAnon").map_err(read_err)?;
     let elapsed = last_at - start;
     let minutes = elapsed.as_secs_f64() / 60.0;
     let threads = procfs::thread_switches(pid).map_err(read_err)?.len();
@@ -296,6 +313,7 @@ pub async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String
         cpu_max_pct,
         oncpu_ms_per_min: has_oncpu.then(|| oncpu.total() as f64 / 1e6 / minutes),
         rss_end_mib: rss_end as f64 / 1024.0,
+        rss_anon_end_mib: rss_anon as f64 / 1024.0,
         rss_max_mib: rss_max as f64 / 1024.0,
         switches_per_min: switches.total() as f64 / minutes,
         threads,

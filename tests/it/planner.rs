@@ -265,3 +265,43 @@ async fn bad_planner_input_is_refused_in_words_and_changes_nothing() {
     );
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_for_when_the_person_next_opens_vyre_falls_due_then_and_once() {
+    let home = TempHome::new("planner-open");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let item = add(
+        &sock,
+        json!({ "text": "ask about the invoice", "at": "when I next open Vyre" }),
+    )
+    .await;
+    assert_eq!(item["kind"], "reminder");
+    assert_eq!(item["on_open"], true);
+    assert_eq!(item["due_at"], Value::Null);
+    let id = item["id"].as_i64().unwrap();
+    assert!(
+        dues(&sock, id).await.is_empty(),
+        "not before the person opens Vyre"
+    );
+
+    let fell = sock.call("planner.opened", &json!({})).await.unwrap();
+    assert_eq!(ids(&fell), vec![id]);
+    let told = due_times(&sock, id, 1).await;
+    assert_eq!(told["payload"]["on_open"], true);
+    assert_eq!(told["payload"]["late_ms"], 0);
+    // Opened again: nothing more, told once.
+    assert_eq!(
+        sock.call("planner.opened", &json!({})).await.unwrap(),
+        json!([])
+    );
+    assert_eq!(dues(&sock, id).await.len(), 1);
+    // Snoozed, it becomes a reminder at a time, not one for the next opening.
+    let snoozed = sock
+        .call("planner.snooze", &json!({ "item": id, "for": "1h" }))
+        .await
+        .unwrap();
+    assert_eq!(snoozed["on_open"], false);
+    assert!(snoozed["due_at"].is_i64());
+    vyred.stop().await;
+}

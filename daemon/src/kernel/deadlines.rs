@@ -12,6 +12,8 @@
 //! The sleep is capped at [`LONGEST_SLEEP`]: a timer counts time the machine is awake, and a
 //! laptop that slept through a deadline would otherwise hear of it late.
 
+pub mod cron;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +31,9 @@ pub const LONGEST_SLEEP: Duration = Duration::from_secs(600);
 /// How long a handler may take before the timer goes on without it (the deadline stays).
 const HANDLER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a module that kept a deadline hears of none.
+pub const PAUSE: Duration = Duration::from_secs(60);
+
 /// A deadline handed to its module.
 #[derive(Debug, Clone)]
 pub struct Due {
@@ -40,8 +45,8 @@ pub struct Due {
 }
 
 /// What a module does with its due deadlines: true when handled (the deadline is dropped),
-/// false to keep it. A module that keeps one (it was disabled) or takes too long hears of no
-/// more until it registers again: its deadlines wait in the store.
+/// false to keep it. A module that keeps one (it is disabled, or its store write failed) or
+/// takes too long hears of none for [`PAUSE`], then is handed them again.
 pub type Handler = Arc<dyn Fn(Due) -> BoxFuture<'static, bool> + Send + Sync>;
 
 /// The deadlines of every module. Cheap to clone.
@@ -54,6 +59,10 @@ struct Inner {
     store: Store,
     changed: Notify,
     handlers: Mutex<HashMap<String, Handler>>,
+    /// Modules that kept a deadline, and until when they hear of none (ms since the epoch).
+    paused: Mutex<HashMap<String, i64>>,
+    /// How long a module that kept a deadline hears of none ([`PAUSE`]; shorter in tests).
+    pause: Duration,
 }
 
 impl Deadlines {
@@ -63,6 +72,8 @@ impl Deadlines {
                 store,
                 changed: Notify::new(),
                 handlers: Mutex::new(HashMap::new()),
+                paused: Mutex::new(HashMap::new()),
+                pause: PAUSE,
             }),
         }
     }
@@ -122,11 +133,21 @@ impl Deadlines {
     /// module's deadlines wait in the store until it has one).
     pub fn on_due(&self, owner: &str, handler: Handler) {
         handlers(&self.inner.handlers).insert(owner.to_string(), handler);
+        guard(&self.inner.paused).remove(owner);
         self.inner.changed.notify_one();
     }
 
-    fn owners(&self) -> Vec<String> {
-        handlers(&self.inner.handlers).keys().cloned().collect()
+    /// The modules handed their deadlines now (those with a handler, not paused), and when
+    /// the first pause ends.
+    fn owners(&self, now: i64) -> (Vec<String>, Option<i64>) {
+        let mut paused = guard(&self.inner.paused);
+        paused.retain(|_, until| *until > now);
+        let owners = handlers(&self.inner.handlers)
+            .keys()
+            .filter(|o| !paused.contains_key(*o))
+            .cloned()
+            .collect();
+        (owners, paused.values().copied().min())
     }
 
     fn handler(&self, owner: &str) -> Option<Handler> {
@@ -137,7 +158,8 @@ impl Deadlines {
     /// or until one is set.
     pub async fn run(self, stop: CancellationToken) {
         loop {
-            let owners = serde_json::to_string(&self.owners()).unwrap_or_default();
+            let (owners, pause_ends) = self.owners(crate::now_ms());
+            let owners = serde_json::to_string(&owners).unwrap_or_default();
             let next = self
                 .inner
                 .store
@@ -165,8 +187,13 @@ impl Deadlines {
                 self.hand_over(now).await;
                 continue;
             }
-            let sleep = next.map_or(LONGEST_SLEEP, |at| {
-                Duration::from_millis((at - now) as u64).min(LONGEST_SLEEP)
+            // Until the next deadline, or a paused module's pause ends.
+            let wake = match (next, pause_ends) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let sleep = wake.map_or(LONGEST_SLEEP, |at| {
+                Duration::from_millis((at - now).max(0) as u64).min(LONGEST_SLEEP)
             });
             tokio::select! {
                 _ = stop.cancelled() => return,
@@ -178,7 +205,7 @@ impl Deadlines {
 
     /// Hand every deadline due by `now` to its module, earliest first; drop those handled.
     async fn hand_over(&self, now: i64) {
-        let owners = serde_json::to_string(&self.owners()).unwrap_or_default();
+        let owners = serde_json::to_string(&self.owners(now).0).unwrap_or_default();
         let due = self
             .inner
             .store
@@ -200,6 +227,9 @@ impl Deadlines {
             .await
             .unwrap_or_default();
         for (owner, key, due_at) in due {
+            if guard(&self.inner.paused).contains_key(&owner) {
+                continue;
+            }
             let Some(handler) = self.handler(&owner) else {
                 continue;
             };
@@ -216,10 +246,10 @@ impl Deadlines {
                     false
                 });
             if !handled {
-                // Its deadlines wait in the store until the module registers again; without
-                // this the timer would hand the same past deadline over in a loop.
-                tracing::warn!(module = %owner, %key, "a module kept its deadline; it hears of no more until it registers again");
-                handlers(&self.inner.handlers).remove(&owner);
+                // Paused, so the timer does not hand the same past deadline over in a loop.
+                tracing::warn!(module = %owner, %key, "a module kept its deadline; it hears of none for a minute");
+                guard(&self.inner.paused)
+                    .insert(owner, crate::now_ms() + self.inner.pause.as_millis() as i64);
                 continue;
             }
             // Dropped unless the handler set it again (a schedule's next run).
@@ -241,9 +271,107 @@ impl Deadlines {
     }
 }
 
+fn guard(m: &Mutex<HashMap<String, i64>>) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+    // Plain values inserted and removed under the lock: a poisoned map is whole.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn handlers(
     m: &Mutex<HashMap<String, Handler>>,
 ) -> std::sync::MutexGuard<'_, HashMap<String, Handler>> {
     // A handler is only ever inserted or cloned under the lock: a poisoned map is whole.
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::events::Bus;
+
+    fn deadlines(name: &str, pause: Duration) -> Deadlines {
+        let dir =
+            std::env::temp_dir().join(format!("vyre-deadlines-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::open(&dir.join("vyre.db"), Bus::new()).unwrap();
+        let mut d = Deadlines::new(store);
+        Arc::get_mut(&mut d.inner).unwrap().pause = pause;
+        d
+    }
+
+    type Heard = Arc<Mutex<Vec<(String, i64)>>>;
+
+    /// A handler that records what it heard, and keeps (declines) the first `decline` it hears.
+    fn recorder(decline: usize) -> (Handler, Heard) {
+        let heard: Heard = Arc::default();
+        let h = heard.clone();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let handler: Handler = Arc::new(move |due: Due| {
+            let (h, calls) = (h.clone(), calls.clone());
+            Box::pin(async move {
+                h.lock().unwrap().push((due.key, due.late_ms));
+                calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= decline
+            })
+        });
+        (handler, heard)
+    }
+
+    #[tokio::test]
+    async fn each_deadline_is_handed_over_once_late_ones_say_so_and_others_wait() {
+        let d = deadlines("once", PAUSE);
+        let now = crate::now_ms();
+        d.set("a", "past", now - 5_000).await.unwrap();
+        d.set("a", "soon", now + 150).await.unwrap();
+        d.set("a", "moved", now + 100).await.unwrap();
+        d.set("a", "moved", now + 300).await.unwrap();
+        d.set("a", "cleared", now + 100).await.unwrap();
+        assert!(d.clear("a", "cleared").await.unwrap());
+        d.set("b", "no handler yet", now - 1_000).await.unwrap();
+        let stop = CancellationToken::new();
+        tokio::spawn(d.clone().run(stop.clone()));
+        let (handler, heard) = recorder(0);
+        d.on_due("a", handler);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let heard = heard.lock().unwrap().clone();
+        let keys: Vec<&str> = heard.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["past", "soon", "moved"], "once each, in order");
+        assert!(heard[0].1 >= 5_000, "the past one says how late: {heard:?}");
+        assert_eq!(heard[1].1, 0, "on time");
+        assert_eq!(
+            d.due_at("a", "soon").await.unwrap(),
+            None,
+            "dropped once handled"
+        );
+        assert_eq!(
+            d.due_at("b", "no handler yet").await.unwrap(),
+            Some(now - 1_000),
+            "a module without a handler keeps its deadlines"
+        );
+        stop.cancel();
+    }
+
+    #[tokio::test]
+    async fn a_module_that_keeps_a_deadline_is_paused_then_handed_it_again() {
+        let d = deadlines("pause", Duration::from_millis(300));
+        let stop = CancellationToken::new();
+        tokio::spawn(d.clone().run(stop.clone()));
+        let (handler, heard) = recorder(1);
+        d.on_due("a", handler);
+        d.set("a", "x", crate::now_ms() - 10).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(
+            heard.lock().unwrap().len(),
+            1,
+            "kept, and not handed over in a loop"
+        );
+        assert!(d.due_at("a", "x").await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        assert_eq!(
+            heard.lock().unwrap().len(),
+            2,
+            "handed again after the pause"
+        );
+        assert_eq!(d.due_at("a", "x").await.unwrap(), None);
+        stop.cancel();
+    }
 }

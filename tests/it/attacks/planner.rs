@@ -84,6 +84,7 @@ async fn a_session_reaches_only_its_own_projects_planner_items() {
             "add_mine",
         ),
         ("planner.done", json!({ "item": mine_item }), "done_mine"),
+        ("planner.opened", json!({}), "opened"),
     ] {
         script.push_str(&format!(
             "curl -s --unix-socket \"$VYRE_SOCKET\" -X POST -H 'content-type: application/json' -d '{input}' http://localhost/v1/tools/{tool} > out-{out}.json\n"

@@ -5,6 +5,7 @@ export type Route =
   | { name: 'home' }
   | { name: 'deck' }
   | { name: 'needs' }
+  | { name: 'planner' }
   | { name: 'files' }
   | { name: 'settings' }
   /** A thread, on this machine or (`box`, a pairing id) on a paired box: the same chat view. */
@@ -24,6 +25,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (b) return { name: 'thread', thread: decodeURIComponent(b[2]), box: decodeURIComponent(b[1]) };
   if (rest === '/deck') return { name: 'deck' };
   if (rest === '/needs') return { name: 'needs' };
+  if (rest === '/planner') return { name: 'planner' };
   if (rest === '/files') return { name: 'files' };
   if (rest === '/settings') return { name: 'settings' };
   return { name: 'home' };

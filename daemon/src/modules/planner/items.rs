@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::kernel::store::{Migration, StoreError};
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE planner_items (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE planner_items (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,
         text TEXT NOT NULL,
@@ -22,7 +23,13 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         created_by TEXT NOT NULL
     );
     CREATE INDEX planner_items_open ON planner_items(done_at, due_at);",
-}];
+    },
+    Migration {
+        version: 2,
+        // "When I next open Vyre": falls due when the person next opens the app, not at a time.
+        sql: "ALTER TABLE planner_items ADD COLUMN on_open INTEGER NOT NULL DEFAULT 0;",
+    },
+];
 
 /// What an item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -81,13 +88,15 @@ pub struct Item {
     pub done_at: Option<i64>,
     /// When it last fell due (it was told).
     pub fell_due_at: Option<i64>,
+    /// It falls due when the person next opens Vyre (`planner.opened`), not at a time.
+    pub on_open: bool,
     pub created_at: i64,
     /// `person`, or the thread of the session that set it.
     pub created_by: String,
 }
 
 const COLUMNS: &str =
-    "id, kind, text, project, due_at, done_at, fell_due_at, created_at, created_by";
+    "id, kind, text, project, due_at, done_at, fell_due_at, created_at, created_by, on_open";
 
 fn item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
     Ok(Item {
@@ -100,6 +109,7 @@ fn item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
         fell_due_at: r.get(6)?,
         created_at: r.get(7)?,
         created_by: r.get(8)?,
+        on_open: r.get(9)?,
     })
 }
 
@@ -108,20 +118,22 @@ pub struct New {
     pub text: String,
     pub project: Option<String>,
     pub due_at: Option<i64>,
+    pub on_open: bool,
     pub created_by: String,
 }
 
 pub fn add(c: &Connection, new: &New, now: i64) -> Result<Item, StoreError> {
     c.execute(
-        "INSERT INTO planner_items (kind, text, project, due_at, created_at, created_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO planner_items (kind, text, project, due_at, created_at, created_by, on_open)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             new.kind.as_str(),
             new.text,
             new.project,
             new.due_at,
             now,
-            new.created_by
+            new.created_by,
+            new.on_open
         ],
     )?;
     get(c, c.last_insert_rowid())?.ok_or_else(|| StoreError::Task("an item just added".into()))
@@ -173,7 +185,7 @@ pub fn set_done(c: &Connection, id: i64, done_at: Option<i64>) -> Result<bool, S
 /// Move when it falls due; it will be told again.
 pub fn set_due(c: &Connection, id: i64, due_at: i64) -> Result<bool, StoreError> {
     Ok(c.execute(
-        "UPDATE planner_items SET due_at = ?2, fell_due_at = NULL WHERE id = ?1",
+        "UPDATE planner_items SET due_at = ?2, fell_due_at = NULL, on_open = 0 WHERE id = ?1",
         params![id, due_at],
     )? > 0)
 }
@@ -186,6 +198,29 @@ pub fn fell_due(c: &Connection, id: i64, due_at: i64) -> Result<bool, StoreError
            AND (fell_due_at IS NULL OR fell_due_at < ?2)",
         params![id, due_at],
     )? > 0)
+}
+
+/// The open items waiting for the person to open Vyre, now fallen due (recorded as told).
+pub fn opened(c: &Connection, now: i64) -> Result<Vec<Item>, StoreError> {
+    let waiting: Vec<Item> = {
+        let mut stmt = c.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM planner_items
+             WHERE on_open = 1 AND done_at IS NULL AND fell_due_at IS NULL ORDER BY id"
+        ))?;
+        stmt.query_map([], item)?.collect::<Result<_, _>>()?
+    };
+    c.execute(
+        "UPDATE planner_items SET fell_due_at = ?1
+         WHERE on_open = 1 AND done_at IS NULL AND fell_due_at IS NULL",
+        [now],
+    )?;
+    Ok(waiting
+        .into_iter()
+        .map(|i| Item {
+            fell_due_at: Some(now),
+            ..i
+        })
+        .collect())
 }
 
 pub fn remove(c: &Connection, id: i64) -> Result<bool, StoreError> {

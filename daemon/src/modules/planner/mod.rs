@@ -4,7 +4,10 @@
 //! start, saying how late.
 //!
 //! - `planner.add {text, kind?, at?, project?, zone?}`: `at` in a person's words (`in 20m`,
-//!   `tomorrow 9am`, see [`when`]); a reminder, an alarm or a timer needs one.
+//!   `tomorrow 9am`, see [`when`]), or `when I next open Vyre`; a reminder, an alarm or a
+//!   timer needs one.
+//! - `planner.opened {}`: the person opened Vyre (the app says so as it starts): what waited
+//!   for that falls due.
 //! - `planner.list {kind?, project?, done?, limit?}`, `planner.done {item, on?}`,
 //!   `planner.snooze {item, for?}`, `planner.remove {item}`.
 //! - Events: `planner.due` when an item falls due, `planner.done`, and `planner.changed` for
@@ -43,7 +46,7 @@ pub struct AddInput {
     #[serde(default)]
     kind: Option<Kind>,
     /// When it falls due, in words: "in 20m", "at 15:00", "tomorrow 9am", "2026-12-24 18:00",
-    /// or an RFC 3339 instant.
+    /// an RFC 3339 instant, or "when I next open Vyre".
     #[serde(default)]
     #[schemars(length(min = 1, max = 200))]
     at: Option<String>,
@@ -112,6 +115,10 @@ pub struct ItemInput {
     item: i64,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenedInput {}
+
 #[derive(Clone)]
 struct Planner {
     ctx: Ctx,
@@ -174,10 +181,12 @@ impl Planner {
         if text.is_empty() {
             return Err(invalid("say what it is: text is empty".into()));
         }
+        let on_open = input.at.as_deref().is_some_and(when::on_open);
         let due_at = match (&input.at, kind) {
             (Some(_), Kind::Note) => {
                 return Err(invalid("a note has no time: leave out at".into()));
             }
+            (Some(_), _) if on_open => None,
             (Some(at), _) => Some(instant(at, input.zone.as_deref())?),
             (None, k) if k.needs_time() => {
                 return Err(invalid(format!(
@@ -209,6 +218,7 @@ impl Planner {
             text,
             project: input.project,
             due_at,
+            on_open,
             created_by,
         };
         let now = crate::now_ms();
@@ -326,6 +336,26 @@ impl Planner {
         Ok(item)
     }
 
+    /// The person opened Vyre: what waited for that falls due now, each told once.
+    async fn opened(&self) -> Result<Vec<Item>, ToolError> {
+        let now = crate::now_ms();
+        Ok(self
+            .ctx
+            .store()
+            .write(move |tx| {
+                let fell = items::opened(tx.conn(), now)?;
+                for item in &fell {
+                    tx.emit(event(
+                        "planner.due",
+                        item,
+                        json!({ "due_at": now, "late_ms": 0, "on_open": true }),
+                    ))?;
+                }
+                Ok(fell)
+            })
+            .await?)
+    }
+
     /// An item's deadline: it falls due, once.
     async fn due(&self, due: Due) -> bool {
         let Some(id) = due
@@ -438,6 +468,15 @@ impl Module for PlannerModule {
                 .sessions_fenced(),
                 &p,
                 |p, input: SnoozeInput, cx| async move { p.snooze(input, cx).await },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "planner.opened",
+                    "The person opened Vyre: reminders set for \"when I next open Vyre\" fall due now.",
+                )
+                .person_only(),
+                &p,
+                |p, _: OpenedInput, _| async move { p.opened().await },
             )?;
             ctx.tool_with(
                 ToolDef::new("planner.remove", "Remove an item.").sessions_fenced(),

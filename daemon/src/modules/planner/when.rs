@@ -114,6 +114,24 @@ fn on(date: Date, time: Time, zone: &TimeZone) -> Option<Timestamp> {
         .map(|z: ZonedDateTime| z.timestamp())
 }
 
+/// Whether `phrase` means "the next time I open Vyre" rather than a time: `when I next open
+/// Vyre`, `next time I open Vyre`, `when I open Vyre`, `on open`.
+pub fn on_open(phrase: &str) -> bool {
+    let words: Vec<String> = phrase
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    matches!(
+        words.join(" ").as_str(),
+        "when i next open vyre"
+            | "next time i open vyre"
+            | "the next time i open vyre"
+            | "when i open vyre"
+            | "on open"
+    )
+}
+
 /// The zone a person named (an IANA name such as `Europe/Paris`), or this machine's.
 pub fn zone(name: Option<&str>) -> Result<TimeZone, String> {
     match name {
@@ -187,5 +205,15 @@ mod tests {
                 .contains("not a time zone")
         );
         assert!(zone(Some("UTC")).is_ok());
+    }
+
+    #[test]
+    fn the_next_time_the_person_opens_vyre_is_not_a_time() {
+        for yes in ["when I next open Vyre", "Next time I open Vyre!", "on open"] {
+            assert!(on_open(yes), "{yes:?}");
+        }
+        for no in ["in 20m", "open", "when I next open the door", ""] {
+            assert!(!on_open(no), "{no:?}");
+        }
     }
 }

@@ -7,8 +7,15 @@ use serde_json::json;
 use super::fail;
 use crate::surfaces::client::Client;
 
-/// Words that start a time at the end of "to <what> <when>".
-const TIME_STARTS: [&str; 4] = [" in ", " at ", " tomorrow", " today"];
+/// Words that start a time at the end of "to <what> <when>" (compared in lower case).
+const TIME_STARTS: [&str; 6] = [
+    " in ",
+    " at ",
+    " tomorrow",
+    " today",
+    " when i next open",
+    " next time i open",
+];
 
 /// `(when, what)` from the words after `remind`.
 pub fn split(words: &[String]) -> Result<(String, String), String> {
@@ -19,9 +26,11 @@ pub fn split(words: &[String]) -> Result<(String, String), String> {
         || format!("say when and what: `vyre remind me in 20m to check the deploy` (not {said:?})");
     let (when, what) = if let Some(what) = rest.strip_prefix("to ") {
         // The thing first: the time is the last of its words that starts one.
+        // ASCII lower case keeps every byte where it was, so a place found in it is one in `what`.
+        let lower = what.to_ascii_lowercase();
         let at = TIME_STARTS
             .iter()
-            .filter_map(|w| what.rfind(w))
+            .filter_map(|w| lower.rfind(w))
             .max()
             .ok_or_else(usage)?;
         (what[at..].trim(), what[..at].trim())
@@ -55,7 +64,7 @@ pub async fn remind(client: &Client, words: &[String]) -> i32 {
                         .strftime("%a %-d %b %H:%M")
                         .to_string()
                 })
-                .unwrap_or_default();
+                .unwrap_or_else(|| "when you next open Vyre".to_string());
             println!("Reminder {} set for {at}: {what}", item["id"]);
             0
         }
@@ -93,6 +102,17 @@ mod tests {
             ),
             ("me to call the bank tomorrow", "tomorrow", "call the bank"),
             ("me at 9 to go to the station", "at 9", "go to the station"),
+            (
+                "me to ask about the invoice when I next open Vyre",
+                "when I next open Vyre",
+                "ask about the invoice",
+            ),
+            (
+                "me when I next open Vyre to water the plants",
+                "when I next open Vyre",
+                "water the plants",
+            ),
+            ("me to stretch In 1h", "In 1h", "stretch"),
         ] {
             assert_eq!(s(said), Ok((when.into(), what.into())), "{said:?}");
         }

@@ -733,6 +733,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/planner.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The person opened Vyre: reminders set for "when I next open Vyre" fall due now. */
+        post: operations["planner.opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/planner.remove": {
         parameters: {
             query?: never;
@@ -2661,12 +2678,46 @@ export interface components {
             /** Format: int64 */
             id: number;
             kind: components["schemas"]["planner.list.Kind"];
+            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+            on_open: boolean;
             /** @description The project it belongs to; none for the person's own. */
             project: string | null;
             text: string;
         };
         /** @description What an item is. */
         "planner.list.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        /** @description An item as the tools show it. */
+        "planner.opened.Item": {
+            /** Format: int64 */
+            created_at: number;
+            /** @description `person`, or the thread of the session that set it. */
+            created_by: string;
+            /**
+             * Format: int64
+             * @description When it was done.
+             */
+            done_at: number | null;
+            /**
+             * Format: int64
+             * @description When it falls due (ms since the epoch).
+             */
+            due_at: number | null;
+            /**
+             * Format: int64
+             * @description When it last fell due (it was told).
+             */
+            fell_due_at: number | null;
+            /** Format: int64 */
+            id: number;
+            kind: components["schemas"]["planner.opened.Kind"];
+            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+            on_open: boolean;
+            /** @description The project it belongs to; none for the person's own. */
+            project: string | null;
+            text: string;
+        };
+        /** @description What an item is. */
+        "planner.opened.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
         /** @description What an item is. */
         "planner.remove.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
         /** @description What an item is. */
@@ -5509,7 +5560,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * @description When it falls due, in words: "in 20m", "at 15:00", "tomorrow 9am", "2026-12-24 18:00",
-                     *     or an RFC 3339 instant.
+                     *     an RFC 3339 instant, or "when I next open Vyre".
                      */
                     at?: string | null;
                     /** @description What kind of item (default: a reminder when `at` is given, else a todo). */
@@ -5561,6 +5612,8 @@ export interface operations {
                             /** Format: int64 */
                             id: number;
                             kind: components["schemas"]["planner.add.Kind"];
+                            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+                            on_open: boolean;
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
@@ -5634,6 +5687,8 @@ export interface operations {
                             /** Format: int64 */
                             id: number;
                             kind: components["schemas"]["planner.done.Kind"];
+                            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+                            on_open: boolean;
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
@@ -5703,6 +5758,42 @@ export interface operations {
             };
         };
     };
+    "planner.opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Item */
+                        data: components["schemas"]["planner.opened.Item"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "planner.remove": {
         parameters: {
             query?: never;
@@ -5756,6 +5847,8 @@ export interface operations {
                             /** Format: int64 */
                             id: number;
                             kind: components["schemas"]["planner.remove.Kind"];
+                            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+                            on_open: boolean;
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
@@ -5831,6 +5924,8 @@ export interface operations {
                             /** Format: int64 */
                             id: number;
                             kind: components["schemas"]["planner.snooze.Kind"];
+                            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+                            on_open: boolean;
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;

@@ -148,6 +148,9 @@ impl Dense {
                 *lock(&self.inner.verified) = Some(m.fingerprint().to_string());
                 let m = Arc::new(m);
                 *slot = Some(m.clone());
+                // The worker sleeps until woken: it has turns to embed now, and a model to let
+                // go when idle.
+                self.wake();
                 Some(m)
             }
             Err(error) => {
@@ -220,6 +223,17 @@ impl Dense {
         *lock(&self.inner.wake) = Some(tx);
     }
 
+    /// How long until the model and the vectors may be let go; `None` when nothing is held.
+    pub fn until_idle(&self) -> Option<Duration> {
+        let held = lock(&self.inner.model).is_some() || read(&self.inner.vectors).is_some();
+        if !held {
+            return None;
+        }
+        let quiet = crate::now_ms() - self.inner.used_at.load(Ordering::Relaxed);
+        let left = self.inner.idle.as_millis() as i64 - quiet;
+        Some(Duration::from_millis(left.max(0) as u64))
+    }
+
     /// Let go of the model and the vectors when nothing used them for the idle time; true when
     /// something was let go.
     pub fn unload_if_idle(&self) -> bool {
@@ -275,6 +289,8 @@ impl Dense {
             let mut slot = write(&self.inner.vectors);
             if slot.is_none() {
                 *slot = Some(loaded);
+                // The worker lets them go when idle: it must know they are held.
+                self.wake();
             }
         }
         Ok(read(&self.inner.vectors)

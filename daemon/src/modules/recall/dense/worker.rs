@@ -2,7 +2,8 @@
 //! read its meaning vector, a few turns per transaction, so a crash or a stop loses at most one
 //! batch and the next start goes on where it stopped. It waits while the person's work runs (a
 //! turn streaming, a hook waiting), sleeps when all is embedded, and lets the model go after a
-//! quiet minute.
+//! quiet minute. Asleep, it wakes only for a reason: new turns, a model that arrived or loaded,
+//! the moment what is held may be let go, or a pass over grown replies; never to look.
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -22,9 +23,7 @@ pub enum Wake {
 
 /// Turns embedded per transaction.
 const BATCH: usize = 16;
-/// How often a worker with nothing to do looks whether the model can be let go.
-const IDLE_LOOK: Duration = Duration::from_secs(5);
-/// How long a worker without a model waits before it looks for one again.
+/// How long the worker waits after the store failed, before it tries again.
 const NO_MODEL_WAIT: Duration = Duration::from_secs(30);
 /// At most this often, a pass from the first turn: replies that grew after they were embedded
 /// have lost their vector and sit behind the cursor.
@@ -34,6 +33,9 @@ pub fn run(dense: Dense, rt: tokio::runtime::Handle, wake: Receiver<Wake>) {
     lowest_priority();
     let mut cursor = 0i64;
     let mut last_full = Instant::now();
+    // New turns were read since the last pass from the first turn (a reply among them may have
+    // grown behind the cursor).
+    let mut grown = false;
     let mut checked: Option<String> = None;
     loop {
         if let Ok(Wake::Stop) = wake.try_recv() {
@@ -47,10 +49,12 @@ pub fn run(dense: Dense, rt: tokio::runtime::Handle, wake: Receiver<Wake>) {
         }
         // The model's files say which it is without loading it: vectors of another model mean
         // nothing to this one, so they go and all is embedded anew.
+        // Without a model, asleep until one arrives (a fetch's end, or a search that loads one
+        // put there by hand wakes it).
         let Some(fp) = dense.fingerprint() else {
-            match wake.recv_timeout(NO_MODEL_WAIT) {
-                Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                _ => continue,
+            match wake.recv() {
+                Ok(Wake::Stop) | Err(_) => return,
+                Ok(Wake::Turns) => continue,
             }
         };
         if checked.as_deref() != Some(fp.as_str()) {
@@ -80,14 +84,21 @@ pub fn run(dense: Dense, rt: tokio::runtime::Handle, wake: Receiver<Wake>) {
             }
         };
         if todo.is_empty() {
-            if cursor > 0 && last_full.elapsed() >= FULL_PASS_EVERY {
+            if grown && last_full.elapsed() >= FULL_PASS_EVERY {
                 cursor = 0;
                 last_full = Instant::now();
+                grown = false;
                 continue;
             }
-            match wake.recv_timeout(IDLE_LOOK) {
+            // Asleep until woken, or until what is held may be let go, or a pass is due.
+            let pass = grown.then(|| FULL_PASS_EVERY.saturating_sub(last_full.elapsed()));
+            let got = match [dense.until_idle(), pass].into_iter().flatten().min() {
+                Some(t) => wake.recv_timeout(t),
+                None => wake.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match got {
                 Ok(Wake::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(Wake::Turns) => {}
+                Ok(Wake::Turns) => grown = true,
                 Err(RecvTimeoutError::Timeout) => {
                     dense.unload_if_idle();
                 }

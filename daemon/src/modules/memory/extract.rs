@@ -29,13 +29,20 @@ const AROUND: usize = 80;
 
 static URL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"https?://[^\s<>"'`\\\[\]{}|^]+"#).expect("url"));
+// Word boundaries are ASCII (`(?-u:\b)`): the names they bound are ASCII, and a Unicode word
+// boundary makes the regex crate leave its fast automata for its slowest engine on any text
+// with a non-ASCII letter, which a first pass over a long history spent most of its time in.
 static EMAIL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b")
-        .expect("email")
+    Regex::new(
+        r"(?-u:\b)[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}(?-u:\b)",
+    )
+    .expect("email")
 });
 static SSH_REPO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\bgit@([A-Za-z0-9.-]+):([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?\b")
-        .expect("ssh repo")
+    Regex::new(
+        r"(?-u:\b)git@([A-Za-z0-9.-]+):([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?(?-u:\b)",
+    )
+    .expect("ssh repo")
 });
 static IPV4: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|[^\w.])((?:\d{1,3}\.){3}\d{1,3})(?::(\d{1,5}))?(?:$|[^\w.])").expect("ipv4")
@@ -54,7 +61,7 @@ static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// "we call it Lumen", "I call this the Deck".
 static NAMING: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:we|i)\s+call\s+(?:it|this|that|them)\s+(?-i:`([^`\n]{1,60})`|(?:the\s+)?([A-Z][A-Za-z0-9_-]{1,40}))")
+    Regex::new(r"(?i)(?-u:\b)(?:we|i)\s+call\s+(?:it|this|that|them)\s+(?-i:`([^`\n]{1,60})`|(?:the\s+)?([A-Z][A-Za-z0-9_-]{1,40}))")
         .expect("naming")
 });
 

@@ -70,6 +70,11 @@ pub async fn run(
     server.wait_healthy(Duration::from_millis(5)).await?;
     let client = Client::socket(server.socket());
     let pid = server.pid();
+    // A person searches a history that has settled: the memory's curator makes one pass over a
+    // new history (its end is one `memory.learned`), and searches during it share the cores.
+    eprintln!("embed: waiting for the memory's first pass over the history...");
+    let settled = Instant::now();
+    let curated = curated(&client).await;
 
     let search = |q: &str, mode: &str| {
         let client = &client;
@@ -136,11 +141,31 @@ pub async fn run(
         "let go when idle",
     );
     report.note(format!(
+        "dense in vyred, large history: the memory's first pass {} after the restart; searched after it",
+        if curated {
+            format!("ended {:.0} s", settled.elapsed().as_secs_f64())
+        } else {
+            "had not ended 10 minutes".to_string()
+        }
+    ));
+    report.note(format!(
         "dense in vyred, large history: target/release/vyre daemon on the recall corpus ({turns} turns); vectors written into its store while it was stopped (made from {} real ones), then {SEARCHES} recall.search calls with mode both and {SEARCHES} with mode words, alternating, one at a time over the socket, round-robin over the corpus's {} queries",
         reals.len(),
         corpus.queries.len()
     ));
     Ok(())
+}
+
+/// Wait (up to 10 minutes) for the memory's curator to end its pass over the history: its
+/// `memory.learned`, told once at a pass's end. True when it came.
+async fn curated(client: &Client) -> bool {
+    let Ok(mut stream) = client.events("types=memory.learned", None).await else {
+        return false;
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(600), stream.next()).await,
+        Ok(Some(Ok(_)))
+    )
 }
 
 /// Wait for the start-up scan to end; the turns recall holds.

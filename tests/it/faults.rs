@@ -25,7 +25,7 @@ async fn turn(
         .sock
         .call("threads.send", &json!({ "thread": thread, "text": text }))
         .await
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{text}: the send was refused: {e}"));
     assert_eq!(sent["via"], "turn", "{text}: {sent}");
     events_until(stream, |e| e["type"] == "thread.finished").await
 }

@@ -112,11 +112,15 @@ pub(crate) async fn events_until(
 ) -> Vec<Value> {
     let mut seen = Vec::new();
     loop {
-        let msg = tokio::time::timeout(Duration::from_secs(60), stream.next())
-            .await
-            .expect("events in time")
-            .expect("stream open")
-            .expect("no error");
+        let Ok(next) = tokio::time::timeout(Duration::from_secs(60), stream.next()).await else {
+            // Say what did come, so a failure seen only in CI can be read from its log.
+            let came: Vec<String> = seen
+                .iter()
+                .map(|e: &Value| format!("{} {}", e["type"], e["payload"]))
+                .collect();
+            panic!("no awaited event within 60 s; after: {came:#?}");
+        };
+        let msg = next.expect("stream open").expect("no error");
         let event: Value = serde_json::from_str(&msg.data).unwrap();
         let done = until(&event);
         seen.push(event);

@@ -15,6 +15,7 @@ pub mod recall;
 pub mod sessions;
 pub mod system;
 pub mod vault;
+pub mod watchers;
 
 use std::sync::Arc;
 

@@ -3,4 +3,5 @@
 //! watcher's folder declares ([`spec`]) and what a run says ([`protocol`]).
 
 pub mod protocol;
+pub mod run;
 pub mod spec;

@@ -226,10 +226,7 @@ pub fn details(
     )?;
     let mut hits = Vec::with_capacity(found.len());
     for f in found {
-        // Only a turn the words found has their snippet: asking the full-text index for the
-        // words of a turn it did not find costs a pass over every turn that has them.
-        let words = if f.rank.is_some() { query } else { None };
-        let hit = detail.query_row(rusqlite::params![words, f.id, OPENING_CHARS], |r| {
+        let hit = detail.query_row(rusqlite::params![query, f.id, OPENING_CHARS], |r| {
             let snippet = match r.get::<_, Option<String>>(7)? {
                 Some(s) if !s.is_empty() => s,
                 _ => {

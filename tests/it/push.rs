@@ -178,8 +178,9 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     let config = json!({ "push": { "services": [api.url()] } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
-    let planner = Probe::module("planner", &[], Start::Ok);
-    let vyred = InProcess::start(&home, vec![planner]).await;
+    // A module of the test's own (the planner is a real module now).
+    let notifier = Probe::module("notifier", &[], Start::Ok);
+    let vyred = InProcess::start(&home, vec![notifier]).await;
     let sock = vyred.socket_client();
     let (_, token) = vyred.device_token("phone").await;
     let phone = vyred.http_client(Some(&token));
@@ -203,7 +204,7 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
         bad["url"] = json!(url);
         let err = sock
             .call(
-                "planner.call",
+                "notifier.call",
                 &json!({ "tool": "push.notify", "input": bad }),
             )
             .await
@@ -212,7 +213,7 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
     }
     let sent = sock
         .call(
-            "planner.call",
+            "notifier.call",
             &json!({ "tool": "push.notify", "input": reminder }),
         )
         .await
@@ -221,18 +222,18 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
     let got = received(&api, &sub.id, 1).await;
     assert_eq!(
         got[0].payload,
-        json!({ "v": 1, "kind": "notice", "tag": "notice:planner:standup", "title": "Stand-up in 10 minutes", "body": "Notes are in the thread.", "url": "/app/t/abc" })
+        json!({ "v": 1, "kind": "notice", "tag": "notice:notifier:standup", "title": "Stand-up in 10 minutes", "body": "Notes are in the thread.", "url": "/app/t/abc" })
     );
     // Withdrawn under the same tag and Topic.
     sock.call(
-        "planner.call",
+        "notifier.call",
         &json!({ "tool": "push.notify", "input": { "tag": "standup", "withdraw": true } }),
     )
     .await
     .unwrap();
     let got = received(&api, &sub.id, 2).await;
     assert_eq!(got[1].payload["kind"], "withdraw");
-    assert_eq!(got[1].payload["tag"], "notice:planner:standup");
+    assert_eq!(got[1].payload["tag"], "notice:notifier:standup");
     assert!(got[0].topic.is_some() && got[0].topic == got[1].topic);
     vyred.stop().await;
 }

@@ -132,17 +132,17 @@ impl Deadlines {
     /// Hand `owner`'s due deadlines to `handler` from now on (one handler a module; a
     /// module's deadlines wait in the store until it has one).
     pub fn on_due(&self, owner: &str, handler: Handler) {
-        handlers(&self.inner.handlers).insert(owner.to_string(), handler);
-        guard(&self.inner.paused).remove(owner);
+        lock(&self.inner.handlers).insert(owner.to_string(), handler);
+        lock(&self.inner.paused).remove(owner);
         self.inner.changed.notify_one();
     }
 
     /// The modules handed their deadlines now (those with a handler, not paused), and when
     /// the first pause ends.
     fn owners(&self, now: i64) -> (Vec<String>, Option<i64>) {
-        let mut paused = guard(&self.inner.paused);
+        let mut paused = lock(&self.inner.paused);
         paused.retain(|_, until| *until > now);
-        let owners = handlers(&self.inner.handlers)
+        let owners = lock(&self.inner.handlers)
             .keys()
             .filter(|o| !paused.contains_key(*o))
             .cloned()
@@ -151,7 +151,7 @@ impl Deadlines {
     }
 
     fn handler(&self, owner: &str) -> Option<Handler> {
-        handlers(&self.inner.handlers).get(owner).cloned()
+        lock(&self.inner.handlers).get(owner).cloned()
     }
 
     /// The timer, until `stop`: sleeps until the next deadline of a module that handles them,
@@ -227,7 +227,7 @@ impl Deadlines {
             .await
             .unwrap_or_default();
         for (owner, key, due_at) in due {
-            if guard(&self.inner.paused).contains_key(&owner) {
+            if lock(&self.inner.paused).contains_key(&owner) {
                 continue;
             }
             let Some(handler) = self.handler(&owner) else {
@@ -248,7 +248,7 @@ impl Deadlines {
             if !handled {
                 // Paused, so the timer does not hand the same past deadline over in a loop.
                 tracing::warn!(module = %owner, %key, "a module kept its deadline; it hears of none for a minute");
-                guard(&self.inner.paused)
+                lock(&self.inner.paused)
                     .insert(owner, crate::now_ms() + self.inner.pause.as_millis() as i64);
                 continue;
             }
@@ -271,15 +271,9 @@ impl Deadlines {
     }
 }
 
-fn guard(m: &Mutex<HashMap<String, i64>>) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
-    // Plain values inserted and removed under the lock: a poisoned map is whole.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn handlers(
-    m: &Mutex<HashMap<String, Handler>>,
-) -> std::sync::MutexGuard<'_, HashMap<String, Handler>> {
-    // A handler is only ever inserted or cloned under the lock: a poisoned map is whole.
+/// The map behind `m`: only plain inserts, removes and clones happen under these locks, so a
+/// poisoned one is still whole.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

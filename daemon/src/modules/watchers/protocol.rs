@@ -1,5 +1,6 @@
 //! What a watcher's run says, one JSON object a line on its stdout (its stdin got one line:
-//! `{"since": <its cursor>, "vault": {<name>: <value>}, "dry_run": <bool>}`):
+//! `{"since": <its cursor>, "vault": {<name>: <value>}, "dry_run": <bool>, "webhook": <what its
+//! webhook was called with, or null>}`):
 //!
 //! - `{"emit": {"title": "...", "body"?: "...", "url"?: "...", "id"?: "...", "at"?: ...}}`: an
 //!   item to file into the project (`id` is the item's own, so the same one is filed once);
@@ -26,7 +27,7 @@ const MAX_LOG: usize = 4_000;
 const MAX_SINCE: usize = 4_096;
 
 /// An item a run filed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Item {
     pub title: String,
     pub body: Option<String>,

@@ -24,6 +24,8 @@ pub struct Request {
     /// The vault items it declared and was granted, by name.
     pub vault: BTreeMap<String, String>,
     pub dry_run: bool,
+    /// What its webhook was called with (a webhook watcher's run).
+    pub webhook: Option<Value>,
 }
 
 /// Where the programs a run needs are.
@@ -120,8 +122,10 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
         .spawn()
         .map_err(|e| RunError::Start(format!("{}: {e}", env.bwrap.display())))?;
     let pgid = child.id() as i32;
-    let input = json!({ "since": req.since, "vault": req.vault, "dry_run": req.dry_run })
-        .to_string()
+    let input = json!({
+        "since": req.since, "vault": req.vault, "dry_run": req.dry_run, "webhook": req.webhook
+    })
+    .to_string()
         + "\n";
     let mut stdin = child.stdin.take().expect("piped");
     let writer = std::thread::spawn(move || {
@@ -249,6 +253,7 @@ mod tests {
             since: json!(41),
             vault: BTreeMap::from([("token".to_string(), "tok-very-secret".to_string())]),
             dry_run: false,
+            webhook: None,
         }
     }
 

@@ -68,6 +68,8 @@ async function main() {
     emit,
     log,
     dryRun: Boolean(input.dry_run),
+    // What its webhook was called with (JSON, or the body as text), for a webhook watcher.
+    webhook: input.webhook ?? null,
     setSince: (next) => {
       since = next;
     },

@@ -75,10 +75,10 @@ pub enum Run {
 pub const MAX_TIMEOUT_S: u64 = 600;
 const DEFAULT_TIMEOUT_S: u64 = 60;
 
-/// Whether `name` may be a watcher's (and its folder's) name: 1 to 40 of a-z, 0-9 and `-`,
-/// starting with a letter.
+/// Whether `name` may be a watcher's (and its folder's, and its vault grantee's) name: 1 to 32
+/// of a-z, 0-9 and `-`, starting with a letter.
 pub fn valid_name(name: &str) -> bool {
-    (1..=40).contains(&name.len())
+    (1..=32).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
@@ -90,7 +90,7 @@ pub fn check(declared: Declared, folder: &Path) -> Result<Watcher, String> {
     let name = declared.name;
     if !valid_name(&name) {
         return Err(format!(
-            "the name {name:?} is not one Vyre takes: 1 to 40 of a-z, 0-9 and -, starting with a letter"
+            "the name {name:?} is not one Vyre takes: 1 to 32 of a-z, 0-9 and -, starting with a letter"
         ));
     }
     if folder.file_name().and_then(|n| n.to_str()) != Some(name.as_str()) {
@@ -111,19 +111,17 @@ pub fn check(declared: Declared, folder: &Path) -> Result<Watcher, String> {
             return Err(format!("needs names vault items; {item:?} is not one"));
         }
     }
-    let own = format!("watch.{name}");
+    // Event types take no `-`: `rss-feed` tells its items as `watch.rss_feed.item`.
+    let own = format!("watch.{}", name.replace('-', "_"));
     let emits = declared.emits.unwrap_or_else(|| format!("{own}.item"));
     if emits != own && !emits.starts_with(&format!("{own}.")) {
         return Err(format!(
             "emits {emits:?} is outside the watcher's own events: name it {own}.<something>"
         ));
     }
-    if !emits
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-' || c == '_')
-    {
+    if !crate::kernel::events::valid_type(&emits) {
         return Err(format!(
-            "emits {emits:?} may hold only a-z, 0-9, ., - and _"
+            "emits {emits:?} is not an event type: words of a-z, 0-9 and _, each starting with a letter, joined by ."
         ));
     }
     let run = match declared.run {
@@ -227,7 +225,7 @@ mod tests {
             &dir,
         )
         .unwrap();
-        assert_eq!(w.emits, "watch.gh-issues.item");
+        assert_eq!(w.emits, "watch.gh_issues.item");
         assert_eq!(w.timeout_s, 60);
         assert_eq!(
             w.run,
@@ -240,7 +238,7 @@ mod tests {
         let w = check(
             declared(serde_json::json!({
                 "name": "gh-issues", "project": "Site", "schedule": "webhook",
-                "run": ["python3", "watch.py"], "emits": "watch.gh-issues.opened"
+                "run": ["python3", "watch.py"], "emits": "watch.gh_issues.opened"
             })),
             &dir,
         )
@@ -275,7 +273,7 @@ mod tests {
                 with("emits", "thread.turn".into()),
                 "outside the watcher's own events",
             ),
-            (with("emits", "watch.w.A B".into()), "may hold only"),
+            (with("emits", "watch.w.A B".into()), "is not an event type"),
             (
                 with("run", serde_json::json!(["../../x.js"])),
                 "a file in the watcher's folder",

@@ -21,6 +21,8 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         last_run_at INTEGER,
         last_ok_at INTEGER,
         last_error TEXT,
+        created_by TEXT NOT NULL DEFAULT 'person',
+        hook_hash TEXT,
         created_at INTEGER NOT NULL
     );
     CREATE TABLE watchers_items (
@@ -41,7 +43,8 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         at INTEGER NOT NULL,
         line TEXT NOT NULL
     );
-    CREATE INDEX watchers_log_of ON watchers_log(watcher, id);",
+    CREATE INDEX watchers_log_of ON watchers_log(watcher, id);
+    CREATE INDEX watchers_items_of ON watchers_items(project, id);",
 }];
 
 /// Log lines kept per watcher.
@@ -61,6 +64,10 @@ pub struct State {
     pub last_run_at: Option<i64>,
     pub last_ok_at: Option<i64>,
     pub last_error: Option<String>,
+    /// `person`, or the thread whose session wrote it.
+    pub created_by: String,
+    /// Items it filed so far.
+    pub filed: i64,
 }
 
 fn state(r: &rusqlite::Row<'_>) -> rusqlite::Result<State> {
@@ -73,13 +80,16 @@ fn state(r: &rusqlite::Row<'_>) -> rusqlite::Result<State> {
         last_run_at: r.get(5)?,
         last_ok_at: r.get(6)?,
         last_error: r.get(7)?,
+        created_by: r.get(8)?,
+        filed: r.get(9)?,
     })
 }
 
 const COLUMNS: &str =
-    "name, paused, failures, disabled, since, last_run_at, last_ok_at, last_error";
+    "name, paused, failures, disabled, since, last_run_at, last_ok_at, last_error,
+    created_by, (SELECT count(*) FROM watchers_items i WHERE i.watcher = s.name)";
 
-/// The state of `name`, made (paused) if it has none.
+/// The state of `name`, made (paused, written by the person) if it has none.
 pub fn ensure(c: &Connection, name: &str, now: i64) -> Result<State, StoreError> {
     c.execute(
         "INSERT INTO watchers_state (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
@@ -90,7 +100,7 @@ pub fn ensure(c: &Connection, name: &str, now: i64) -> Result<State, StoreError>
 
 pub fn get(c: &Connection, name: &str) -> Result<Option<State>, StoreError> {
     Ok(c.query_row(
-        &format!("SELECT {COLUMNS} FROM watchers_state WHERE name = ?1"),
+        &format!("SELECT {COLUMNS} FROM watchers_state s WHERE name = ?1"),
         [name],
         state,
     )
@@ -99,7 +109,7 @@ pub fn get(c: &Connection, name: &str) -> Result<Option<State>, StoreError> {
 
 pub fn all(c: &Connection) -> Result<Vec<State>, StoreError> {
     let mut stmt = c.prepare(&format!(
-        "SELECT {COLUMNS} FROM watchers_state ORDER BY name"
+        "SELECT {COLUMNS} FROM watchers_state s ORDER BY name"
     ))?;
     let rows = stmt.query_map([], state)?;
     Ok(rows.collect::<Result<_, _>>()?)
@@ -219,6 +229,81 @@ pub fn lines(c: &Connection, name: &str, limit: i64) -> Result<Vec<(i64, String)
             ORDER BY id DESC LIMIT ?2) ORDER BY id",
     )?;
     let rows = stmt.query_map(params![name, limit], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// `name` was (re)written by `by`: a session's version waits, paused, for the person; the
+/// person's keeps whether it ran.
+pub fn written(c: &Connection, name: &str, by: &str, now: i64) -> Result<State, StoreError> {
+    c.execute(
+        "INSERT INTO watchers_state (name, created_by, created_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(name) DO UPDATE SET created_by = ?2,
+            paused = CASE WHEN ?2 = 'person' THEN paused ELSE 1 END",
+        params![name, by, now],
+    )?;
+    get(c, name)?.ok_or_else(|| StoreError::Task("a watcher's state just written".into()))
+}
+
+/// Keep the hash of `name`'s webhook secret (the secret itself is shown once, never kept).
+pub fn set_hook(c: &Connection, name: &str, hash: Option<&str>) -> Result<(), StoreError> {
+    c.execute(
+        "UPDATE watchers_state SET hook_hash = ?2 WHERE name = ?1",
+        params![name, hash],
+    )?;
+    Ok(())
+}
+
+/// The hash of `name`'s webhook secret.
+pub fn hook_hash(c: &Connection, name: &str) -> Result<Option<String>, StoreError> {
+    Ok(c.query_row(
+        "SELECT hook_hash FROM watchers_state WHERE name = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .optional()?
+    .flatten())
+}
+
+/// An item as it was filed.
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
+pub struct Filed {
+    pub id: i64,
+    pub watcher: String,
+    pub project: String,
+    pub title: String,
+    pub body: Option<String>,
+    pub url: Option<String>,
+    /// When it happened at the source (ms), when it said.
+    pub at: Option<i64>,
+    pub filed_at: i64,
+}
+
+/// The newest `limit` items filed, by `watcher` and in `projects` when given.
+pub fn items(
+    c: &Connection,
+    watcher: Option<&str>,
+    projects: Option<&[String]>,
+    limit: i64,
+) -> Result<Vec<Filed>, StoreError> {
+    let fence = projects.map(|p| serde_json::to_string(p).unwrap_or_else(|_| "[]".into()));
+    let mut stmt = c.prepare(
+        "SELECT id, watcher, project, title, body, url, at, filed_at FROM watchers_items
+         WHERE (?1 IS NULL OR watcher = ?1)
+           AND (?2 IS NULL OR project IN (SELECT value FROM json_each(?2)))
+         ORDER BY id DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![watcher, fence, limit], |r| {
+        Ok(Filed {
+            id: r.get(0)?,
+            watcher: r.get(1)?,
+            project: r.get(2)?,
+            title: r.get(3)?,
+            body: r.get(4)?,
+            url: r.get(5)?,
+            at: r.get(6)?,
+            filed_at: r.get(7)?,
+        })
+    })?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

@@ -23,6 +23,7 @@ const MODULES: &[&str] = &[
     "modules/sessions",
     "modules/system",
     "modules/vault",
+    "modules/watchers",
 ];
 
 /// The one place that knows every module: the list vyred starts (the composition root).

@@ -48,4 +48,5 @@ mod threads_flow;
 mod timeline;
 mod upgrade;
 mod vault;
+mod watchers;
 mod web;

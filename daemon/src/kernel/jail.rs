@@ -161,7 +161,56 @@ pub fn run(
     Ok(out)
 }
 
-fn kill(pgid: i32) {
+/// A sandbox for a program that may reach the network (a watcher): the same namespaces and
+/// read-only system as the jail, but the network shared, the files it needs bound in, and a
+/// working folder.
+#[derive(Debug, Clone, Default)]
+pub struct Net {
+    /// Files and folders bound read-only, each at its own path.
+    pub read_only: Vec<PathBuf>,
+    /// The folder it runs in, bound read-only at its own path.
+    pub workdir: Option<PathBuf>,
+    /// Variables set (nothing else is).
+    pub env: Vec<(String, String)>,
+}
+
+/// bubblewrap's command for `program args` in a [`Net`] sandbox: its own process group, the
+/// network shared, resolv.conf and the system's certificates bound so names resolve and TLS
+/// verifies, `/tmp` its own, no home, no `VYRE_HOME`, no sockets but the network's.
+pub fn net_command(bwrap: &Path, program: &Path, args: &[String], net: &Net) -> Command {
+    let mut cmd = Command::new(bwrap);
+    let mut jail = jail_args(program);
+    jail.insert(1, "--share-net".into());
+    for etc in [
+        "/etc/resolv.conf",
+        "/etc/hosts",
+        "/etc/nsswitch.conf",
+        "/etc/ssl",
+        "/etc/ca-certificates",
+        "/etc/pki",
+    ] {
+        jail.extend(["--ro-bind-try".into(), etc.into(), etc.into()]);
+    }
+    for p in net.read_only.iter().chain(net.workdir.iter()) {
+        let p = p.to_string_lossy().into_owned();
+        jail.extend(["--ro-bind".into(), p.clone(), p]);
+    }
+    if let Some(dir) = &net.workdir {
+        jail.extend(["--chdir".into(), dir.to_string_lossy().into_owned()]);
+    }
+    cmd.args(jail).arg("--").arg(program).args(args);
+    cmd.env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("HOME", "/tmp");
+    for (k, v) in &net.env {
+        cmd.env(k, v);
+    }
+    cmd.process_group(0);
+    cmd
+}
+
+pub fn kill(pgid: i32) {
     let _ = nix::sys::signal::killpg(
         nix::unistd::Pid::from_raw(pgid),
         nix::sys::signal::Signal::SIGKILL,

@@ -15,6 +15,7 @@ pub mod recall;
 pub mod sessions;
 pub mod system;
 pub mod vault;
+pub mod watchers;
 
 use std::sync::Arc;
 
@@ -43,6 +44,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::memory::MemoryModule),
         Arc::new(crate::modules::projects::ProjectsModule),
         Arc::new(crate::modules::planner::PlannerModule),
+        Arc::new(crate::modules::watchers::WatchersModule),
         Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),

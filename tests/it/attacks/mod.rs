@@ -14,3 +14,4 @@ mod peer;
 mod planner;
 mod settings;
 mod threads;
+mod watchers;

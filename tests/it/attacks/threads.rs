@@ -653,6 +653,14 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "threads.unqueue",
         "vault.list",
         "vault.status",
+        "watchers.create",
+        "watchers.items",
+        "watchers.list",
+        "watchers.logs",
+        "watchers.pause",
+        "watchers.remove",
+        "watchers.run",
+        "watchers.test",
     ];
     assert_eq!(listed, expected);
     let (status, openapi) = session

@@ -97,6 +97,8 @@ impl From<VaultError> for ToolError {
 pub enum Grantee {
     Module(String),
     Agent(String),
+    /// A watcher (spec 7.6): its runs get the items a person granted it.
+    Watcher(String),
 }
 
 impl Grantee {
@@ -105,9 +107,10 @@ impl Grantee {
         let (grantee, name) = match s.split_once(':') {
             Some(("module", n)) => (Grantee::Module(n.to_string()), n),
             Some(("agent", n)) => (Grantee::Agent(n.to_string()), n),
+            Some(("watcher", n)) => (Grantee::Watcher(n.to_string()), n),
             Some(_) => {
                 return Err(VaultError::InvalidName(format!(
-                    "{s:?}: grant to a module (`sessions`, `module:sessions`) or an agent (`agent:<name>`)"
+                    "{s:?}: grant to a module (`sessions`, `module:sessions`), an agent (`agent:<name>`) or a watcher (`watcher:<name>`)"
                 )));
             }
             None => (Grantee::Module(s.to_string()), s),
@@ -126,6 +129,7 @@ impl fmt::Display for Grantee {
         match self {
             Grantee::Module(n) => write!(f, "module:{n}"),
             Grantee::Agent(n) => write!(f, "agent:{n}"),
+            Grantee::Watcher(n) => write!(f, "watcher:{n}"),
         }
     }
 }

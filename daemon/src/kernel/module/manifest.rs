@@ -16,6 +16,9 @@ pub struct Does {
     /// This module runs agents (spec section 10): it may fetch vault items a person granted to
     /// an agent (`agent:<name>`), for that agent's sessions.
     pub agents: bool,
+    /// This module runs watchers (spec 7.6): it may fetch vault items a person granted to a
+    /// watcher (`watcher:<name>`), for that watcher's runs.
+    pub watchers: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]

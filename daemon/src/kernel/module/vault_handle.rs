@@ -74,4 +74,31 @@ impl ModuleVault {
             .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
         vault.fetch(&Grantee::Agent(agent.to_string()), name).await
     }
+
+    /// The value of item `name` for watcher `watcher`: refused unless this module runs
+    /// watchers (`does.watchers` in its manifest) and a person granted the item to
+    /// `watcher:<watcher>`.
+    pub async fn fetch_for_watcher(
+        &self,
+        watcher: &str,
+        name: &str,
+    ) -> Result<
+        crate::kernel::contracts::secret::VaultValue,
+        crate::kernel::contracts::vault::VaultError,
+    > {
+        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
+        if !self.ctx.manifest.does.watchers {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        let vault = self
+            .ctx
+            .get::<dyn VaultAccess>()
+            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
+        vault
+            .fetch(&Grantee::Watcher(watcher.to_string()), name)
+            .await
+    }
 }

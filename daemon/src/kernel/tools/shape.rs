@@ -19,7 +19,7 @@ pub const ITEM: &str = r"^[^\s/\\\u0000-\u001F\u007F-\u009F]([^/\\\u0000-\u001F\
 
 /// Whom a vault item is granted to: a module (`sessions`, `module:sessions`) or an agent
 /// (`agent:<name>`).
-pub const GRANTEE: &str = r"^((module|agent):)?[a-z][a-z0-9_-]{0,31}$";
+pub const GRANTEE: &str = r"^((module|agent|watcher):)?[a-z][a-z0-9_-]{0,31}$";
 
 /// An IP address and a port (`127.0.0.1:4477`, `[::1]:4477`, `http://127.0.0.1:4477/`): IPv4
 /// and IPv6 (its hex forms, with `::`) exactly, as `SocketAddr` parses them.
@@ -64,7 +64,7 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
         A_WORD => "must hold at least one word (a letter or a digit)",
         ITEM => "must not contain / or \\ or a control character, or start or end with white space",
         GRANTEE => {
-            "must name a module (`sessions`, `module:sessions`) or an agent (`agent:<name>`)"
+            "must name a module (`sessions`, `module:sessions`), an agent (`agent:<name>`) or a watcher (`watcher:<name>`)"
         }
         SOCKET_ADDRESS => "must be an IP address and a port (`127.0.0.1:4477`, `[::1]:4477`)",
         THREAD_ID => "must be a thread id (letters, digits, - and _, up to 64)",

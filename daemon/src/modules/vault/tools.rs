@@ -94,7 +94,8 @@ pub struct NameInput {
 pub struct GrantInput {
     #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     item: String,
-    /// A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`).
+    /// A module (`sessions`, `module:sessions`), an agent (`agent:<name>`) or a watcher
+    /// (`watcher:<name>`).
     #[schemars(pattern(crate::kernel::tools::shape::GRANTEE))]
     to: String,
 }
@@ -199,9 +200,12 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         },
     )?;
     ctx.tool_with(
-        ToolDef::new("vault.grant", "Let a module or an agent use an item.")
-            .finishes()
-            .person_only(),
+        ToolDef::new(
+            "vault.grant",
+            "Let a module, an agent or a watcher use an item.",
+        )
+        .finishes()
+        .person_only(),
         &vault,
         |v, input: GrantInput, cx| async move {
             let to = Grantee::parse(&input.to)?;
@@ -216,7 +220,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     ctx.tool_with(
         ToolDef::new(
             "vault.revoke",
-            "Take back a module's or an agent's use of an item.",
+            "Take back a module's, an agent's or a watcher's use of an item.",
         )
         .finishes()
         .person_only(),

@@ -6,6 +6,8 @@
 //! - `GET /v1/events`: the event log as Server-Sent Events.
 //! - `GET /v1/files/<token>`: a download link `files.fetch` made.
 //! - `POST /v1/link/calls/<id>`: a paired Vyre's answer to a call sent down its event stream.
+//! - `POST /v1/hooks/<watcher>/<secret>`: a webhook watcher's address (no credential but its
+//!   secret).
 
 pub mod app;
 pub mod auth;
@@ -13,6 +15,7 @@ mod box_events;
 mod browser;
 pub mod error;
 mod files_endpoint;
+mod hooks_endpoint;
 mod link_answer;
 pub mod openapi;
 pub mod pair_endpoint;
@@ -58,7 +61,8 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
             get(box_events::thread_events),
         )
         .route("/v1/link/calls/{id}", post(link_answer::answer))
-        .route("/v1/files/{token}", get(files_endpoint::download));
+        .route("/v1/files/{token}", get(files_endpoint::download))
+        .route("/v1/hooks/{name}/{secret}", post(hooks_endpoint::hook));
     app::routes(api, ui_dir, &kernel)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

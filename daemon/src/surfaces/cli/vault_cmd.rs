@@ -29,7 +29,8 @@ pub enum VaultCommand {
     },
     /// Delete an item and its grants.
     Delete { name: String },
-    /// Let a module (`sessions`) or an agent (`agent:<name>`) use an item.
+    /// Let a module (`sessions`), an agent (`agent:<name>`) or a watcher (`watcher:<name>`) use
+    /// an item.
     Grant { item: String, to: String },
     /// Take a grant back.
     Revoke { item: String, to: String },

@@ -1728,7 +1728,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Let a module or an agent use an item. */
+        /** Let a module, an agent or a watcher use an item. */
         post: operations["vault.grant"];
         delete?: never;
         options?: never;
@@ -1813,7 +1813,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Take back a module's or an agent's use of an item. */
+        /** Take back a module's, an agent's or a watcher's use of an item. */
         post: operations["vault.revoke"];
         delete?: never;
         options?: never;
@@ -1866,6 +1866,176 @@ export interface paths {
         put?: never;
         /** Unlock a vault whose key file is wrapped by a passphrase. */
         post: operations["vault.unlock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Write a watcher: a script Vyre runs on a schedule, filing what it finds into a project. It waits, paused, until the person turns it on. */
+        post: operations["watchers.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.hook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A webhook watcher's address was called (POST /v1/hooks/<name>/<secret>): it runs with what it was sent. */
+        post: operations["watchers.hook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What watchers filed, the newest first. */
+        post: operations["watchers.items"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Watchers, with how their last runs went and when they run next. */
+        post: operations["watchers.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The last lines a watcher's runs wrote. */
+        post: operations["watchers.logs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a watcher running until it is turned on again. */
+        post: operations["watchers.pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a watcher (what it filed stays in its project). */
+        post: operations["watchers.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn a watcher on, granting it the vault items it needs; a person's decision. */
+        post: operations["watchers.resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a watcher that is on now, filing what it finds. */
+        post: operations["watchers.run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/watchers.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Try a watcher once: what it would file and say, with nothing filed (a session's try gets no vault items). */
+        post: operations["watchers.test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3432,6 +3602,96 @@ export interface components {
         "vault.status.KeyState": "unlocked" | "empty" | "locked" | "key_missing" | "keystore_unavailable";
         /** @description a secret value; never shown again */
         "vault.unlock.Secret": string;
+        /** @description An item as it was filed. */
+        "watchers.items.Filed": {
+            /**
+             * Format: int64
+             * @description When it happened at the source (ms), when it said.
+             */
+            at: number | null;
+            body: string | null;
+            /** Format: int64 */
+            filed_at: number;
+            /** Format: int64 */
+            id: number;
+            project: string;
+            title: string;
+            url: string | null;
+            watcher: string;
+        };
+        /** @description A watcher as the tools show it. */
+        "watchers.list.Shown": {
+            /** @description `person`, or the thread whose session wrote it. */
+            created_by: string;
+            /** @description Why it was turned off (failures in a row); turning it on clears it. */
+            disabled: string | null;
+            emits: string | null;
+            /**
+             * Format: int64
+             * @description Failed runs in a row.
+             */
+            failures: number;
+            /**
+             * Format: int64
+             * @description Items it filed so far.
+             */
+            filed: number;
+            /**
+             * @description Where its webhook is called, with its secret (`/v1/hooks/<name>/<secret>`): said once,
+             *     when the watcher is written; Vyre keeps only the secret's hash.
+             */
+            hook: string | null;
+            last_error: string | null;
+            /** Format: int64 */
+            last_ok_at: number | null;
+            /** Format: int64 */
+            last_run_at: number | null;
+            name: string;
+            needs: string[];
+            /**
+             * Format: int64
+             * @description When it runs next (none while paused or turned off, or run by webhook).
+             */
+            next_run_at: number | null;
+            /** @description It does not run until the person turns it on. */
+            paused: boolean;
+            /** @description Why its folder cannot be used as it is. */
+            problem: string | null;
+            /** @description Where its items are filed (absent when its watcher.json cannot be read). */
+            project: string | null;
+            schedule: string | null;
+        };
+        "watchers.logs.Line": {
+            /** Format: int64 */
+            at: number;
+            line: string;
+        };
+        /** @description An item a run filed. */
+        "watchers.run.Item": {
+            /**
+             * Format: int64
+             * @description When it happened at the source (ms since the epoch), when it says.
+             */
+            at: number | null;
+            body: string | null;
+            /** @description Its own id at the source, when it has one. */
+            id: string | null;
+            title: string;
+            url: string | null;
+        };
+        /** @description An item a run filed. */
+        "watchers.test.Item": {
+            /**
+             * Format: int64
+             * @description When it happened at the source (ms since the epoch), when it says.
+             */
+            at: number | null;
+            body: string | null;
+            /** @description Its own id at the source, when it has one. */
+            id: string | null;
+            title: string;
+            url: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -8561,7 +8821,10 @@ export interface operations {
             content: {
                 "application/json": {
                     item: string;
-                    /** @description A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`). */
+                    /**
+                     * @description A module (`sessions`, `module:sessions`), an agent (`agent:<name>`) or a watcher
+                     *     (`watcher:<name>`).
+                     */
                     to: string;
                 };
             };
@@ -8783,7 +9046,10 @@ export interface operations {
             content: {
                 "application/json": {
                     item: string;
-                    /** @description A module (`sessions`, `module:sessions`) or an agent (`agent:<name>`). */
+                    /**
+                     * @description A module (`sessions`, `module:sessions`), an agent (`agent:<name>`) or a watcher
+                     *     (`watcher:<name>`).
+                     */
                     to: string;
                 };
             };
@@ -8924,6 +9190,658 @@ export interface operations {
                         /** Done */
                         data: {
                             ok: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event type its items are told as (default watch.<name>.item). */
+                    emits?: string | null;
+                    /** @description The script's file name (default watch.js). */
+                    file?: string | null;
+                    /** @description Its name and its folder's: 1 to 32 of a-z, 0-9 and -, starting with a letter. */
+                    name: string;
+                    /**
+                     * @description Vault items it reads (granted by the person when they turn it on).
+                     * @default []
+                     */
+                    needs?: string[];
+                    /** @description The project its items are filed into. */
+                    project: string;
+                    /**
+                     * @description Write it anew if it exists (a session's rewrite waits, paused, for the person).
+                     * @default false
+                     */
+                    replace?: boolean;
+                    /**
+                     * @description A program and its arguments speaking the protocol itself (["python3", "watch.py"]);
+                     *     without it, watch.js runs on Node.
+                     */
+                    run?: string[] | null;
+                    /** @description When it runs: cron's five fields ("*\/15 * * * *", "@hourly"), or "webhook". */
+                    schedule: string;
+                    /**
+                     * @description The script's text. For watch.js: `export async function watch({vault, since, emit, log})`,
+                     *     calling `emit({title, url?, body?, id?, at?})` for each thing found.
+                     */
+                    script: string;
+                    /**
+                     * Format: uint64
+                     * @description Seconds a run may take (1 to 600, default 60).
+                     */
+                    timeout_s?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Shown
+                         * @description A watcher as the tools show it.
+                         */
+                        data: {
+                            /** @description `person`, or the thread whose session wrote it. */
+                            created_by: string;
+                            /** @description Why it was turned off (failures in a row); turning it on clears it. */
+                            disabled: string | null;
+                            emits: string | null;
+                            /**
+                             * Format: int64
+                             * @description Failed runs in a row.
+                             */
+                            failures: number;
+                            /**
+                             * Format: int64
+                             * @description Items it filed so far.
+                             */
+                            filed: number;
+                            /**
+                             * @description Where its webhook is called, with its secret (`/v1/hooks/<name>/<secret>`): said once,
+                             *     when the watcher is written; Vyre keeps only the secret's hash.
+                             */
+                            hook: string | null;
+                            last_error: string | null;
+                            /** Format: int64 */
+                            last_ok_at: number | null;
+                            /** Format: int64 */
+                            last_run_at: number | null;
+                            name: string;
+                            needs: string[];
+                            /**
+                             * Format: int64
+                             * @description When it runs next (none while paused or turned off, or run by webhook).
+                             */
+                            next_run_at: number | null;
+                            /** @description It does not run until the person turns it on. */
+                            paused: boolean;
+                            /** @description Why its folder cannot be used as it is. */
+                            problem: string | null;
+                            /** @description Where its items are filed (absent when its watcher.json cannot be read). */
+                            project: string | null;
+                            schedule: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.hook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the webhook was called with: its JSON, or its body as text. */
+                    body?: unknown;
+                    name: string;
+                    /** @description The secret in its webhook's path. */
+                    secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Accepted
+                         * @description A webhook call taken: the run goes on apart from the caller.
+                         */
+                        data: {
+                            accepted: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description The newest this many (1 to 500, default 100).
+                     */
+                    limit?: number | null;
+                    /** @description Only this watcher's. */
+                    name?: string | null;
+                    /** @description Only this project's. */
+                    project?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Items */
+                        data: {
+                            items: components["schemas"]["watchers.items.Filed"][];
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Only this project's. */
+                    project?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Shown */
+                        data: components["schemas"]["watchers.list.Shown"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description The last this many lines (1 to 1000, default 100).
+                     */
+                    limit?: number | null;
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Logs */
+                        data: {
+                            lines: components["schemas"]["watchers.logs.Line"][];
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Shown
+                         * @description A watcher as the tools show it.
+                         */
+                        data: {
+                            /** @description `person`, or the thread whose session wrote it. */
+                            created_by: string;
+                            /** @description Why it was turned off (failures in a row); turning it on clears it. */
+                            disabled: string | null;
+                            emits: string | null;
+                            /**
+                             * Format: int64
+                             * @description Failed runs in a row.
+                             */
+                            failures: number;
+                            /**
+                             * Format: int64
+                             * @description Items it filed so far.
+                             */
+                            filed: number;
+                            /**
+                             * @description Where its webhook is called, with its secret (`/v1/hooks/<name>/<secret>`): said once,
+                             *     when the watcher is written; Vyre keeps only the secret's hash.
+                             */
+                            hook: string | null;
+                            last_error: string | null;
+                            /** Format: int64 */
+                            last_ok_at: number | null;
+                            /** Format: int64 */
+                            last_run_at: number | null;
+                            name: string;
+                            needs: string[];
+                            /**
+                             * Format: int64
+                             * @description When it runs next (none while paused or turned off, or run by webhook).
+                             */
+                            next_run_at: number | null;
+                            /** @description It does not run until the person turns it on. */
+                            paused: boolean;
+                            /** @description Why its folder cannot be used as it is. */
+                            problem: string | null;
+                            /** @description Where its items are filed (absent when its watcher.json cannot be read). */
+                            project: string | null;
+                            schedule: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Shown
+                         * @description A watcher as the tools show it.
+                         */
+                        data: {
+                            /** @description `person`, or the thread whose session wrote it. */
+                            created_by: string;
+                            /** @description Why it was turned off (failures in a row); turning it on clears it. */
+                            disabled: string | null;
+                            emits: string | null;
+                            /**
+                             * Format: int64
+                             * @description Failed runs in a row.
+                             */
+                            failures: number;
+                            /**
+                             * Format: int64
+                             * @description Items it filed so far.
+                             */
+                            filed: number;
+                            /**
+                             * @description Where its webhook is called, with its secret (`/v1/hooks/<name>/<secret>`): said once,
+                             *     when the watcher is written; Vyre keeps only the secret's hash.
+                             */
+                            hook: string | null;
+                            last_error: string | null;
+                            /** Format: int64 */
+                            last_ok_at: number | null;
+                            /** Format: int64 */
+                            last_run_at: number | null;
+                            name: string;
+                            needs: string[];
+                            /**
+                             * Format: int64
+                             * @description When it runs next (none while paused or turned off, or run by webhook).
+                             */
+                            next_run_at: number | null;
+                            /** @description It does not run until the person turns it on. */
+                            paused: boolean;
+                            /** @description Why its folder cannot be used as it is. */
+                            problem: string | null;
+                            /** @description Where its items are filed (absent when its watcher.json cannot be read). */
+                            project: string | null;
+                            schedule: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Shown
+                         * @description A watcher as the tools show it.
+                         */
+                        data: {
+                            /** @description `person`, or the thread whose session wrote it. */
+                            created_by: string;
+                            /** @description Why it was turned off (failures in a row); turning it on clears it. */
+                            disabled: string | null;
+                            emits: string | null;
+                            /**
+                             * Format: int64
+                             * @description Failed runs in a row.
+                             */
+                            failures: number;
+                            /**
+                             * Format: int64
+                             * @description Items it filed so far.
+                             */
+                            filed: number;
+                            /**
+                             * @description Where its webhook is called, with its secret (`/v1/hooks/<name>/<secret>`): said once,
+                             *     when the watcher is written; Vyre keeps only the secret's hash.
+                             */
+                            hook: string | null;
+                            last_error: string | null;
+                            /** Format: int64 */
+                            last_ok_at: number | null;
+                            /** Format: int64 */
+                            last_run_at: number | null;
+                            name: string;
+                            needs: string[];
+                            /**
+                             * Format: int64
+                             * @description When it runs next (none while paused or turned off, or run by webhook).
+                             */
+                            next_run_at: number | null;
+                            /** @description It does not run until the person turns it on. */
+                            paused: boolean;
+                            /** @description Why its folder cannot be used as it is. */
+                            problem: string | null;
+                            /** @description Where its items are filed (absent when its watcher.json cannot be read). */
+                            project: string | null;
+                            schedule: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Tried
+                         * @description How a run went.
+                         */
+                        data: {
+                            error: string | null;
+                            /**
+                             * Format: uint
+                             * @description Items new to the project (none in a try).
+                             */
+                            filed: number;
+                            items: components["schemas"]["watchers.run.Item"][];
+                            logs: string[];
+                            ok: boolean;
+                            /** @description Where its next run starts. */
+                            since: unknown;
+                            /** Format: int64 */
+                            took_ms: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Tried
+                         * @description How a run went.
+                         */
+                        data: {
+                            error: string | null;
+                            /**
+                             * Format: uint
+                             * @description Items new to the project (none in a try).
+                             */
+                            filed: number;
+                            items: components["schemas"]["watchers.test.Item"][];
+                            logs: string[];
+                            ok: boolean;
+                            /** @description Where its next run starts. */
+                            since: unknown;
+                            /** Format: int64 */
+                            took_ms: number;
                         };
                     };
                 };

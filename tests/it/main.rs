@@ -49,4 +49,5 @@ mod timeline;
 mod upgrade;
 mod vault;
 mod watchers;
+mod watchers_e2e;
 mod web;

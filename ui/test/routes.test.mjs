@@ -5,7 +5,7 @@ import { parseRoute, pathOf } from '../.test-build/routes.js';
 const at = (pathname, search = '') => parseRoute({ pathname, search });
 
 test('each screen has its path, and the path opens that screen', () => {
-  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }]) {
+  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }]) {
     assert.deepEqual(at(pathOf(r)), r, pathOf(r));
   }
   assert.equal(pathOf({ name: 'home' }), '/app/');

@@ -6,6 +6,11 @@
 export interface Confirm {
   title: string;
   body?: string;
+  /** Things the person should see before they answer (what a watcher will be given), one a line,
+   * under the body: plain text. */
+  list?: string[];
+  /** Said under the list. */
+  after?: string;
   /** The button that goes ahead. */
   ok: string;
   /** It destroys something: the button says so in red. */

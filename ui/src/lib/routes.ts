@@ -6,6 +6,7 @@ export type Route =
   | { name: 'deck' }
   | { name: 'needs' }
   | { name: 'planner' }
+  | { name: 'watchers' }
   | { name: 'files' }
   | { name: 'settings' }
   /** A thread, on this machine or (`box`, a pairing id) on a paired box: the same chat view. */
@@ -26,6 +27,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (rest === '/deck') return { name: 'deck' };
   if (rest === '/needs') return { name: 'needs' };
   if (rest === '/planner') return { name: 'planner' };
+  if (rest === '/watchers') return { name: 'watchers' };
   if (rest === '/files') return { name: 'files' };
   if (rest === '/settings') return { name: 'settings' };
   return { name: 'home' };

@@ -7,8 +7,10 @@ import Diff from '../../src/components/Diff.svelte';
 import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
 import Notice from '../../src/components/Notice.svelte';
+import WatchItems from '../../src/components/WatchItems.svelte';
 import type { OpenFile } from '../../src/lib/filelinks';
 import type { MemoryWord } from '../../src/lib/memory';
+import type { WatchItem } from '../../src/lib/watchers';
 
 export function markdown(
   source: string | null | undefined,
@@ -33,4 +35,8 @@ export function toast(props: { toast: { text: string; level: 'info' | 'error' } 
 
 export function notice(props: { kind: 'warning' | 'error'; text: string; detail?: string | null; id?: string; testid?: string }): string {
   return render(Notice, { props }).body;
+}
+
+export function watchItems(props: { items: WatchItem[]; now: number }): string {
+  return render(WatchItems, { props }).body;
 }

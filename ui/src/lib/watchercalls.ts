@@ -1,0 +1,45 @@
+// The Watchers screen's calls to vyred (`watchers.*`, docs/api.md). The words and the order are
+// lib/watchers.ts.
+
+import { call } from './api';
+import type { LogLine, Ran, Tested, WatchItem, Watcher } from './watchers';
+
+/** Every watcher, in every project. */
+export function listWatchers(): Promise<Watcher[]> {
+  return call('watchers.list', {});
+}
+
+/** The newest items the watchers filed, newest first. */
+export async function listFiled(limit = 50): Promise<WatchItem[]> {
+  return (await call('watchers.items', { limit })).items;
+}
+
+/** Turn it on: the person grants it the vault items it needs, and it runs on its schedule.
+ * Clears a turning off after failures too. */
+export function turnOn(name: string): Promise<Watcher> {
+  return call('watchers.resume', { name });
+}
+
+export function pause(name: string): Promise<Watcher> {
+  return call('watchers.pause', { name });
+}
+
+/** Run it now, for real: what it finds is filed. vyred refuses while it is paused or turned off. */
+export function runNow(name: string): Promise<Ran> {
+  return call('watchers.run', { name });
+}
+
+/** A dry run: what it would find, and its log; nothing filed, its place kept. */
+export function testRun(name: string): Promise<Tested> {
+  return call('watchers.test', { name });
+}
+
+/** Its last log lines, oldest first. */
+export async function logs(name: string, limit = 200): Promise<LogLine[]> {
+  return (await call('watchers.logs', { name, limit })).lines;
+}
+
+/** Remove it: its folder and state go; the items it filed stay. */
+export function remove(name: string): Promise<Watcher> {
+  return call('watchers.remove', { name });
+}

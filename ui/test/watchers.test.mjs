@@ -1,0 +1,206 @@
+// Watchers (issue 23): where a watcher stands in words, its schedule in words, its last and next
+// run, what a run or a test did, the order of the list, and which addresses may be links.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  canPause,
+  canTurnOn,
+  clockWords,
+  lastFailed,
+  lastRunWords,
+  nextRunWords,
+  ranWords,
+  safeUrl,
+  scheduleWords,
+  sortWatchers,
+  statusWords,
+  testedWords,
+  watcherState,
+} from '../.test-build/watchers.js';
+import { watchItems } from '../.test-build/ssr/entry.js';
+
+const at = (iso) => Date.parse(iso);
+const MIN = 60_000;
+/** Thursday 24 December 2026, 10:00 in London (UTC in winter). */
+const NOW = at('2026-12-24T10:00:00Z');
+const LONDON = 'Europe/London';
+
+/** A watcher as watchers.list says it: a new one, paused and never run, unless `fields` say. */
+const watcher = (name, fields = {}) => ({
+  name,
+  project: 'home',
+  schedule: '*/15 * * * *',
+  emits: 'item',
+  needs: [],
+  paused: true,
+  disabled: null,
+  failures: 0,
+  last_run_at: null,
+  last_ok_at: null,
+  last_error: null,
+  next_run_at: null,
+  created_by: 'person',
+  filed: 0,
+  problem: null,
+  ...fields,
+});
+
+test('where a watcher stands: new, paused, on, turned off after failures, broken', () => {
+  assert.equal(statusWords(watcher('a')), 'Waiting for you to turn it on');
+  assert.equal(watcherState(watcher('a')), 'new');
+  assert.equal(statusWords(watcher('a', { last_run_at: NOW - MIN })), 'Paused', 'paused after it ran: not new');
+  assert.equal(watcherState(watcher('a', { last_run_at: NOW - MIN })), 'paused');
+  assert.equal(statusWords(watcher('a', { paused: false, next_run_at: NOW + MIN })), 'Runs every 15 minutes');
+  assert.equal(statusWords(watcher('a', { paused: false, schedule: 'webhook' })), 'Runs when its web address is called');
+  const off = watcher('a', { paused: false, disabled: 'fetch failed: 503', failures: 3, last_run_at: NOW - MIN });
+  assert.equal(statusWords(off), 'Turned off after 3 failures: fetch failed: 503');
+  assert.equal(watcherState(off), 'off');
+  assert.equal(statusWords({ ...off, failures: 1 }), 'Turned off after 1 failure: fetch failed: 503');
+  assert.equal(statusWords({ ...off, failures: 0 }), 'Turned off: fetch failed: 503', 'no count to say: none said');
+  // Turned off and paused: turned off says more (turning it on clears both).
+  assert.equal(watcherState({ ...off, paused: true }), 'off');
+  const broken = watcher('a', { paused: false, problem: 'watch.js has no watch()' });
+  assert.equal(statusWords(broken), 'Something is wrong with it: watch.js has no watch()');
+  assert.equal(watcherState(broken), 'broken');
+});
+
+test('Turn on is offered for one that is not on, Pause for one that is; neither for a broken one', () => {
+  assert.equal(canTurnOn(watcher('a')), true);
+  assert.equal(canTurnOn(watcher('a', { last_run_at: 1 })), true);
+  assert.equal(canTurnOn(watcher('a', { paused: false, disabled: 'x', failures: 5 })), true);
+  assert.equal(canTurnOn(watcher('a', { paused: false })), false);
+  assert.equal(canPause(watcher('a', { paused: false })), true);
+  assert.equal(canPause(watcher('a')), false);
+  assert.equal(canPause(watcher('a', { paused: false, disabled: 'x', failures: 5 })), false);
+  // vyred refuses both until its files are put right.
+  const broken = watcher('a', { problem: 'watcher.json: expected a schedule', project: null, schedule: null, emits: null });
+  assert.equal(canTurnOn(broken), false);
+  assert.equal(canPause({ ...broken, paused: false }), false);
+});
+
+test('a schedule in words: minutes, hours, times of day, days of the week and month', () => {
+  const cases = {
+    '* * * * *': 'every minute',
+    '*/1 * * * *': 'every minute',
+    '*/15 * * * *': 'every 15 minutes',
+    '0,20,40 * * * *': 'every 20 minutes',
+    '0 * * * *': 'every hour',
+    '5 * * * *': 'every hour at 5 minutes past',
+    '1 * * * *': 'every hour at 1 minute past',
+    '5,35 * * * *': 'every hour at 5 and 35 minutes past',
+    '0 */2 * * *': 'every 2 hours',
+    '30 */6 * * *': 'every 6 hours at 30 minutes past',
+    '0 9 * * *': 'every day at 09:00',
+    '30 8 * * 1-5': 'on weekdays at 08:30',
+    '0 10 * * 0,6': 'at weekends at 10:00',
+    '0 9 * * 1': 'every Monday at 09:00',
+    '0 9 * * 7': 'every Sunday at 09:00',
+    '0 9 * * 1,3,5': 'on Monday, Wednesday and Friday at 09:00',
+    '0 9 * * mon-fri': 'on weekdays at 09:00',
+    '0 9 * * MON,wed': 'on Monday and Wednesday at 09:00',
+    '0 10 * * sat,sun': 'at weekends at 10:00',
+    '0 7 25 dec *': 'every year on 25 December at 07:00',
+    '0 9,17 * * *': 'every day at 09:00 and 17:00',
+    '0 6 1 * *': 'on the 1st of every month at 06:00',
+    '0 6 1,15 * *': 'on the 1st and 15th of every month at 06:00',
+    '0 6 22 * *': 'on the 22nd of every month at 06:00',
+    '0 6 11 * *': 'on the 11th of every month at 06:00',
+    '0 7 25 12 *': 'every year on 25 December at 07:00',
+    '@hourly': 'every hour',
+    '@daily': 'every day at 00:00',
+    '@weekly': 'every Sunday at 00:00',
+    '@monthly': 'on the 1st of every month at 00:00',
+    webhook: 'when its web address is called',
+  };
+  assert.equal(scheduleWords(null), 'on no schedule it can read', 'a broken watcher.json');
+  for (const [cron, words] of Object.entries(cases)) assert.equal(scheduleWords(cron), words, cron);
+});
+
+test('a schedule too odd to say in words is given as written', () => {
+  for (const cron of ['0 9 1-7 * 1', '*/5 9-17 * * 1-5', '0 0-23 * * *', 'H * * * *', '1 2 3', '0 9 * 1-3 *', '60 * * * *', '0 9 * * mon-fri/2', '0 9 * * funday', '0-30/5 * * * *']) {
+    assert.equal(scheduleWords(cron), `on the schedule “${cron}”`, cron);
+  }
+});
+
+test('the next run: when, and how long until within the day; none when it does not run by itself', () => {
+  assert.equal(nextRunWords({ next_run_at: NOW + 5 * MIN }, NOW, LONDON), 'today 10:05, in 5 min');
+  assert.equal(nextRunWords({ next_run_at: at('2026-12-25T09:00:00Z') }, NOW, LONDON), 'tomorrow 09:00, in 23 h');
+  assert.equal(nextRunWords({ next_run_at: at('2026-12-28T09:00:00Z') }, NOW, LONDON), 'Mon 28 Dec 09:00');
+  assert.equal(nextRunWords({ next_run_at: null }, NOW, LONDON), null);
+});
+
+test('the last run: not yet, when, or when and why it failed', () => {
+  assert.equal(lastRunWords(watcher('a'), NOW, LONDON), 'Not run yet');
+  const ok = { last_run_at: NOW - 10 * MIN, last_ok_at: NOW - 10 * MIN, last_error: null };
+  assert.equal(lastRunWords(ok, NOW, LONDON), 'Last ran today 09:50');
+  // An old error, with a good run since: it went well.
+  assert.equal(lastRunWords({ ...ok, last_error: 'timed out' }, NOW, LONDON), 'Last ran today 09:50');
+  assert.equal(lastFailed({ ...ok, last_error: 'timed out' }), false);
+  const failed = { last_run_at: NOW - 10 * MIN, last_ok_at: NOW - 70 * MIN, last_error: 'timed out' };
+  assert.equal(lastFailed(failed), true);
+  assert.equal(lastRunWords(failed, NOW, LONDON), 'Last run today 09:50 failed: timed out');
+  assert.equal(lastRunWords({ ...failed, last_ok_at: null }, NOW, LONDON), 'Last run today 09:50 failed: timed out', 'never went well');
+  assert.equal(lastRunWords(failed, NOW, LONDON, false), 'Last run today 09:50', 'the error said elsewhere');
+});
+
+test('what a run did and what a test found, in a line', () => {
+  assert.equal(ranWords({ ok: true, error: null, filed: 2 }), 'Filed 2 new items.');
+  assert.equal(ranWords({ ok: true, error: null, filed: 1 }), 'Filed 1 new item.');
+  assert.equal(ranWords({ ok: true, error: null, filed: 0 }), 'Nothing new.');
+  assert.equal(ranWords({ ok: false, error: 'vault item github-token is not there', filed: 0 }), 'It failed: vault item github-token is not there');
+  assert.equal(ranWords({ ok: false, error: null, filed: 0 }), 'It failed: no reason given');
+  const item = { title: 'hello', body: null, url: null, id: 'x', at: null };
+  assert.equal(testedWords({ ok: true, error: null, items: [item, item], took_ms: 420 }), 'Found 2 items in 420 ms. Nothing was filed.');
+  assert.equal(testedWords({ ok: true, error: null, items: [item], took_ms: 1530 }), 'Found 1 item in 1.5 s. Nothing was filed.');
+  assert.equal(testedWords({ ok: true, error: null, items: [], took_ms: 0.2 }), 'Found nothing in 1 ms. Nothing was filed.');
+  assert.equal(testedWords({ ok: false, error: 'SyntaxError: Unexpected token', items: [], took_ms: 12 }), 'It failed after 12 ms: SyntaxError: Unexpected token');
+});
+
+test('a log line\'s time is the person\'s clock, to the second', () => {
+  assert.equal(clockWords(at('2026-12-24T15:20:07Z'), LONDON), '15:20:07');
+  assert.equal(clockWords(at('2026-12-24T00:00:00Z'), 'Asia/Tokyo'), '09:00:00');
+});
+
+test('the list: those that need the person first, then the running ones soonest first, then the paused', () => {
+  const list = [
+    watcher('paused-b', { last_run_at: 1 }),
+    watcher('on-later', { paused: false, next_run_at: NOW + 60 * MIN }),
+    watcher('new-one'),
+    watcher('on-webhook', { paused: false, schedule: 'webhook' }),
+    watcher('paused-a', { last_run_at: 1 }),
+    watcher('on-soon', { paused: false, next_run_at: NOW + MIN }),
+    watcher('off', { paused: false, disabled: 'x', failures: 3 }),
+    watcher('broken', { problem: 'no watch.js' }),
+  ];
+  assert.deepEqual(
+    sortWatchers(list).map((w) => w.name),
+    ['broken', 'off', 'new-one', 'on-soon', 'on-later', 'on-webhook', 'paused-a', 'paused-b'],
+  );
+  assert.equal(list[0].name, 'paused-b', 'the list given is left as it was');
+});
+
+test('only http and https addresses are links', () => {
+  assert.equal(safeUrl('https://example.com/x'), 'https://example.com/x');
+  assert.equal(safeUrl('http://example.com'), 'http://example.com/');
+  for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', ' javascript:alert(1)', 'data:text/html,<b>x</b>', 'vbscript:x', 'file:///etc/passwd', 'example.com/x', '', null, undefined]) {
+    assert.equal(safeUrl(bad), null, String(bad));
+  }
+});
+
+test('a filed item, as the screen shows it: a script\'s words are text, its address a link only when http(s)', () => {
+  const item = (id, fields) => ({ id, watcher: 'w', project: 'home', title: 'hello', body: null, url: null, at: null, filed_at: NOW, ...fields });
+  const html = watchItems({
+    now: NOW,
+    items: [
+      item(1, { title: 'ok', url: 'https://example.com/x' }),
+      item(2, { title: '<img src=x onerror=alert(1)>', body: '<script>alert(2)</script><b>bold</b>', url: 'javascript:alert(3)' }),
+      item(3, { title: 'data', url: 'data:text/html,<script>alert(4)</script>' }),
+    ],
+  });
+  assert.match(html, /<a class="list-title title[^"]*" href="https:\/\/example\.com\/x" target="_blank" rel="noopener noreferrer"/);
+  assert.equal((html.match(/<a /g) ?? []).length, 1, 'only the https address is a link');
+  assert.doesNotMatch(html, /javascript:|data:text/);
+  assert.doesNotMatch(html, /<img|<script|<b>/, 'no tag from a script reaches the page');
+  assert.match(html, /&lt;img src=x onerror=alert\(1\)>/);
+  assert.match(html, /&lt;script>alert\(2\)&lt;\/script>&lt;b>bold&lt;\/b>/);
+});

@@ -305,3 +305,111 @@ async fn a_reminder_for_when_the_person_next_opens_vyre_falls_due_then_and_once(
     assert!(snoozed["due_at"].is_i64());
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_calendar_file_goes_out_and_comes_back_in_once() {
+    let home = TempHome::new("planner-ics");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    add(
+        &sock,
+        json!({ "text": "call the bank, then the school", "at": "in 2 hours" }),
+    )
+    .await;
+    add(
+        &sock,
+        json!({ "text": "renew the passport", "kind": "todo", "at": "tomorrow 9am" }),
+    )
+    .await;
+    add(
+        &sock,
+        json!({ "text": "the door code is in the vault", "kind": "note" }),
+    )
+    .await;
+    let out = sock.call("planner.export", &json!({})).await.unwrap();
+    assert_eq!(out["items"], 3);
+    let ics = out["ics"].as_str().unwrap().to_string();
+    assert!(ics.starts_with("BEGIN:VCALENDAR\r\n"), "{ics}");
+    assert!(
+        ics.contains("SUMMARY:call the bank\\, then the school"),
+        "{ics}"
+    );
+    assert!(ics.contains("BEGIN:VTODO") && ics.contains("BEGIN:VJOURNAL"));
+
+    // Into another Vyre (a calendar app's file, in effect): each item once, whatever it is.
+    let other = TempHome::new("planner-ics-other");
+    let there = InProcess::start(&other, vec![]).await;
+    let sock2 = there.socket_client();
+    let first = sock2
+        .call("planner.import", &json!({ "ics": ics }))
+        .await
+        .unwrap();
+    assert_eq!(first["added"].as_array().unwrap().len(), 3, "{first}");
+    let again = sock2
+        .call("planner.import", &json!({ "ics": ics }))
+        .await
+        .unwrap();
+    assert_eq!(again["added"].as_array().unwrap().len(), 0);
+    assert_eq!(again["skipped"].as_array().unwrap().len(), 3, "{again}");
+    let list = sock2
+        .call("planner.list", &json!({ "done": true }))
+        .await
+        .unwrap();
+    let mine = sock
+        .call("planner.list", &json!({ "done": true }))
+        .await
+        .unwrap();
+    let shape = |l: &Value| {
+        let mut v: Vec<(String, String, Option<i64>)> = l
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["kind"].as_str().unwrap().to_string(),
+                    i["text"].as_str().unwrap().to_string(),
+                    // To the second: iCalendar's times have no milliseconds.
+                    i["due_at"].as_i64().map(|t| t / 1000),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(shape(&list), shape(&mine));
+    // The reminder it brought falls due there too.
+    let reminder = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["kind"] == "reminder")
+        .unwrap();
+    let due = sock2
+        .call("system.events", &json!({ "types": ["planner.changed"] }))
+        .await
+        .unwrap();
+    assert!(due.as_array().unwrap().len() >= 3);
+    assert!(reminder["due_at"].as_i64().unwrap() > vyre::now_ms());
+
+    // A file that is not one, or breaks a line, is refused in words and adds nothing.
+    for (bad, says) in [
+        ("hello", "not an iCalendar file"),
+        (
+            "BEGIN:VCALENDAR\nBEGIN:VEVENT\nSUMMARY:x\nDTSTART:soon\nEND:VEVENT\nEND:VCALENDAR",
+            "line 4",
+        ),
+    ] {
+        let e = sock2
+            .call("planner.import", &json!({ "ics": bad }))
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+    }
+    let after = sock2
+        .call("planner.list", &json!({ "done": true }))
+        .await
+        .unwrap();
+    assert_eq!(after.as_array().unwrap().len(), 3);
+    there.stop().await;
+    vyred.stop().await;
+}

@@ -72,6 +72,7 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
         .await
         .unwrap();
     assert_eq!(made["paused"], true, "a new watcher waits: {made}");
+    assert_eq!(made["waiting"], true, "for the person: {made}");
     assert_eq!(made["next_run_at"], Value::Null);
     assert_eq!(made["created_by"], "person");
     assert_eq!(made["emits"], "watch.news.item");
@@ -97,6 +98,7 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
         .await
         .unwrap();
     assert_eq!(on["paused"], false);
+    assert_eq!(on["waiting"], false);
     let next = on["next_run_at"].as_i64().expect("scheduled");
     let wait = next - vyre::now_ms();
     assert!((0..=60_000).contains(&wait), "at the next minute: {wait}");
@@ -177,7 +179,7 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
     sock.call(
         "watchers.create",
         &json!({ "name": "news", "project": "Site", "schedule": "@daily", "replace": true,
-                 "script": "export async function watch() { throw new Error('the feed moved'); }" }),
+                 "script": "export async function watch({ log }) { log('fetching the feed'); throw new Error('the feed moved'); }" }),
     )
     .await
     .unwrap();
@@ -275,7 +277,7 @@ async fn bad_watchers_and_bad_runs_are_refused_in_words_and_file_nothing() {
         (
             "exits",
             "export async function watch({ emit }) { emit({ title: 'kept?' }); process.exit(3); }",
-            "failed",
+            "exit status: 3",
         ),
     ] {
         create(

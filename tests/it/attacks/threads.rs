@@ -609,6 +609,8 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "memory.why",
         "planner.add",
         "planner.done",
+        "planner.export",
+        "planner.import",
         "planner.list",
         "planner.remove",
         "planner.snooze",

@@ -175,6 +175,7 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
     // Its rewrite of the person's running watcher stopped it: it waits for the person again.
     let replaced: Value = serde_json::from_str(&read("replace_mine")).unwrap();
     assert_eq!(replaced["data"]["paused"], true, "{replaced}");
+    assert_eq!(replaced["data"]["waiting"], true, "{replaced}");
     assert!(read("run_mine").contains("not on"), "{}", read("run_mine"));
     let tried: Value = serde_json::from_str(&read("test_mine")).unwrap();
     assert_eq!(tried["data"]["ok"], false, "{tried}");

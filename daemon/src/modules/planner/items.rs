@@ -29,6 +29,13 @@ pub const MIGRATIONS: &[Migration] = &[
         // "When I next open Vyre": falls due when the person next opens the app, not at a time.
         sql: "ALTER TABLE planner_items ADD COLUMN on_open INTEGER NOT NULL DEFAULT 0;",
     },
+    Migration {
+        version: 3,
+        // The UID of an item that came from a calendar file (`planner.import`): the same file
+        // imported again adds nothing twice.
+        sql: "ALTER TABLE planner_items ADD COLUMN uid TEXT;
+        CREATE UNIQUE INDEX planner_items_uid ON planner_items(uid) WHERE uid IS NOT NULL;",
+    },
 ];
 
 /// What an item is.
@@ -93,10 +100,12 @@ pub struct Item {
     pub created_at: i64,
     /// `person`, or the thread of the session that set it.
     pub created_by: String,
+    /// Its UID in the calendar file it came from (`planner.import`).
+    pub uid: Option<String>,
 }
 
 const COLUMNS: &str =
-    "id, kind, text, project, due_at, done_at, fell_due_at, created_at, created_by, on_open";
+    "id, kind, text, project, due_at, done_at, fell_due_at, created_at, created_by, on_open, uid";
 
 fn item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
     Ok(Item {
@@ -110,6 +119,7 @@ fn item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
         created_at: r.get(7)?,
         created_by: r.get(8)?,
         on_open: r.get(9)?,
+        uid: r.get(10)?,
     })
 }
 
@@ -120,12 +130,13 @@ pub struct New {
     pub due_at: Option<i64>,
     pub on_open: bool,
     pub created_by: String,
+    pub uid: Option<String>,
 }
 
 pub fn add(c: &Connection, new: &New, now: i64) -> Result<Item, StoreError> {
     c.execute(
-        "INSERT INTO planner_items (kind, text, project, due_at, created_at, created_by, on_open)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO planner_items (kind, text, project, due_at, created_at, created_by, on_open, uid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             new.kind.as_str(),
             new.text,
@@ -133,7 +144,8 @@ pub fn add(c: &Connection, new: &New, now: i64) -> Result<Item, StoreError> {
             new.due_at,
             now,
             new.created_by,
-            new.on_open
+            new.on_open,
+            new.uid
         ],
     )?;
     get(c, c.last_insert_rowid())?.ok_or_else(|| StoreError::Task("an item just added".into()))
@@ -221,6 +233,17 @@ pub fn opened(c: &Connection, now: i64) -> Result<Vec<Item>, StoreError> {
             ..i
         })
         .collect())
+}
+
+/// Whether an item with calendar UID `uid` is here.
+pub fn has_uid(c: &Connection, uid: &str) -> Result<bool, StoreError> {
+    Ok(
+        c.query_row("SELECT 1 FROM planner_items WHERE uid = ?1", [uid], |_| {
+            Ok(())
+        })
+        .optional()?
+        .is_some(),
+    )
 }
 
 pub fn remove(c: &Connection, id: i64) -> Result<bool, StoreError> {

@@ -10,6 +10,8 @@
 //!   for that falls due.
 //! - `planner.list {kind?, project?, done?, limit?}`, `planner.done {item, on?}`,
 //!   `planner.snooze {item, for?}`, `planner.remove {item}`.
+//! - `planner.export {project?, done?}` and `planner.import {ics, project?, zone?}`: iCalendar
+//!   files out and in ([`calendar`], [`ics`]).
 //! - Events: `planner.due` when an item falls due, `planner.done`, and `planner.changed` for
 //!   the lists that show them.
 //!
@@ -17,6 +19,8 @@
 //! may see, naming one; the person's own items (no project) are not shown to it. The assistant,
 //! which sees every project, may do all of it.
 
+pub mod calendar;
+pub mod ics;
 pub mod items;
 pub mod when;
 
@@ -157,6 +161,22 @@ impl Planner {
             || project.is_some_and(|p| scope.sees_project(p)))
     }
 
+    /// Items go to `project`, which must be here and one the caller sees; a session must name
+    /// one.
+    async fn check_project(&self, project: Option<&str>, cx: &CallCx) -> Result<(), ToolError> {
+        if let Some(project) = project {
+            self.ctx
+                .call_as(&cx.caller, "projects.get", json!({ "project": project }))
+                .await?;
+        } else if !self.may(cx, None).await? {
+            return Err(ToolError::refused(
+                "name_a_project",
+                "a session sets planner items only in a project it works in: name it in project",
+            ));
+        }
+        Ok(())
+    }
+
     async fn item(&self, id: i64, cx: &CallCx) -> Result<Item, ToolError> {
         let item = self
             .ctx
@@ -196,23 +216,8 @@ impl Planner {
             }
             (None, _) => None,
         };
-        if let Some(project) = &input.project {
-            // It must be a project here (and one the caller sees).
-            self.ctx
-                .call_as(&cx.caller, "projects.get", json!({ "project": project }))
-                .await?;
-        } else if !self.may(&cx, None).await? {
-            return Err(ToolError::refused(
-                "name_a_project",
-                "a session sets planner items only in a project it works in: name it in project",
-            ));
-        }
-        let created_by = match &cx.caller {
-            crate::kernel::tools::Caller::Session {
-                thread: Some(t), ..
-            } => t.clone(),
-            _ => "person".to_string(),
-        };
+        self.check_project(input.project.as_deref(), &cx).await?;
+        let created_by = created_by(&cx);
         let new = items::New {
             kind,
             text,
@@ -220,6 +225,7 @@ impl Planner {
             due_at,
             on_open,
             created_by,
+            uid: None,
         };
         let now = crate::now_ms();
         let item = self
@@ -395,6 +401,16 @@ impl Planner {
     }
 }
 
+/// Who sets an item: the session's thread, or the person.
+fn created_by(cx: &CallCx) -> String {
+    match &cx.caller {
+        crate::kernel::tools::Caller::Session {
+            thread: Some(t), ..
+        } => t.clone(),
+        _ => "person".to_string(),
+    }
+}
+
 /// An event about `item`, with its project and the thread that set it.
 fn event(kind: &str, item: &Item, extra: serde_json::Value) -> NewEvent {
     let mut payload = json!({
@@ -477,6 +493,24 @@ impl Module for PlannerModule {
                 .person_only(),
                 &p,
                 |p, _: OpenedInput, _| async move { p.opened().await },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "planner.export",
+                    "The items as an iCalendar (.ics) file's text, for a calendar app.",
+                )
+                .sessions_fenced(),
+                &p,
+                |p, input: calendar::ExportInput, cx| async move { p.export(input, cx).await },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "planner.import",
+                    "Add the events, to-dos and journal entries of an iCalendar (.ics) file as items.",
+                )
+                .sessions_fenced(),
+                &p,
+                |p, input: calendar::ImportInput, cx| async move { p.import(input, cx).await },
             )?;
             ctx.tool_with(
                 ToolDef::new("planner.remove", "Remove an item.").sessions_fenced(),

@@ -14,6 +14,7 @@
 //!   `.resume`, `.logs`, `.items`, `.remove` ([`tools`]). Events: `watcher.changed`,
 //!   `watcher.ran`, `watcher.failed`, and each item filed as the watcher's own `watch.<name>.*`.
 
+pub mod contain;
 pub mod folder;
 pub mod protocol;
 pub mod run;
@@ -28,10 +29,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
+use crate::kernel::contracts::vault::VaultError;
 use crate::kernel::deadlines::Due;
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::{Ctx, Module, StartFuture};
 use crate::kernel::tools::{ErrorKind, ToolError};
+use contain::Contain;
 use spec::{Schedule, Watcher};
 
 pub struct WatchersModule;
@@ -145,7 +148,15 @@ impl Watchers {
                 .vault()
                 .fetch_for_watcher(&w.name, item)
                 .await
-                .map_err(|e| format!("it needs the vault item {item:?}: {e}"))?;
+                .map_err(|e| match e {
+                VaultError::NotGranted { .. } => format!(
+                    "it needs the vault item {item:?}, which it is given when the person turns it on"
+                ),
+                VaultError::NotFound => format!(
+                    "it needs the vault item {item:?}, which is not in the vault: put it with `vyre vault put {item}`"
+                ),
+                e => format!("it needs the vault item {item:?}: {e}"),
+            })?;
             values.insert(item.clone(), value.primary().expose().to_string());
         }
         Ok(values)
@@ -199,7 +210,7 @@ impl Watchers {
         };
         let started = crate::now_ms();
         let ran = match vault {
-            Err(why) => Err(why),
+            Err(why) => Err((why, vec![])),
             Ok(vault) => {
                 let req = run::Request {
                     since: st.since.clone(),
@@ -209,8 +220,12 @@ impl Watchers {
                 };
                 let w2 = w.clone();
                 match tokio::task::spawn_blocking(move || run::run(&w2, &env, &req)).await {
-                    Ok(ran) => ran.map_err(|e| e.to_string()),
-                    Err(e) => Err(format!("the run was lost: {e}")),
+                    Ok(Ok(ran)) => Ok(ran),
+                    Ok(Err(run::RunError::Failed { why, status, logs })) => {
+                        Err((format!("{why} ({status})"), logs))
+                    }
+                    Ok(Err(e)) => Err((e.to_string(), vec![])),
+                    Err(e) => Err((format!("the run was lost: {e}"), vec![])),
                 }
             }
         };
@@ -231,10 +246,10 @@ impl Watchers {
                     filed: 0,
                 }
             }
-            Err(why) => Outcome {
+            Err((why, logs)) => Outcome {
                 ok: false,
                 items: vec![],
-                logs: vec![],
+                logs,
                 since: st.since,
                 error: Some(why),
                 took_ms,
@@ -388,17 +403,24 @@ fn changed(name: &str, project: &str, change: &str) -> NewEvent {
     )
 }
 
-/// Where runs find what they need: bwrap, Node, and the runner (written now).
+/// Where runs find what they need and how they are contained: as the sessions' user where
+/// sessions run as one (the box), else in bubblewrap; Node, and the runner (written now).
 fn environment(ctx: &Ctx) -> Result<run::Env, String> {
-    let bwrap = crate::kernel::jail::bwrap().ok_or_else(|| {
-        "bubblewrap (bwrap) is not installed, and watchers run only inside it".to_string()
-    })?;
+    let sessions = &ctx.config().sessions;
+    let contain = match (sessions.uid, sessions.gid) {
+        (Some(uid), Some(gid)) => Contain::User { uid, gid },
+        _ => Contain::Sandbox {
+            bwrap: crate::kernel::jail::bwrap().ok_or_else(|| {
+                "bubblewrap (bwrap) is not installed, and watchers run only inside it (or as the sessions' user, sessions.uid)".to_string()
+            })?,
+        },
+    };
     let dir = ctx.home().root().join("runtime");
     crate::kernel::paths::private_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let runner = dir.join("watch-runner.mjs");
     std::fs::write(&runner, RUNNER).map_err(|e| format!("{}: {e}", runner.display()))?;
     Ok(run::Env {
-        bwrap,
+        contain,
         node: crate::kernel::jail::find("node"),
         runner,
     })

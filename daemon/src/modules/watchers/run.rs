@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::contain::{Contain, Copy};
 use super::protocol::{self, Said};
 use super::spec::{Run, Watcher};
 use crate::kernel::jail;
@@ -28,10 +29,10 @@ pub struct Request {
     pub webhook: Option<Value>,
 }
 
-/// Where the programs a run needs are.
+/// Where the programs a run needs are, and how it is contained.
 #[derive(Debug, Clone)]
 pub struct Env {
-    pub bwrap: PathBuf,
+    pub contain: Contain,
     /// Node, for `watch.js`.
     pub node: Option<PathBuf>,
     /// Vyre's runner for `watch.js` (`runner.mjs`, written where vyred keeps its runtime).
@@ -46,8 +47,14 @@ pub enum RunError {
     TimedOut(u64),
     #[error("{0}")]
     Protocol(String),
-    #[error("it failed ({status}): {why}")]
-    Failed { status: String, why: String },
+    /// It ended badly: `why` in its own words (its `error` line) or its stderr's, with what it
+    /// logged before (kept in its log: that is where to look for why).
+    #[error("{why} ({status})")]
+    Failed {
+        status: String,
+        why: String,
+        logs: Vec<String>,
+    },
 }
 
 /// A run that ended well: what it said, and its stderr (scrubbed).
@@ -65,21 +72,36 @@ const MAX_STDERR: usize = 16 * 1024;
 
 /// Run `w` once.
 pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
+    // As another user, the run reads a copy of its folder (it cannot enter VYRE_HOME).
+    let copy = match env.contain {
+        Contain::User { .. } => Some(
+            Copy::of(&w.folder, &env.runner)
+                .map_err(|e| RunError::Start(format!("its folder cannot be copied: {e}")))?,
+        ),
+        Contain::Sandbox { .. } => None,
+    };
+    let (folder, runner) = match &copy {
+        Some(c) => (c.dir.clone(), c.runner.clone()),
+        None => (w.folder.clone(), env.runner.clone()),
+    };
     let (program, args, node) = match &w.run {
         Run::Node { script } => {
             let node = env.node.clone().ok_or_else(|| {
                 RunError::Start("Node is not installed here, and watch.js needs it".into())
             })?;
+            let script = copy
+                .as_ref()
+                .map_or_else(|| script.clone(), |c| c.place(&w.folder, script));
             let args = vec![
                 format!("--max-old-space-size={NODE_HEAP_MB}"),
-                env.runner.to_string_lossy().into_owned(),
+                runner.to_string_lossy().into_owned(),
                 script.to_string_lossy().into_owned(),
             ];
             (node, args, true)
         }
         Run::Command { program, args } => {
             let found = if program.contains('/') {
-                let p = w.folder.join(program);
+                let p = folder.join(program);
                 p.is_file().then_some(p)
             } else {
                 jail::find(program)
@@ -89,23 +111,39 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
             (p, args.clone(), false)
         }
     };
-    let mut read_only = vec![env.runner.clone()];
-    if let Some(dir) = program.parent() {
-        read_only.push(dir.to_path_buf());
-    }
-    let net = jail::Net {
-        read_only,
-        workdir: Some(w.folder.clone()),
-        env: vec![],
+    let (mut cmd, run_as) = match &env.contain {
+        Contain::Sandbox { bwrap } => {
+            let mut read_only = vec![runner.clone()];
+            if let Some(dir) = program.parent() {
+                read_only.push(dir.to_path_buf());
+            }
+            let net = jail::Net {
+                read_only,
+                workdir: Some(folder.clone()),
+                env: vec![],
+            };
+            (jail::net_command(bwrap, &program, &args, &net), None)
+        }
+        Contain::User { uid, gid } => {
+            let mut cmd = std::process::Command::new(&program);
+            cmd.args(&args)
+                .current_dir(&folder)
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("LANG", "C.UTF-8")
+                .env("HOME", "/tmp")
+                .process_group(0);
+            (cmd, Some((*uid, *gid)))
+        }
     };
-    let mut cmd = jail::net_command(&env.bwrap, &program, &args, &net);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // CPU time past the wall deadline (a busy loop meets the deadline first and is told so;
     // the CPU limit only backs it up).
     let cpu = w.timeout_s * 2 + 5;
-    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
+    // SAFETY: setrlimit, setgroups, setgid and setuid are async-signal-safe and touch no
+    // memory of the parent.
     unsafe {
         cmd.pre_exec(move || {
             use nix::sys::resource::{Resource, setrlimit};
@@ -115,12 +153,23 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
             }
             setrlimit(Resource::RLIMIT_CPU, cpu, cpu).map_err(std::io::Error::from)?;
             setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(std::io::Error::from)?;
+            if let Some((uid, gid)) = run_as {
+                // Groups first, then the group, then the user: each needs the privilege that
+                // the next one gives up.
+                let groups = [gid as libc::gid_t];
+                if libc::setgroups(1, groups.as_ptr()) < 0
+                    || libc::setgid(gid as libc::gid_t) < 0
+                    || libc::setuid(uid as libc::uid_t) < 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             Ok(())
         });
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| RunError::Start(format!("{}: {e}", env.bwrap.display())))?;
+        .map_err(|e| RunError::Start(format!("{}: {e}", cmd.get_program().to_string_lossy())))?;
     let pgid = child.id() as i32;
     let input = json!({
         "since": req.since, "vault": req.vault, "dry_run": req.dry_run, "webhook": req.webhook
@@ -179,16 +228,18 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
         return Err(RunError::Failed {
             status: status.to_string(),
             why: scrub(&error, &req.vault),
+            logs: said.logs,
         });
     }
     if !status.success() {
         return Err(RunError::Failed {
             status: status.to_string(),
             why: if stderr.is_empty() {
-                "it said nothing".into()
+                "it stopped without saying why".into()
             } else {
                 stderr
             },
+            logs: said.logs,
         });
     }
     Ok(Ran { said, stderr })
@@ -242,7 +293,9 @@ mod tests {
         let runner = std::env::temp_dir().join(format!("vyre-runner-{}.mjs", std::process::id()));
         std::fs::write(&runner, include_str!("runner.mjs")).unwrap();
         Some(Env {
-            bwrap: jail::bwrap()?,
+            contain: Contain::Sandbox {
+                bwrap: jail::bwrap()?,
+            },
             node: jail::find("node"),
             runner,
         })
@@ -373,5 +426,92 @@ echo '{"since": 42}'"#,
                 started.elapsed()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod as_another_user {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::modules::watchers::spec::{self, Declared};
+
+    /// Run as `nobody`, as the box runs watchers as the sessions' user: needs root here.
+    #[test]
+    fn a_run_as_the_sessions_user_reads_a_copy_of_its_folder_and_nothing_of_vyreds() {
+        if !nix::unistd::Uid::effective().is_root() {
+            eprintln!("skipped: running as another user needs root");
+            return;
+        }
+        let base = std::env::temp_dir().join(format!("vyre-watch-user-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        // Vyre's home: only vyred's user may enter it.
+        let home = base.join("vyre-home");
+        std::fs::create_dir_all(home.join("watchers/who")).unwrap();
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(home.join("vault-key"), "walrus").unwrap();
+        let folder = home.join("watchers/who");
+        let key = home.join("vault-key");
+        std::fs::write(
+            folder.join("watch.sh"),
+            format!(
+                "read input\nprintf '{{\"emit\": {{\"title\": \"uid %s\"}}}}\\n' \"$(id -u)\"\ncat {} && echo '{{\"log\": \"read the key\"}}'\nexit 0\n",
+                key.display()
+            ),
+        )
+        .unwrap();
+        let w = spec::check(
+            Declared {
+                name: "who".into(),
+                project: "P".into(),
+                schedule: "@hourly".into(),
+                needs: vec![],
+                emits: None,
+                run: Some(vec!["sh".into(), "watch.sh".into()]),
+                timeout_s: Some(10),
+            },
+            &folder,
+        )
+        .unwrap();
+        let runner = home.join("runner.mjs");
+        std::fs::write(&runner, include_str!("runner.mjs")).unwrap();
+        let env = Env {
+            contain: Contain::User {
+                uid: 65534,
+                gid: 65534,
+            },
+            node: jail::find("node"),
+            runner,
+        };
+        let req = Request::default();
+        let ran = run(&w, &env, &req).unwrap();
+        assert_eq!(ran.said.items[0].title, "uid 65534");
+        assert!(ran.said.logs.is_empty(), "vyred's files are out of reach");
+        assert!(ran.stderr.contains("Permission denied"), "{}", ran.stderr);
+
+        // watch.js, through the runner copied beside it.
+        if env.node.is_some() {
+            std::fs::write(
+                folder.join("watch.js"),
+                "export async function watch({ emit }) { emit({ title: `node as ${process.getuid()}` }); }",
+            )
+            .unwrap();
+            let w = spec::check(
+                Declared {
+                    name: "who".into(),
+                    project: "P".into(),
+                    schedule: "@hourly".into(),
+                    needs: vec![],
+                    emits: None,
+                    run: None,
+                    timeout_s: Some(20),
+                },
+                &folder,
+            )
+            .unwrap();
+            let ran = run(&w, &env, &req).unwrap();
+            assert_eq!(ran.said.items[0].title, "node as 65534");
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -122,6 +122,9 @@ pub struct Shown {
     pub needs: Vec<String>,
     /// It does not run until the person turns it on.
     pub paused: bool,
+    /// Written (or rewritten by a session) and not yet turned on by the person: it waits for
+    /// them, rather than being paused by them.
+    pub waiting: bool,
     /// Why it was turned off (failures in a row); turning it on clears it.
     pub disabled: Option<String>,
     /// Failed runs in a row.
@@ -131,6 +134,8 @@ pub struct Shown {
     pub last_error: Option<String>,
     /// When it runs next (none while paused or turned off, or run by webhook).
     pub next_run_at: Option<i64>,
+    /// The time zone its schedule is read in (this machine's, an IANA name).
+    pub zone: String,
     /// `person`, or the thread whose session wrote it.
     pub created_by: String,
     /// Items it filed so far.

@@ -23,6 +23,7 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         last_error TEXT,
         created_by TEXT NOT NULL DEFAULT 'person',
         hook_hash TEXT,
+        waiting INTEGER NOT NULL DEFAULT 1,
         created_at INTEGER NOT NULL
     );
     CREATE TABLE watchers_items (
@@ -68,6 +69,8 @@ pub struct State {
     pub created_by: String,
     /// Items it filed so far.
     pub filed: i64,
+    /// Written (or rewritten by a session) and not yet turned on by the person.
+    pub waiting: bool,
 }
 
 fn state(r: &rusqlite::Row<'_>) -> rusqlite::Result<State> {
@@ -82,12 +85,13 @@ fn state(r: &rusqlite::Row<'_>) -> rusqlite::Result<State> {
         last_error: r.get(7)?,
         created_by: r.get(8)?,
         filed: r.get(9)?,
+        waiting: r.get(10)?,
     })
 }
 
 const COLUMNS: &str =
     "name, paused, failures, disabled, since, last_run_at, last_ok_at, last_error,
-    created_by, (SELECT count(*) FROM watchers_items i WHERE i.watcher = s.name)";
+    created_by, (SELECT count(*) FROM watchers_items i WHERE i.watcher = s.name), waiting";
 
 /// The state of `name`, made (paused, written by the person) if it has none.
 pub fn ensure(c: &Connection, name: &str, now: i64) -> Result<State, StoreError> {
@@ -120,7 +124,7 @@ pub fn set_paused(c: &Connection, name: &str, paused: bool) -> Result<bool, Stor
     let sql = if paused {
         "UPDATE watchers_state SET paused = 1 WHERE name = ?1"
     } else {
-        "UPDATE watchers_state SET paused = 0, disabled = NULL, failures = 0 WHERE name = ?1"
+        "UPDATE watchers_state SET paused = 0, waiting = 0, disabled = NULL, failures = 0 WHERE name = ?1"
     };
     Ok(c.execute(sql, [name])? > 0)
 }
@@ -238,7 +242,8 @@ pub fn written(c: &Connection, name: &str, by: &str, now: i64) -> Result<State, 
     c.execute(
         "INSERT INTO watchers_state (name, created_by, created_at) VALUES (?1, ?2, ?3)
          ON CONFLICT(name) DO UPDATE SET created_by = ?2,
-            paused = CASE WHEN ?2 = 'person' THEN paused ELSE 1 END",
+            paused = CASE WHEN ?2 = 'person' THEN paused ELSE 1 END,
+            waiting = CASE WHEN ?2 = 'person' THEN waiting ELSE 1 END",
         params![name, by, now],
     )?;
     get(c, name)?.ok_or_else(|| StoreError::Task("a watcher's state just written".into()))

@@ -53,12 +53,17 @@ impl Watchers {
             emits,
             needs,
             paused: st.paused,
+            waiting: st.waiting,
             disabled: st.disabled,
             failures: st.failures,
             last_run_at: st.last_run_at,
             last_ok_at: st.last_ok_at,
             last_error: st.last_error,
             next_run_at,
+            zone: jiff::tz::TimeZone::system()
+                .iana_name()
+                .unwrap_or("UTC")
+                .to_string(),
             created_by: st.created_by,
             filed: st.filed,
             problem,

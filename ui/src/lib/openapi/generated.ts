@@ -716,6 +716,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/planner.export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The items as an iCalendar (.ics) file's text, for a calendar app. */
+        post: operations["planner.export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/planner.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add the events, to-dos and journal entries of an iCalendar (.ics) file as items. */
+        post: operations["planner.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/planner.list": {
         parameters: {
             query?: never;
@@ -2825,6 +2859,44 @@ export interface components {
         /** @description What an item is. */
         "planner.done.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
         /** @description An item as the tools show it. */
+        "planner.import.Item": {
+            /** Format: int64 */
+            created_at: number;
+            /** @description `person`, or the thread of the session that set it. */
+            created_by: string;
+            /**
+             * Format: int64
+             * @description When it was done.
+             */
+            done_at: number | null;
+            /**
+             * Format: int64
+             * @description When it falls due (ms since the epoch).
+             */
+            due_at: number | null;
+            /**
+             * Format: int64
+             * @description When it last fell due (it was told).
+             */
+            fell_due_at: number | null;
+            /** Format: int64 */
+            id: number;
+            kind: components["schemas"]["planner.import.Kind"];
+            /** @description It falls due when the person next opens Vyre (`planner.opened`), not at a time. */
+            on_open: boolean;
+            /** @description The project it belongs to; none for the person's own. */
+            project: string | null;
+            text: string;
+            /** @description Its UID in the calendar file it came from (`planner.import`). */
+            uid: string | null;
+        };
+        /** @description What an item is. */
+        "planner.import.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
+        "planner.import.Skipped": {
+            text: string;
+            why: string;
+        };
+        /** @description An item as the tools show it. */
         "planner.list.Item": {
             /** Format: int64 */
             created_at: number;
@@ -2853,6 +2925,8 @@ export interface components {
             /** @description The project it belongs to; none for the person's own. */
             project: string | null;
             text: string;
+            /** @description Its UID in the calendar file it came from (`planner.import`). */
+            uid: string | null;
         };
         /** @description What an item is. */
         "planner.list.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
@@ -2885,6 +2959,8 @@ export interface components {
             /** @description The project it belongs to; none for the person's own. */
             project: string | null;
             text: string;
+            /** @description Its UID in the calendar file it came from (`planner.import`). */
+            uid: string | null;
         };
         /** @description What an item is. */
         "planner.opened.Kind": "reminder" | "alarm" | "timer" | "todo" | "note";
@@ -3660,6 +3736,13 @@ export interface components {
             /** @description Where its items are filed (absent when its watcher.json cannot be read). */
             project: string | null;
             schedule: string | null;
+            /**
+             * @description Written (or rewritten by a session) and not yet turned on by the person: it waits for
+             *     them, rather than being paused by them.
+             */
+            waiting: boolean;
+            /** @description The time zone its schedule is read in (this machine's, an IANA name). */
+            zone: string;
         };
         "watchers.logs.Line": {
             /** Format: int64 */
@@ -5877,6 +5960,8 @@ export interface operations {
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
+                            /** @description Its UID in the calendar file it came from (`planner.import`). */
+                            uid: string | null;
                         };
                     };
                 };
@@ -5952,6 +6037,107 @@ export interface operations {
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
+                            /** @description Its UID in the calendar file it came from (`planner.import`). */
+                            uid: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Done items too.
+                     * @default false
+                     */
+                    done?: boolean;
+                    /** @description Only this project's. */
+                    project?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Exported */
+                        data: {
+                            /** @description The iCalendar file's text (RFC 5545). */
+                            ics: string;
+                            /**
+                             * Format: uint
+                             * @description How many items it holds.
+                             */
+                            items: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "planner.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An iCalendar file's text (.ics), as a calendar app exports it. */
+                    ics: string;
+                    /** @description The project its items go to (a session must name one of its own). */
+                    project?: string | null;
+                    /** @description The time zone of times the file gives without one (default this machine's). */
+                    zone?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Imported */
+                        data: {
+                            added: components["schemas"]["planner.import.Item"][];
+                            /** @description What was left out, and why. */
+                            skipped: components["schemas"]["planner.import.Skipped"][];
                         };
                     };
                 };
@@ -6112,6 +6298,8 @@ export interface operations {
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
+                            /** @description Its UID in the calendar file it came from (`planner.import`). */
+                            uid: string | null;
                         };
                     };
                 };
@@ -6189,6 +6377,8 @@ export interface operations {
                             /** @description The project it belongs to; none for the person's own. */
                             project: string | null;
                             text: string;
+                            /** @description Its UID in the calendar file it came from (`planner.import`). */
+                            uid: string | null;
                         };
                     };
                 };
@@ -9305,6 +9495,13 @@ export interface operations {
                             /** @description Where its items are filed (absent when its watcher.json cannot be read). */
                             project: string | null;
                             schedule: string | null;
+                            /**
+                             * @description Written (or rewritten by a session) and not yet turned on by the person: it waits for
+                             *     them, rather than being paused by them.
+                             */
+                            waiting: boolean;
+                            /** @description The time zone its schedule is read in (this machine's, an IANA name). */
+                            zone: string;
                         };
                     };
                 };
@@ -9566,6 +9763,13 @@ export interface operations {
                             /** @description Where its items are filed (absent when its watcher.json cannot be read). */
                             project: string | null;
                             schedule: string | null;
+                            /**
+                             * @description Written (or rewritten by a session) and not yet turned on by the person: it waits for
+                             *     them, rather than being paused by them.
+                             */
+                            waiting: boolean;
+                            /** @description The time zone its schedule is read in (this machine's, an IANA name). */
+                            zone: string;
                         };
                     };
                 };
@@ -9648,6 +9852,13 @@ export interface operations {
                             /** @description Where its items are filed (absent when its watcher.json cannot be read). */
                             project: string | null;
                             schedule: string | null;
+                            /**
+                             * @description Written (or rewritten by a session) and not yet turned on by the person: it waits for
+                             *     them, rather than being paused by them.
+                             */
+                            waiting: boolean;
+                            /** @description The time zone its schedule is read in (this machine's, an IANA name). */
+                            zone: string;
                         };
                     };
                 };
@@ -9730,6 +9941,13 @@ export interface operations {
                             /** @description Where its items are filed (absent when its watcher.json cannot be read). */
                             project: string | null;
                             schedule: string | null;
+                            /**
+                             * @description Written (or rewritten by a session) and not yet turned on by the person: it waits for
+                             *     them, rather than being paused by them.
+                             */
+                            waiting: boolean;
+                            /** @description The time zone its schedule is read in (this machine's, an IANA name). */
+                            zone: string;
                         };
                     };
                 };

@@ -11,6 +11,7 @@ import {
   nextRunWords,
   ranWords,
   safeUrl,
+  scheduleIn,
   scheduleWords,
   sortWatchers,
   statusWords,
@@ -25,7 +26,8 @@ const MIN = 60_000;
 const NOW = at('2026-12-24T10:00:00Z');
 const LONDON = 'Europe/London';
 
-/** A watcher as watchers.list says it: a new one, paused and never run, unless `fields` say. */
+/** A watcher as watchers.list says it: a new one, waiting for the person, on a UTC box, unless
+ * `fields` say. */
 const watcher = (name, fields = {}) => ({
   name,
   project: 'home',
@@ -33,49 +35,60 @@ const watcher = (name, fields = {}) => ({
   emits: 'item',
   needs: [],
   paused: true,
+  waiting: true,
   disabled: null,
   failures: 0,
   last_run_at: null,
   last_ok_at: null,
   last_error: null,
   next_run_at: null,
+  zone: 'UTC',
   created_by: 'person',
   filed: 0,
   problem: null,
   ...fields,
 });
 
-test('where a watcher stands: new, paused, on, turned off after failures, broken', () => {
-  assert.equal(statusWords(watcher('a')), 'Waiting for you to turn it on');
-  assert.equal(watcherState(watcher('a')), 'new');
-  assert.equal(statusWords(watcher('a', { last_run_at: NOW - MIN })), 'Paused', 'paused after it ran: not new');
-  assert.equal(watcherState(watcher('a', { last_run_at: NOW - MIN })), 'paused');
-  assert.equal(statusWords(watcher('a', { paused: false, next_run_at: NOW + MIN })), 'Runs every 15 minutes');
-  assert.equal(statusWords(watcher('a', { paused: false, schedule: 'webhook' })), 'Runs when its web address is called');
-  const off = watcher('a', { paused: false, disabled: 'fetch failed: 503', failures: 3, last_run_at: NOW - MIN });
-  assert.equal(statusWords(off), 'Turned off after 3 failures: fetch failed: 503');
+const on = { paused: false, waiting: false };
+
+test('where a watcher stands: waiting for the person, paused, on, turned off after failures, broken', () => {
+  assert.equal(statusWords(watcher('a'), 'UTC'), 'Waiting for you to turn it on');
+  assert.equal(watcherState(watcher('a')), 'waiting');
+  // A session rewrote it after it ran: it waits for the person again.
+  assert.equal(statusWords(watcher('a', { last_run_at: NOW - MIN }), 'UTC'), 'Waiting for you to turn it on');
+  // The person paused it: paused, whether or not it ran.
+  assert.equal(statusWords(watcher('a', { waiting: false, last_run_at: NOW - MIN }), 'UTC'), 'Paused');
+  assert.equal(watcherState(watcher('a', { waiting: false })), 'paused');
+  assert.equal(statusWords(watcher('a', { ...on, next_run_at: NOW + MIN }), 'UTC'), 'Runs every 15 minutes');
+  assert.equal(statusWords(watcher('a', { ...on, schedule: 'webhook' }), 'UTC'), 'Runs when its web address is called');
+  const off = watcher('a', { ...on, disabled: 'the site said 503 (exit status: 1)', failures: 3, last_run_at: NOW - MIN });
+  assert.equal(statusWords(off), 'Turned off after 3 failures: the site said 503 (exit status: 1)');
   assert.equal(watcherState(off), 'off');
-  assert.equal(statusWords({ ...off, failures: 1 }), 'Turned off after 1 failure: fetch failed: 503');
-  assert.equal(statusWords({ ...off, failures: 0 }), 'Turned off: fetch failed: 503', 'no count to say: none said');
+  assert.equal(statusWords({ ...off, failures: 1 }), 'Turned off after 1 failure: the site said 503 (exit status: 1)');
+  assert.equal(statusWords({ ...off, failures: 0 }), 'Turned off: the site said 503 (exit status: 1)', 'no count to say: none said');
   // Turned off and paused: turned off says more (turning it on clears both).
   assert.equal(watcherState({ ...off, paused: true }), 'off');
-  const broken = watcher('a', { paused: false, problem: 'watch.js has no watch()' });
+  // Turned off, then rewritten by a session: a new script, waiting for the person (its old
+  // failure is said as its last run).
+  assert.equal(watcherState({ ...off, paused: true, waiting: true }), 'waiting');
+  const broken = watcher('a', { ...on, problem: 'watch.js has no watch()' });
   assert.equal(statusWords(broken), 'Something is wrong with it: watch.js has no watch()');
   assert.equal(watcherState(broken), 'broken');
 });
 
 test('Turn on is offered for one that is not on, Pause for one that is; neither for a broken one', () => {
   assert.equal(canTurnOn(watcher('a')), true);
-  assert.equal(canTurnOn(watcher('a', { last_run_at: 1 })), true);
-  assert.equal(canTurnOn(watcher('a', { paused: false, disabled: 'x', failures: 5 })), true);
-  assert.equal(canTurnOn(watcher('a', { paused: false })), false);
-  assert.equal(canPause(watcher('a', { paused: false })), true);
+  assert.equal(canTurnOn(watcher('a', { waiting: false, last_run_at: 1 })), true);
+  assert.equal(canTurnOn(watcher('a', { ...on, disabled: 'x', failures: 5 })), true);
+  assert.equal(canTurnOn(watcher('a', on)), false);
+  assert.equal(canPause(watcher('a', on)), true);
   assert.equal(canPause(watcher('a')), false);
-  assert.equal(canPause(watcher('a', { paused: false, disabled: 'x', failures: 5 })), false);
+  assert.equal(canPause(watcher('a', { waiting: false })), false);
+  assert.equal(canPause(watcher('a', { ...on, disabled: 'x', failures: 5 })), false);
   // vyred refuses both until its files are put right.
   const broken = watcher('a', { problem: 'watcher.json: expected a schedule', project: null, schedule: null, emits: null });
   assert.equal(canTurnOn(broken), false);
-  assert.equal(canPause({ ...broken, paused: false }), false);
+  assert.equal(canPause({ ...broken, ...on }), false);
 });
 
 test('a schedule in words: minutes, hours, times of day, days of the week and month', () => {
@@ -122,6 +135,37 @@ test('a schedule too odd to say in words is given as written', () => {
   }
 });
 
+test('a schedule says its time zone when the person\'s is another and its words would not hold there', () => {
+  const w = (schedule, zone = 'UTC') => ({ schedule, zone });
+  // The same zone, or the same by another name: nothing added.
+  assert.equal(scheduleIn(w('30 8 * * 1-5'), 'UTC', NOW), 'on weekdays at 08:30');
+  assert.equal(scheduleIn(w('30 8 * * 1-5', 'Etc/UTC'), 'UTC', NOW), 'on weekdays at 08:30');
+  assert.equal(scheduleIn(w('0 9 * * *', 'Europe/Paris'), 'Europe/Paris', NOW), 'every day at 09:00');
+  // Times of day and days are the schedule's clock's.
+  assert.equal(scheduleIn(w('0 9 * * 1-5'), 'Europe/Paris', NOW), 'on weekdays at 09:00 (UTC)');
+  assert.equal(scheduleIn(w('@daily'), 'Asia/Tokyo', NOW), 'every day at 00:00 (UTC)');
+  assert.equal(scheduleIn(w('0 9 * * *', 'America/New_York'), 'Europe/London', NOW), 'every day at 09:00 (America/New York)');
+  assert.equal(scheduleIn(w('0 9 * * *', 'Etc/UTC'), 'Asia/Tokyo', NOW), 'every day at 09:00 (UTC)', 'a box\'s /etc/localtime name');
+  // London is UTC in winter, not in summer: still another clock.
+  assert.equal(scheduleIn(w('0 9 * * *'), LONDON, NOW), 'every day at 09:00 (UTC)');
+  assert.equal(scheduleIn(w('0 9 1-7 * 1'), 'Europe/Paris', NOW), 'on the schedule “0 9 1-7 * 1” (UTC)');
+  // Every so many minutes or hours holds on any clock.
+  for (const cron of ['*/15 * * * *', '* * * * *', '0 * * * *', '0 */2 * * *', '@hourly', 'webhook']) {
+    assert.equal(scheduleIn(w(cron), 'Asia/Kolkata', NOW), scheduleWords(cron), cron);
+  }
+  // "At 5 minutes past" holds a whole number of hours away (Paris), not half an hour (India).
+  assert.equal(scheduleIn(w('5 * * * *'), 'Europe/Paris', NOW), 'every hour at 5 minutes past');
+  assert.equal(scheduleIn(w('5 * * * *'), 'Asia/Kolkata', NOW), 'every hour at 5 minutes past (UTC)');
+  assert.equal(scheduleIn(w('30 */6 * * *'), 'Asia/Kolkata', NOW), 'every 6 hours at 30 minutes past (UTC)');
+  // A zone this browser does not know is said, not guessed at.
+  assert.equal(scheduleIn(w('0 9 * * *', 'Mars/Olympus'), 'UTC', NOW), 'every day at 09:00 (Mars/Olympus)');
+  assert.equal(scheduleIn(w('5 * * * *', 'Mars/Olympus'), 'UTC', NOW), 'every hour at 5 minutes past (Mars/Olympus)');
+  assert.equal(scheduleIn(w(null), 'Europe/Paris', NOW), 'on no schedule it can read');
+  // As the row says it.
+  assert.equal(statusWords(watcher('a', { ...on, schedule: '0 9 * * 1-5' }), 'Europe/Paris', NOW), 'Runs on weekdays at 09:00 (UTC)');
+  assert.equal(statusWords(watcher('a', { ...on, schedule: '0 9 * * 1-5' }), 'UTC', NOW), 'Runs on weekdays at 09:00');
+});
+
 test('the next run: when, and how long until within the day; none when it does not run by itself', () => {
   assert.equal(nextRunWords({ next_run_at: NOW + 5 * MIN }, NOW, LONDON), 'today 10:05, in 5 min');
   assert.equal(nextRunWords({ next_run_at: at('2026-12-25T09:00:00Z') }, NOW, LONDON), 'tomorrow 09:00, in 23 h');
@@ -147,13 +191,15 @@ test('what a run did and what a test found, in a line', () => {
   assert.equal(ranWords({ ok: true, error: null, filed: 2 }), 'Filed 2 new items.');
   assert.equal(ranWords({ ok: true, error: null, filed: 1 }), 'Filed 1 new item.');
   assert.equal(ranWords({ ok: true, error: null, filed: 0 }), 'Nothing new.');
-  assert.equal(ranWords({ ok: false, error: 'vault item github-token is not there', filed: 0 }), 'It failed: vault item github-token is not there');
+  assert.equal(ranWords({ ok: false, error: 'the site said 503 (exit status: 1)', filed: 0 }), 'It failed: the site said 503 (exit status: 1)');
   assert.equal(ranWords({ ok: false, error: null, filed: 0 }), 'It failed: no reason given');
   const item = { title: 'hello', body: null, url: null, id: 'x', at: null };
   assert.equal(testedWords({ ok: true, error: null, items: [item, item], took_ms: 420 }), 'Found 2 items in 420 ms. Nothing was filed.');
   assert.equal(testedWords({ ok: true, error: null, items: [item], took_ms: 1530 }), 'Found 1 item in 1.5 s. Nothing was filed.');
   assert.equal(testedWords({ ok: true, error: null, items: [], took_ms: 0.2 }), 'Found nothing in 1 ms. Nothing was filed.');
-  assert.equal(testedWords({ ok: false, error: 'SyntaxError: Unexpected token', items: [], took_ms: 12 }), 'It failed after 12 ms: SyntaxError: Unexpected token');
+  assert.equal(testedWords({ ok: false, error: 'SyntaxError: Unexpected token (exit status: 1)', items: [], took_ms: 12 }), 'It failed after 12 ms: SyntaxError: Unexpected token (exit status: 1)');
+  const needs = 'it needs the vault item "example-token", which it is given when the person turns it on';
+  assert.equal(testedWords({ ok: false, error: needs, items: [], took_ms: 3 }), `It failed after 3 ms: ${needs}`, 'vyred\'s words, nothing added');
 });
 
 test('a log line\'s time is the person\'s clock, to the second', () => {
@@ -163,18 +209,19 @@ test('a log line\'s time is the person\'s clock, to the second', () => {
 
 test('the list: those that need the person first, then the running ones soonest first, then the paused', () => {
   const list = [
-    watcher('paused-b', { last_run_at: 1 }),
-    watcher('on-later', { paused: false, next_run_at: NOW + 60 * MIN }),
+    watcher('paused-b', { waiting: false, last_run_at: 1 }),
+    watcher('on-later', { ...on, next_run_at: NOW + 60 * MIN }),
     watcher('new-one'),
-    watcher('on-webhook', { paused: false, schedule: 'webhook' }),
-    watcher('paused-a', { last_run_at: 1 }),
-    watcher('on-soon', { paused: false, next_run_at: NOW + MIN }),
-    watcher('off', { paused: false, disabled: 'x', failures: 3 }),
+    watcher('on-webhook', { ...on, schedule: 'webhook' }),
+    watcher('paused-a', { waiting: false }),
+    watcher('on-soon', { ...on, next_run_at: NOW + MIN }),
+    watcher('off', { ...on, disabled: 'x', failures: 3 }),
+    watcher('rewritten', { last_run_at: 1 }),
     watcher('broken', { problem: 'no watch.js' }),
   ];
   assert.deepEqual(
     sortWatchers(list).map((w) => w.name),
-    ['broken', 'off', 'new-one', 'on-soon', 'on-later', 'on-webhook', 'paused-a', 'paused-b'],
+    ['broken', 'new-one', 'rewritten', 'off', 'on-soon', 'on-later', 'on-webhook', 'paused-a', 'paused-b'],
   );
   assert.equal(list[0].name, 'paused-b', 'the list given is left as it was');
 });

@@ -27,9 +27,9 @@ const ARGS = [
 /**
  * A browser of its own (a fresh user-data dir), and its first page. `serviceWorkers: 'block'`
  * for a test that answers the app's own pages in routes: a page the worker serves never reaches
- * a route.
+ * a route. `timezoneId`: the person's clock, when it must not be the machine's (an IANA name).
  */
-export async function openBrowser({ serviceWorkers = 'allow' } = {}) {
+export async function openBrowser({ serviceWorkers = 'allow', timezoneId = undefined } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'vyre-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -38,6 +38,7 @@ export async function openBrowser({ serviceWorkers = 'allow' } = {}) {
     viewport: DESKTOP,
     colorScheme: 'light',
     serviceWorkers,
+    ...(timezoneId ? { timezoneId } : {}),
   });
   context.setDefaultTimeout(20000);
   const page = context.pages()[0] ?? (await context.newPage());

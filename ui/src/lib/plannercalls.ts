@@ -2,7 +2,7 @@
 // browser's time zone, so "9am" is the person's 9am wherever vyred runs. The words and lists are
 // lib/planner.ts.
 
-import { call } from './api';
+import { call, type ToolOutput } from './api';
 import type { PlanItem, PlanKind } from './planner';
 
 /** This browser's time zone (an IANA name), sent with every time in words. */
@@ -48,4 +48,19 @@ export function openedVyre(): Promise<void> {
     () => undefined,
     () => undefined,
   );
+}
+
+/** The largest calendar file vyred reads (`planner.import`'s `ics`: 2 MiB). */
+export const IMPORT_MAX_BYTES = 2 * 1024 * 1024;
+
+export type Imported = ToolOutput<'planner.import'>;
+
+/** Every item, done ones too, as an iCalendar file's text (`ics`). */
+export async function exportCalendar(): Promise<string> {
+  return (await call('planner.export', { done: true })).ics;
+}
+
+/** Add the items of a calendar file; its times without a zone are this browser's. */
+export function importCalendar(ics: string): Promise<Imported> {
+  return call('planner.import', { ics, zone: zone() });
 }

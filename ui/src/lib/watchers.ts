@@ -1,9 +1,10 @@
 // Watchers (issue 23): small scripts vyred runs on a schedule, filing what they find ("items")
 // into a project. What the Watchers screen says of each: its state in words ("Waiting for you to
 // turn it on", "Paused", "Turned off after 3 failures: …", "Runs every 15 minutes"), its
-// schedule in words, its last and next run, what a run or a test found; and the order of the
-// list. Pure, for node --test (ui/test/watchers.test.mjs); the words take the time zone so a
-// test can pin it. The calls to vyred are lib/watchercalls.ts.
+// schedule in words (with vyred's time zone when it is not the person's), its last and next
+// run, what a run or a test found; and the order of the list. Pure, for node --test
+// (ui/test/watchers.test.mjs); the words take the time zone so a test can pin it. The calls to
+// vyred are lib/watchercalls.ts.
 
 // `.js`: node runs this module as tsc writes it for the tests (.test-build/), where an import
 // needs its file's whole name; tsc and Vite both read it as planner.ts.
@@ -28,44 +29,50 @@ export type LogLine = components['schemas']['watchers.logs.Line'];
 
 // ---- State ----
 
-/** Where a watcher stands, most pressing first: broken (its files), turned off after failures,
- * new (never turned on), paused, or on. */
-export type WatcherState = 'broken' | 'off' | 'new' | 'paused' | 'on';
+/** Where a watcher stands, most pressing first: broken (its files), waiting for the person to
+ * turn it on (new, or rewritten by a session), turned off after failures, paused by the
+ * person, or on. */
+export type WatcherState = 'broken' | 'waiting' | 'off' | 'paused' | 'on';
 
-export function watcherState(w: Pick<Watcher, 'problem' | 'disabled' | 'paused' | 'last_run_at'>): WatcherState {
+type Standing = Pick<Watcher, 'problem' | 'disabled' | 'paused' | 'waiting'>;
+
+export function watcherState(w: Standing): WatcherState {
   if (w.problem) return 'broken';
+  // Before "turned off": a session's rewrite of one turned off is a new script, and turning it
+  // on clears both. Its old failure is still said, as its last run.
+  if (w.waiting) return 'waiting';
   if (w.disabled !== null) return 'off';
-  if (w.paused) return w.last_run_at === null ? 'new' : 'paused';
-  return 'on';
+  return w.paused ? 'paused' : 'on';
 }
 
-/** Whether the person can turn it on: it is paused or was turned off. Not a broken one: vyred
- * refuses until its files are put right. */
-export function canTurnOn(w: Pick<Watcher, 'problem' | 'disabled' | 'paused' | 'last_run_at'>): boolean {
+/** Whether the person can turn it on: it waits for them, was turned off, or is paused. Not a
+ * broken one: vyred refuses until its files are put right. */
+export function canTurnOn(w: Standing): boolean {
   const s = watcherState(w);
-  return s === 'off' || s === 'new' || s === 'paused';
+  return s === 'waiting' || s === 'off' || s === 'paused';
 }
 
 /** Whether it can be paused: it is on. */
-export function canPause(w: Pick<Watcher, 'problem' | 'disabled' | 'paused' | 'last_run_at'>): boolean {
+export function canPause(w: Standing): boolean {
   return watcherState(w) === 'on';
 }
 
 const plural = (n: number, one: string, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 
-/** The watcher's state in a line, as the screen says it. */
-export function statusWords(w: Pick<Watcher, 'problem' | 'disabled' | 'paused' | 'last_run_at' | 'failures' | 'schedule'>): string {
+/** The watcher's state in a line, as the screen says it; its schedule with its time zone when
+ * that is not the person's (`here`, the browser's unless a test says). */
+export function statusWords(w: Standing & Pick<Watcher, 'failures' | 'schedule' | 'zone'>, here?: string, at = Date.now()): string {
   switch (watcherState(w)) {
     case 'broken':
       return `Something is wrong with it: ${w.problem}`;
     case 'off':
       return w.failures > 0 ? `Turned off after ${plural(w.failures, 'failure')}: ${w.disabled}` : `Turned off: ${w.disabled}`;
-    case 'new':
+    case 'waiting':
       return 'Waiting for you to turn it on';
     case 'paused':
       return 'Paused';
     case 'on':
-      return `Runs ${scheduleWords(w.schedule)}`;
+      return `Runs ${scheduleIn(w, here, at)}`;
   }
 }
 
@@ -128,18 +135,74 @@ function weekdays(days: number[]): string {
   return `on ${and(d.map((n) => DAYS[n]))}`;
 }
 
+/** A schedule in words, and which clock its words hold on: `any` (every 15 minutes, every 2
+ * hours: true in every time zone), `minutes` (every hour at 5 minutes past: true where the clock
+ * is a whole number of hours from the schedule's), or `clock` (at 09:00, on Mondays: only in
+ * the schedule's own time zone). */
+type Read = [words: string, holds: 'any' | 'minutes' | 'clock'];
+
 /**
  * When a schedule runs, as a person says it: "every 15 minutes", "every hour at :05", "every
  * day at 09:00", "on weekdays at 08:30", "on the 1st of every month at 06:00", "when its web
  * address is called". A schedule too odd to say is given as written: `on the schedule “…”`.
- * The times are the schedule's own, as written.
+ * The times are the schedule's own, as written (scheduleIn says in which time zone).
  */
 export function scheduleWords(schedule: string | null): string {
-  if (schedule === null) return 'on no schedule it can read';
+  return read(schedule)[0];
+}
+
+/**
+ * A watcher's schedule in words, with the time zone vyred reads it in when the person's clock
+ * (`here`, the browser's unless a test says) is another and the words would not hold on it:
+ * "on weekdays at 09:00 (UTC)", but "every 15 minutes". `at`: when the two zones are compared
+ * (their offsets change with summer time).
+ */
+export function scheduleIn(w: Pick<Watcher, 'schedule' | 'zone'>, here?: string, at = Date.now()): string {
+  const [words, holds] = read(w.schedule);
+  const theirs = w.zone;
+  if (!theirs || holds === 'any') return words;
+  const mine = here ?? new Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (sameZone(theirs, mine)) return words;
+  if (holds === 'minutes' && (offsetMinutes(theirs, at) - offsetMinutes(mine, at)) % 60 === 0) return words;
+  return `${words} (${zoneName(theirs)})`;
+}
+
+/** A zone's name as a person reads it: "UTC" (for "Etc/UTC" too), "America/New York". */
+function zoneName(zone: string): string {
+  return sameZone(zone, 'UTC') ? 'UTC' : zone.replaceAll('_', ' ');
+}
+
+/** Whether two zone names are the same zone ("Etc/UTC" is "UTC"). An unknown one is another. */
+function sameZone(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const canonical = (z: string) => new Intl.DateTimeFormat('en', { timeZone: z }).resolvedOptions().timeZone;
+    return canonical(a) === canonical(b);
+  } catch {
+    return false;
+  }
+}
+
+/** How far `zone`'s clock is from UTC at `at`, in minutes (India: 330); NaN for an unknown zone. */
+function offsetMinutes(zone: string, at: number): number {
+  try {
+    const name = new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')?.value;
+    // "GMT+05:30", "GMT-08:00", or "GMT" itself.
+    const m = name?.match(/^GMT(?:([+-])(\d{2}):(\d{2}))?$/);
+    if (!m) return NaN;
+    return m[1] ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+  } catch {
+    return NaN;
+  }
+}
+
+/** The schedule in words, and where those words hold (Read). */
+function read(schedule: string | null): Read {
+  if (schedule === null) return ['on no schedule it can read', 'any'];
   const s = schedule.trim();
-  if (s === 'webhook') return 'when its web address is called';
-  if (SHORTHANDS[s]) return SHORTHANDS[s];
-  const odd = `on the schedule “${s}”`;
+  if (s === 'webhook') return ['when its web address is called', 'any'];
+  if (SHORTHANDS[s]) return [SHORTHANDS[s], s === '@hourly' ? 'any' : 'clock'];
+  const odd: Read = [`on the schedule “${s}”`, 'clock'];
   const f = s.split(/\s+/);
   if (f.length !== 5) return odd;
   const [min, hour, dom, mon, dow] = f;
@@ -148,8 +211,8 @@ export function scheduleWords(schedule: string | null): string {
   // Every N minutes, every minute.
   const everyMin = min.match(/^(?:\*|0-59)\/(\d+)$/);
   if (hour === '*' && anyDay) {
-    if (min === '*') return 'every minute';
-    if (everyMin) return Number(everyMin[1]) === 1 ? 'every minute' : `every ${everyMin[1]} minutes`;
+    if (min === '*') return ['every minute', 'any'];
+    if (everyMin) return [Number(everyMin[1]) === 1 ? 'every minute' : `every ${everyMin[1]} minutes`, 'any'];
   }
 
   const mins = numbers(min, 0, 59);
@@ -158,17 +221,17 @@ export function scheduleWords(schedule: string | null): string {
 
   // Every hour, every N hours.
   if (anyDay && hour === '*') {
-    if (mins.length === 1 && mins[0] === 0) return 'every hour';
+    if (mins.length === 1 && mins[0] === 0) return ['every hour', 'any'];
     // "0,20,40": every 20 minutes.
     const step = mins[1] - mins[0];
-    if (mins[0] === 0 && 60 % step === 0 && mins.length === 60 / step && mins.every((m, i) => m === i * step)) return `every ${step} minutes`;
-    return `every hour at ${past}`;
+    if (mins[0] === 0 && 60 % step === 0 && mins.length === 60 / step && mins.every((m, i) => m === i * step)) return [`every ${step} minutes`, 'any'];
+    return [`every hour at ${past}`, 'minutes'];
   }
   const everyHour = hour.match(/^(?:\*|0-23)\/(\d+)$/);
   if (anyDay && everyHour && mins.length === 1) {
     const n = Number(everyHour[1]);
     const at = mins[0] === 0 ? '' : ` at ${past}`;
-    return n === 1 ? `every hour${at}` : `every ${n} hours${at}`;
+    return [n === 1 ? `every hour${at}` : `every ${n} hours${at}`, at ? 'minutes' : 'any'];
   }
 
   // At set times of day: "09:00", "09:00 and 17:00".
@@ -180,20 +243,21 @@ export function scheduleWords(schedule: string | null): string {
     const months = numbers(mon, 1, 12, MONTH_NAMES);
     const days = numbers(dom, 1, 31);
     if (!months || !days || dow !== '*' || months.length > 1) return odd;
-    return `every year on ${and(days.map(String))} ${MONTHS[months[0] - 1]} at ${times}`;
+    return [`every year on ${and(days.map(String))} ${MONTHS[months[0] - 1]} at ${times}`, 'clock'];
   }
   if (dom !== '*') {
     const days = numbers(dom, 1, 31);
     if (!days || dow !== '*') return odd;
-    return `on the ${and(days.map(ordinal))} of every month at ${times}`;
+    return [`on the ${and(days.map(ordinal))} of every month at ${times}`, 'clock'];
   }
   if (dow !== '*') {
     const days = numbers(dow, 0, 7, DAY_NAMES);
     if (!days) return odd;
-    return `${weekdays(days)} at ${times}`;
+    return [`${weekdays(days)} at ${times}`, 'clock'];
   }
-  return `every day at ${times}`;
+  return [`every day at ${times}`, 'clock'];
 }
+
 
 // ---- Runs in words ----
 
@@ -246,11 +310,11 @@ export function clockWords(ms: number, zone?: string): string {
 
 // ---- Order, links ----
 
-const RANK: Record<WatcherState, number> = { broken: 0, off: 1, new: 2, on: 3, paused: 4 };
+const RANK: Record<WatcherState, number> = { broken: 0, waiting: 1, off: 2, on: 3, paused: 4 };
 
-/** The Watchers list: those that need the person first (broken, turned off, never turned on),
- * then those that run, soonest first, then the paused; by name within each. */
-export function sortWatchers<W extends Pick<Watcher, 'name' | 'problem' | 'disabled' | 'paused' | 'last_run_at' | 'next_run_at'>>(list: W[]): W[] {
+/** The Watchers list: those that need the person first (broken, waiting to be turned on, turned
+ * off), then those that run, soonest first, then the paused; by name within each. */
+export function sortWatchers<W extends Standing & Pick<Watcher, 'name' | 'next_run_at'>>(list: W[]): W[] {
   return [...list].sort(
     (a, b) =>
       RANK[watcherState(a)] - RANK[watcherState(b)] ||

@@ -58,7 +58,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         SETTLE.as_secs()
     );
     let ours = measure(&vyred, window, tck, 0).await?;
-    eprintln!("idle: the same with {PLANNED} reminders set...");
+    eprintln!("idle: the same with {PLANNED} reminders and {WATCHERS} watchers set...");
     let planned = measure(&vyred, window, tck, PLANNED).await?;
 
     let theirs = match spawn::node() {
@@ -177,9 +177,10 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     Ok(())
 }
 
-/// Reminders set before the idle window of the planned run (issue 23: the idle budget holds
-/// with a thousand alarms).
+/// Reminders and watchers set before the idle window of the planned run (issue 23: the idle
+/// budget holds with a hundred watchers and a thousand alarms).
 const PLANNED: usize = 1000;
+const WATCHERS: usize = 100;
 
 fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
     let rows: [(&str, &str, Get, usize); 5] = [
@@ -219,14 +220,14 @@ fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
         report.row_against(
             Against::NothingPlanned,
             key,
-            &format!("{label}, {PLANNED} reminders set"),
+            &format!("{label}, {PLANNED} reminders, {WATCHERS} watchers"),
             v(planned),
             v(empty),
             "unchanged",
         );
     }
     report.note(format!(
-        "idle with reminders: a fresh vyred given {PLANNED} planner.add calls (in 30 days and on, a minute apart, and one in 20 minutes, the next deadline), then left alone for the same window; the reference is the same vyred with nothing set, measured in the same run"
+        "idle with reminders and watchers: a fresh vyred given {PLANNED} planner.add calls (in 30 days and on, a minute apart, and one in 20 minutes, the next deadline) and {WATCHERS} watchers turned on (each due once a year, on 1 January, so none runs in the window: each holds a deadline), then left alone for the same window; the reference is the same vyred with nothing set, measured in the same run"
     ));
 }
 
@@ -256,6 +257,9 @@ async fn measure(
                 .await
                 .map_err(|e| format!("planner.add failed: {e}"))?;
         }
+        if reminders > 0 {
+            set_watchers(&client).await?;
+        }
         tokio::time::sleep(SETTLE).await;
         sample(server.pid(), window, tck).await
     }
@@ -264,6 +268,37 @@ async fn measure(
     let idle = result?;
     stopped?;
     Ok(idle)
+}
+
+/// [`WATCHERS`] watchers in a project of their own, turned on, each due on 1 January.
+async fn set_watchers(client: &vyre::surfaces::client::Client) -> Result<(), String> {
+    let home = std::env::temp_dir().join(format!("vyre-bench-watchers-{}", std::process::id()));
+    std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+    client
+        .call(
+            "projects.create",
+            &serde_json::json!({ "name": "Bench watchers", "home": home }),
+        )
+        .await
+        .map_err(|e| format!("projects.create failed: {e}"))?;
+    for i in 0..WATCHERS {
+        let name = format!("feed-{i}");
+        client
+            .call(
+                "watchers.create",
+                &serde_json::json!({
+                    "name": name, "project": "Bench watchers", "schedule": "0 3 1 1 *",
+                    "script": "export async function watch({ emit }) { emit({ title: 'x' }); }"
+                }),
+            )
+            .await
+            .map_err(|e| format!("watchers.create failed: {e}"))?;
+        client
+            .call("watchers.resume", &serde_json::json!({ "name": name }))
+            .await
+            .map_err(|e| format!("watchers.resume failed: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Sample process `pid` every 5 s for `window`.

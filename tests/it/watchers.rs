@@ -81,6 +81,20 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("not on"), "{refused}");
+    // What it will run, for the person to read before turning it on.
+    let source = sock
+        .call("watchers.source", &json!({ "name": "news" }))
+        .await
+        .unwrap();
+    assert_eq!(source["files"][0]["name"], "watcher.json");
+    assert!(
+        source["files"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("news-token")
+    );
+    assert_eq!(source["files"][1]["name"], "watch.js");
+    assert_eq!(source["files"][1]["text"], FINDS_TWO);
 
     // A try, with its vault item as the person's: what it finds, nothing filed, no secret said.
     let tried = sock
@@ -197,6 +211,22 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
     assert!(
         last["error"].as_str().unwrap().contains("the feed moved"),
         "{last}"
+    );
+    assert!(
+        !last["error"].as_str().unwrap().contains("exit status"),
+        "plain words: {last}"
+    );
+    let logs = sock
+        .call("watchers.logs", &json!({ "name": "news", "limit": 2 }))
+        .await
+        .unwrap();
+    assert_eq!(
+        logs["lines"][0]["line"], "fetching the feed",
+        "what it said before failing is kept: {logs}"
+    );
+    assert_eq!(
+        logs["lines"][1]["line"], "failed: the feed moved (exit status: 1)",
+        "and how it ended: {logs}"
     );
     let off = &sock.call("watchers.list", &json!({})).await.unwrap()[0];
     assert!(

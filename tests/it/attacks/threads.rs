@@ -662,6 +662,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "watchers.pause",
         "watchers.remove",
         "watchers.run",
+        "watchers.source",
         "watchers.test",
     ];
     assert_eq!(listed, expected);

@@ -92,6 +92,11 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
             "logs_theirs",
         ),
         (
+            "watchers.source",
+            json!({ "name": "walrus-feed" }),
+            "source_theirs",
+        ),
+        (
             "watchers.pause",
             json!({ "name": "walrus-feed" }),
             "pause_theirs",
@@ -164,7 +169,13 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
         "{}",
         read("replace_theirs")
     );
-    for out in ["run_theirs", "logs_theirs", "pause_theirs", "remove_theirs"] {
+    for out in [
+        "run_theirs",
+        "logs_theirs",
+        "source_theirs",
+        "pause_theirs",
+        "remove_theirs",
+    ] {
         assert!(
             read(out).contains("unknown_watcher"),
             "{out}: {}",

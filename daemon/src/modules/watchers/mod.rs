@@ -210,7 +210,10 @@ impl Watchers {
         };
         let started = crate::now_ms();
         let ran = match vault {
-            Err(why) => Err((why, vec![])),
+            Err(why) => {
+                let line = format!("failed: {why}");
+                Err((why, vec![line]))
+            }
             Ok(vault) => {
                 let req = run::Request {
                     since: st.since.clone(),
@@ -221,11 +224,23 @@ impl Watchers {
                 let w2 = w.clone();
                 match tokio::task::spawn_blocking(move || run::run(&w2, &env, &req)).await {
                     Ok(Ok(ran)) => Ok(ran),
-                    Ok(Err(run::RunError::Failed { why, status, logs })) => {
-                        Err((format!("{why} ({status})"), logs))
+                    // The person reads why; the log keeps how it ended too.
+                    Ok(Err(run::RunError::Failed {
+                        why,
+                        status,
+                        mut logs,
+                    })) => {
+                        logs.push(match why.contains(&status) {
+                            true => format!("failed: {why}"),
+                            false => format!("failed: {why} ({status})"),
+                        });
+                        Err((why, logs))
                     }
-                    Ok(Err(e)) => Err((e.to_string(), vec![])),
-                    Err(e) => Err((format!("the run was lost: {e}"), vec![])),
+                    Ok(Err(e)) => Err((e.to_string(), vec![format!("failed: {e}")])),
+                    Err(e) => {
+                        let why = format!("the run was lost: {e}");
+                        Err((why.clone(), vec![format!("failed: {why}")]))
+                    }
                 }
             }
         };
@@ -273,10 +288,8 @@ impl Watchers {
             outcome.error.clone(),
             outcome.took_ms,
         );
-        let mut lines = outcome.logs.clone();
-        if let Some(e) = &error {
-            lines.push(format!("failed: {e}"));
-        }
+        // A failure's own line is among them (`failed: why`, and how it ended).
+        let lines = outcome.logs.clone();
         let failures = self
             .ctx()
             .store()

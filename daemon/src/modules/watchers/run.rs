@@ -49,7 +49,7 @@ pub enum RunError {
     Protocol(String),
     /// It ended badly: `why` in its own words (its `error` line) or its stderr's, with what it
     /// logged before (kept in its log: that is where to look for why).
-    #[error("{why} ({status})")]
+    #[error("{why}")]
     Failed {
         status: String,
         why: String,
@@ -235,7 +235,7 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
         return Err(RunError::Failed {
             status: status.to_string(),
             why: if stderr.is_empty() {
-                "it stopped without saying why".into()
+                format!("it stopped ({status}) without saying why")
             } else {
                 stderr
             },

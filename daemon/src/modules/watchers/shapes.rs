@@ -172,6 +172,20 @@ pub struct Logs {
     pub lines: Vec<Line>,
 }
 
+/// A watcher's files as they are: what the person reads before turning it on.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Source {
+    pub files: Vec<SourceFile>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SourceFile {
+    /// Its name in the watcher's folder.
+    pub name: String,
+    /// Its text (a file that is not text says so instead).
+    pub text: String,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Items {
     pub items: Vec<Filed>,

@@ -277,6 +277,41 @@ impl Watchers {
         })
     }
 
+    /// Its `watcher.json` and its script, as they are on disk now.
+    async fn source(&self, input: NameInput, cx: CallCx) -> Result<Source, ToolError> {
+        self.seen(&input.name, &cx).await?;
+        let folder = self.root().join(&input.name);
+        let files = tokio::task::spawn_blocking(move || {
+            let mut names: Vec<String> = std::fs::read_dir(&folder)
+                .map(|d| {
+                    d.flatten()
+                        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            // The declaration first, then the rest by name.
+            names.sort_by_key(|n| (n != super::spec::FILE, n.clone()));
+            names
+                .into_iter()
+                .take(20)
+                .map(|name| {
+                    let bytes = std::fs::read(folder.join(&name)).unwrap_or_default();
+                    let text = if bytes.len() > folder::MAX_SCRIPT {
+                        format!("({} KiB: too large to show)", bytes.len() / 1024)
+                    } else {
+                        String::from_utf8(bytes)
+                            .unwrap_or_else(|_| "(not text: not shown)".to_string())
+                    };
+                    SourceFile { name, text }
+                })
+                .collect()
+        })
+        .await
+        .map_err(ToolError::internal)?;
+        Ok(Source { files })
+    }
+
     async fn logs(&self, input: LogsInput, cx: CallCx) -> Result<Logs, ToolError> {
         self.seen(&input.name, &cx).await?;
         let (n, limit) = (input.name, input.limit.unwrap_or(100) as i64);
@@ -462,6 +497,15 @@ pub fn register(ctx: &Ctx, w: &Watchers) -> Result<(), StartError> {
         ),
         w,
         |w, input: HookInput, _| async move { w.hook(input).await },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "watchers.source",
+            "A watcher's files (watcher.json and its script) as they are: what it will run.",
+        )
+        .sessions_fenced(),
+        w,
+        |w, input: NameInput, cx| async move { w.source(input, cx).await },
     )?;
     ctx.tool_with(
         ToolDef::new("watchers.logs", "The last lines a watcher's runs wrote.").sessions_fenced(),

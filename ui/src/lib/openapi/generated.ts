@@ -2059,6 +2059,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/watchers.source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A watcher's files (watcher.json and its script) as they are: what it will run. */
+        post: operations["watchers.source"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/watchers.test": {
         parameters: {
             query?: never;
@@ -3761,6 +3778,12 @@ export interface components {
             id: string | null;
             title: string;
             url: string | null;
+        };
+        "watchers.source.SourceFile": {
+            /** @description Its name in the watcher's folder. */
+            name: string;
+            /** @description Its text (a file that is not text says so instead). */
+            text: string;
         };
         /** @description An item a run filed. */
         "watchers.test.Item": {
@@ -10004,6 +10027,50 @@ export interface operations {
                             since: unknown;
                             /** Format: int64 */
                             took_ms: number;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "watchers.source": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The watcher's name, from `watchers.list`. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Source
+                         * @description A watcher's files as they are: what the person reads before turning it on.
+                         */
+                        data: {
+                            files: components["schemas"]["watchers.source.SourceFile"][];
                         };
                     };
                 };

@@ -1,15 +1,18 @@
 // Watchers in the app (issue 23), in Chromium against a real vyred: a watcher the person wrote
 // (through the API) shows on the Watchers screen live, "Waiting for you to turn it on", with Run
 // now refused until then; Test before then says it is given its vault item only then; Turn on
-// asks first and lists the vault items it will be given (Cancel keeps it paused); once on, Test
+// asks first and lists the vault items it will be given and shows the files it will run, the
+// script opened and as text (Cancel keeps it paused); a row's Code shows the same; once on, Test
 // shows what a dry run found and logged, filing nothing, and Run now files its item, which shows
 // under Found lately as a link that opens in a new tab; Logs shows its lines; Pause and Remove
 // (asked first) do what they say, and what it filed stays. One that fails says why, keeps what
 // it logged before it failed, and is turned off after 5 failures in a row until the person turns
-// it on again. The person's clock (India's) is not vyred's (UTC): a schedule at a time of day
+// it on again. One a session wrote (as the list says it: faked here) is said so in its Turn on
+// question; when vyred cannot give a watcher's files, the question says so and Turn on still
+// works. The person's clock (India's) is not vyred's (UTC): a schedule at a time of day
 // says its zone; one every 15 minutes does not.
 // Runs need bwrap (the script runs jailed). No Claude Code needed.
-// Screenshots: screenshots/watchers-{screen,turn-on,test,failed-log,off}-{desktop,phone}.png, copied to
+// Screenshots: screenshots/watchers-{screen,turn-on,turn-on-session,code,test,failed-log,off}-{desktop,phone}.png, copied to
 // /tmp/shots/.
 
 import { after, before } from 'node:test';
@@ -18,7 +21,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Rig, waitFor } from './lib/rig.mjs';
 import { onboardByScreens } from './lib/onboard.mjs';
-import { SHOTS, openBrowser, shootingTest, shot } from './lib/browser.mjs';
+import { DESKTOP, PHONE, SHOTS, openBrowser, shootingTest, shot } from './lib/browser.mjs';
 
 /** Where the screenshots are copied for a person to look at. */
 const OUT = '/tmp/shots';
@@ -34,8 +37,14 @@ const FAILING = `export async function watch({ log }) {
 }
 `;
 
-/** A watcher's script: one item each run, and a line in its log. */
-const SCRIPT = `export async function watch({ vault, since, emit, log }) {
+/** A line of SCRIPT the person reads before turning it on. */
+const MARK = '// hello-news: the news from example.com, one item a run';
+
+/** A watcher's script: one item each run, and a line in its log; a line long enough to wrap on
+ * a phone. */
+const SCRIPT = `${MARK}
+const where = 'https://example.com/news?from=vyre&kind=everything&sort=newest&page=1&limit=100';
+export async function watch({ vault, since, emit, log }) {
   log('looking for news');
   emit({ title: 'hello', url: 'https://example.com/x', body: 'first line\\n<b>not bold</b>' });
 }
@@ -62,6 +71,31 @@ async function clearOfQuarterHour(margin = 90_000) {
   const quarter = 15 * 60_000;
   const left = quarter - (Date.now() % quarter);
   if (left < margin) await new Promise((r) => setTimeout(r, left + 2_000));
+}
+
+/** In `box` (the Turn on question, or the Code dialog), hello-news's files: watch.js first and
+ * opened, SCRIPT's text as text (its `<b>` is no tag), its long line wrapped; watcher.json shut. */
+async function seesWhatItRuns(box) {
+  const files = box.getByTestId('watcher-source-file');
+  await files.first().waitFor();
+  assert.deepEqual(await files.evaluateAll((all) => all.map((d) => [d.dataset.name, d.open])), [
+    ['watch.js', true],
+    ['watcher.json', false],
+  ]);
+  const script = files.first().getByTestId('watcher-source-text');
+  assert.equal(await script.textContent(), SCRIPT, 'the script as it is, to the letter');
+  assert.ok((await script.innerText()).includes(MARK));
+  assert.equal(await script.locator('*').count(), 0, 'plain text: no element in it');
+  assert.match(await files.last().locator('summary').innerText(), /^watcher\.json\s+its settings$/);
+  await files.last().locator('summary').click();
+  assert.match(await files.last().getByTestId('watcher-source-text').innerText(), /"needs":\s*\[\s*"example-token"\s*\]/);
+  await files.last().locator('summary').click();
+  // A long line wraps, on a phone and on a wide screen: nothing of it hides off the side.
+  for (const size of [PHONE, DESKTOP]) {
+    await page.setViewportSize(size);
+    const sideways = await script.evaluate((e) => e.scrollWidth - e.clientWidth);
+    assert.ok(sideways <= 0, `the script wraps at ${size.width} px (${sideways}px wider)`);
+  }
 }
 
 /** The Watchers screen's row for `name`. */
@@ -120,9 +154,16 @@ it('a new watcher waits for the person; Test files nothing; Turn on lists what i
   await row('hello-news').getByTestId('watcher-on').click();
   const confirm = page.getByTestId('confirm');
   await confirm.getByText('Turn on “hello-news”?').waitFor();
+  // Opened at its top, its title focused: Enter does not turn it on unread.
+  await waitFor('the title to have the focus', async () => (await page.evaluate(() => document.activeElement?.id)) === 'confirm-title');
   assert.deepEqual(await page.getByTestId('confirm-list').locator('li').allInnerTexts(), ['example-token']);
   assert.match(await confirm.innerText(), /It will be given these items from your vault/);
   assert.match(await confirm.innerText(), /It will run every 15 minutes and file what it finds in the project “news”\. Written by you\./);
+  // What it runs: the script first, opened, its text as text; watcher.json shut. The person
+  // wrote it: no warning.
+  await seesWhatItRuns(confirm);
+  assert.equal(await confirm.getByRole('heading', { name: 'What it runs' }).count(), 1);
+  assert.equal(await confirm.getByTestId('watcher-source-note').count(), 0, 'the person\'s own: no warning');
   await keep('watchers-turn-on');
   await page.getByTestId('confirm-cancel').click();
   assert.equal((await rig.sock('watchers.list', {})).find((w) => w.name === 'hello-news').paused, true, 'cancelled: still paused');
@@ -165,6 +206,17 @@ it('Run now files its item, a link in a new tab; Logs, Pause and Remove', T, asy
   assert.match(await row('hello-news').getByTestId('watcher-last').innerText(), /^Last ran today \d\d:\d\d$/);
   await keep('watchers-screen');
 
+  // Code: the same files, read only.
+  await row('hello-news').getByTestId('watcher-code').click();
+  const dialog = page.getByTestId('watcher-dialog');
+  await dialog.getByText('What “hello-news” runs').waitFor();
+  await seesWhatItRuns(dialog);
+  assert.equal(await dialog.getByTestId('watcher-source-note').count(), 0);
+  assert.equal(await dialog.locator('button').allInnerTexts().then((b) => b.join()), 'Close', 'read only: nothing to do but close');
+  await keep('watchers-code');
+  await page.getByTestId('watcher-dialog-close').click();
+  await dialog.getByTestId('watcher-source').waitFor({ state: 'detached' });
+
   await row('hello-news').getByTestId('watcher-logs').click();
   const lines = page.getByTestId('watcher-log-lines');
   await lines.waitFor();
@@ -192,14 +244,37 @@ it('Run now files its item, a link in a new tab; Logs, Pause and Remove', T, asy
 });
 
 it('a watcher that fails says why and keeps its log, is turned off after failures in a row, and can be turned on again', T, async () => {
+  // The app cannot write one as a session does, so watchers.list says a session wrote this one
+  // (its thread), until its Turn on question has been read.
+  const LIST = '**/v1/tools/watchers.list';
+  await page.route(LIST, async (r) => {
+    const res = await r.fetch();
+    const json = await res.json();
+    for (const w of json.data ?? []) if (w.name === 'down-site') w.created_by = '0191b2c3-thread';
+    await r.fulfill({ response: res, json });
+  });
   const made = await rig.sock('watchers.create', { name: 'down-site', project: 'news', schedule: '0 9 * * 1-5', script: FAILING });
   assert.equal(made.zone, 'UTC', 'vyred reads its schedule on its own clock');
   await row('down-site').waitFor();
   // 09:00 is vyred's clock's, not the person's: the words say which.
   assert.equal(await row('down-site').getByTestId('watcher-schedule').innerText(), 'Set to run on weekdays at 09:00 (UTC)');
+  // vyred cannot give its files this once: the question says so, and Turn on still works.
+  const SOURCE = '**/v1/tools/watchers.source';
+  await page.route(SOURCE, (r) => r.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { code: 'internal', message: 'the disk said no' } }) }));
   await row('down-site').getByTestId('watcher-on').click();
   const confirm = page.getByTestId('confirm');
   await confirm.getByText('Turn on “down-site”?').waitFor();
+  const failed = confirm.getByTestId('watcher-source-failed');
+  await failed.waitFor();
+  assert.match(await failed.innerText(), /^Could not show what it runs\.\s+the disk said no$/);
+  assert.equal(await confirm.getByTestId('watcher-source-file').count(), 0);
+  assert.equal(await page.getByTestId('confirm-ok').isEnabled(), true, 'Turn on stays possible');
+  // Written by a session: said plainly, above what it runs.
+  assert.equal(await confirm.getByTestId('watcher-source-note').innerText(), 'Written by Claude in a chat. Read what it runs before you turn it on.');
+  assert.doesNotMatch(await confirm.innerText(), /Written by you/);
+  await keep('watchers-turn-on-session');
+  await page.unroute(SOURCE);
+  await page.unroute(LIST);
   assert.match(await confirm.innerText(), /It is given nothing from your vault\./);
   assert.equal(await page.getByTestId('confirm-list').count(), 0, 'no list when it needs nothing');
   assert.match(await confirm.innerText(), /It will run on weekdays at 09:00 \(UTC\) and file/);

@@ -1,5 +1,6 @@
 // Watchers (issue 23): where a watcher stands in words, its schedule in words, its last and next
-// run, what a run or a test did, the order of the list, and which addresses may be links.
+// run, what a run or a test did, the order of the list, which addresses may be links, and its
+// files as the person reads them before turning it on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -12,13 +13,16 @@ import {
   ranWords,
   safeUrl,
   scheduleIn,
+  scriptNames,
+  sourceNote,
+  sourceOrder,
   scheduleWords,
   sortWatchers,
   statusWords,
   testedWords,
   watcherState,
 } from '../.test-build/watchers.js';
-import { watchItems } from '../.test-build/ssr/entry.js';
+import { sourceFiles, watchItems } from '../.test-build/ssr/entry.js';
 
 const at = (iso) => Date.parse(iso);
 const MIN = 60_000;
@@ -250,4 +254,72 @@ test('a filed item, as the screen shows it: a script\'s words are text, its addr
   assert.doesNotMatch(html, /<img|<script|<b>/, 'no tag from a script reaches the page');
   assert.match(html, /&lt;img src=x onerror=alert\(1\)>/);
   assert.match(html, /&lt;script>alert\(2\)&lt;\/script>&lt;b>bold&lt;\/b>/);
+});
+
+/** A watcher's files as watchers.source gives them: watcher.json first, then the rest by name. */
+const settings = (fields = {}) => ({ name: 'watcher.json', text: JSON.stringify({ name: 'w', project: 'home', schedule: '*/15 * * * *', ...fields }, null, 2) });
+const file = (name, text = `// ${name}`) => ({ name, text });
+
+test('which of its files it runs: watch.js, or what its watcher.json\'s run names', () => {
+  assert.deepEqual(scriptNames([settings(), file('lib.js'), file('watch.js')]), ['watch.js']);
+  assert.deepEqual(scriptNames([settings({ run: ['python3', 'watch.py'] }), file('watch.js'), file('watch.py')]), ['watch.py']);
+  assert.deepEqual(scriptNames([settings({ run: ['./check.sh', '--quiet'] }), file('check.sh')]), ['check.sh'], 'the program itself, in its folder');
+  assert.deepEqual(scriptNames([settings({ run: ['curl', 'https://example.com'] })]), [], 'a program from elsewhere: none of its files');
+  assert.deepEqual(scriptNames([settings(), file('other.js')]), [], 'no watch.js: none');
+  assert.deepEqual(scriptNames([{ name: 'watcher.json', text: '{ not json' }, file('watch.js')]), [], 'watcher.json unreadable: no guess');
+  assert.deepEqual(scriptNames([{ name: 'watcher.json', text: '(300 KiB: too large to show)' }, file('watch.js')]), []);
+  assert.deepEqual(scriptNames([file('watch.js')]), ['watch.js'], 'no watcher.json: the default');
+  assert.deepEqual(scriptNames([]), []);
+});
+
+test('the files in the order they are read: the script opened first, the others, watcher.json shut last', () => {
+  const shown = sourceOrder([settings(), file('data.json'), file('lib.js'), file('watch.js')]);
+  assert.deepEqual(
+    shown.map((f) => [f.name, f.kind, f.open]),
+    [
+      ['watch.js', 'script', true],
+      ['data.json', 'other', true],
+      ['lib.js', 'other', true],
+      ['watcher.json', 'settings', false],
+    ],
+  );
+  assert.equal(shown[0].text, '// watch.js', 'its text as given');
+  // Its run names two files: both first, in vyred's order.
+  assert.deepEqual(
+    sourceOrder([settings({ run: ['node', 'b.js', 'a.js'] }), file('a.js'), file('b.js'), file('c.txt')]).map((f) => f.name),
+    ['a.js', 'b.js', 'c.txt', 'watcher.json'],
+  );
+  // A note in place of a file's text (too large, not text) is shown as given.
+  assert.deepEqual(sourceOrder([settings(), { name: 'watch.js', text: '(300 KiB: too large to show)' }])[0], { name: 'watch.js', text: '(300 KiB: too large to show)', kind: 'script', open: true });
+  assert.deepEqual(sourceOrder([]), []);
+});
+
+test('one a session wrote says so plainly above what it runs; the person\'s own says nothing', () => {
+  assert.equal(sourceNote('person', true), null);
+  assert.equal(sourceNote('person', false), null);
+  assert.equal(sourceNote('0191b2c3-thread', true), 'Written by Claude in a chat. Read what it runs before you turn it on.');
+  assert.equal(sourceNote('0191b2c3-thread', false), 'Written by Claude in a chat.', 'once on, no call to read before turning it on');
+});
+
+test('its files as shown: plain text in monospace blocks, the script opened, watcher.json shut', () => {
+  const html = sourceFiles({
+    files: [
+      settings({ needs: ['token'] }),
+      file('watch.js', 'export async function watch({ emit }) {\n  emit({ title: \'<img src=x onerror=alert(1)>\' });\n}\n// <script>alert(2)</script>'),
+      file('empty.txt', ''),
+    ],
+  });
+  const opened = [...html.matchAll(/<details[^>]*data-name="([^"]+)"[^>]*>/g)].map((m) => [m[1], /\sopen(=""|\s|>)/.test(m[0])]);
+  assert.deepEqual(opened, [
+    ['watch.js', true],
+    ['empty.txt', true],
+    ['watcher.json', false],
+  ]);
+  assert.match(html, /<pre class="code[^"]*" data-testid="watcher-source-text">export async function watch/);
+  assert.doesNotMatch(html, /<img|<script/, 'no tag from a script reaches the page');
+  assert.match(html, /&lt;img src=x onerror=alert\(1\)>/);
+  assert.match(html, /&lt;script>alert\(2\)&lt;\/script>/);
+  assert.match(html, /the script it runs/);
+  assert.match(html, /Empty\./);
+  assert.match(sourceFiles({ files: [] }), /Its folder has no files\./);
 });

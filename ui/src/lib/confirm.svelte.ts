@@ -3,6 +3,8 @@
 // shows ConfirmDialog and resolves to the choice. One at a time; a second replaces the first,
 // which is then declined.
 
+import type { Component } from 'svelte';
+
 export interface Confirm {
   title: string;
   body?: string;
@@ -11,10 +13,24 @@ export interface Confirm {
   list?: string[];
   /** Said under the list. */
   after?: string;
+  /** More to read before answering, under `after` (what a watcher will run): a component and its
+   * props (`part(C, props)`). The question then opens at its top, the button not focused, so
+   * the person reads down to it. */
+  extra?: Part;
   /** The button that goes ahead. */
   ok: string;
   /** It destroys something: the button says so in red. */
   danger?: boolean;
+}
+
+/** A component with its props, checked against each other by `part`. */
+export interface Part {
+  component: Component<any>;
+  props: Record<string, unknown>;
+}
+
+export function part<P extends Record<string, any>>(component: Component<P>, props: P): Part {
+  return { component, props };
 }
 
 export const confirming = $state({ open: null as (Confirm & { answer: (yes: boolean) => void }) | null });

@@ -2,7 +2,7 @@
 // lib/watchers.ts.
 
 import { call } from './api';
-import type { LogLine, Ran, Tested, WatchItem, Watcher } from './watchers';
+import type { LogLine, Ran, SourceFile, Tested, WatchItem, Watcher } from './watchers';
 
 /** Every watcher, in every project. */
 export function listWatchers(): Promise<Watcher[]> {
@@ -32,6 +32,11 @@ export function runNow(name: string): Promise<Ran> {
 /** A dry run: what it would find, and its log; nothing filed, its place kept. */
 export function testRun(name: string): Promise<Tested> {
   return call('watchers.test', { name });
+}
+
+/** Its files as they are on disk now, watcher.json first: what it will run. */
+export async function source(name: string): Promise<SourceFile[]> {
+  return (await call('watchers.source', { name })).files;
 }
 
 /** Its last log lines, oldest first. */

@@ -2,9 +2,9 @@
 // into a project. What the Watchers screen says of each: its state in words ("Waiting for you to
 // turn it on", "Paused", "Turned off after 3 failures: …", "Runs every 15 minutes"), its
 // schedule in words (with vyred's time zone when it is not the person's), its last and next
-// run, what a run or a test found; and the order of the list. Pure, for node --test
-// (ui/test/watchers.test.mjs); the words take the time zone so a test can pin it. The calls to
-// vyred are lib/watchercalls.ts.
+// run, what a run or a test found, its files in the order the person reads them; and the order
+// of the list. Pure, for node --test (ui/test/watchers.test.mjs); the words take the time zone
+// so a test can pin it. The calls to vyred are lib/watchercalls.ts.
 
 // `.js`: node runs this module as tsc writes it for the tests (.test-build/), where an import
 // needs its file's whole name; tsc and Vite both read it as planner.ts.
@@ -284,9 +284,9 @@ export function lastFailed(w: Pick<Watcher, 'last_run_at' | 'last_ok_at' | 'last
   return w.last_run_at !== null && w.last_error !== null && (w.last_ok_at === null || w.last_ok_at < w.last_run_at);
 }
 
-/** Who wrote it: "you", or "a session". */
-export function authorWords(createdBy: string): string {
-  return createdBy === 'person' ? 'you' : 'a session';
+/** Whether the person wrote it (through the app, the CLI or the API), not a session in a chat. */
+export function byPerson(createdBy: string): boolean {
+  return createdBy === 'person';
 }
 
 /** What a run did, in a line: "Filed 2 new items.", "Nothing new.", "It failed: why". */
@@ -335,3 +335,59 @@ export function safeUrl(url: string | null | undefined): string | null {
   }
 }
 
+// ---- What it runs ----
+
+/** One file of its folder, as `watchers.source` gives it: a file too large or not text has a
+ * short note as its text. */
+export interface SourceFile {
+  name: string;
+  text: string;
+}
+
+/** A file as the app shows it: what it is to the watcher, and whether it is shown opened. */
+export interface ShownFile extends SourceFile {
+  /** `script`: what its watcher.json runs; `settings`: watcher.json itself; `other`: the rest
+   * (a module the script imports, data). */
+  kind: 'script' | 'settings' | 'other';
+  open: boolean;
+}
+
+const SETTINGS = 'watcher.json';
+const DEFAULT_SCRIPT = 'watch.js';
+
+/** The files its watcher.json says it runs: those of `run`'s words ("python3", "watch.py") that
+ * are a file of its folder, or watch.js without `run`. None when watcher.json cannot be read. */
+export function scriptNames(files: SourceFile[]): string[] {
+  const settings = files.find((f) => f.name === SETTINGS);
+  let run: unknown;
+  try {
+    run = settings ? (JSON.parse(settings.text) as { run?: unknown }).run : undefined;
+  } catch {
+    return [];
+  }
+  if (run === undefined || run === null) return files.some((f) => f.name === DEFAULT_SCRIPT) ? [DEFAULT_SCRIPT] : [];
+  if (!Array.isArray(run)) return [];
+  const named = new Set(run.filter((w): w is string => typeof w === 'string').map((w) => w.replace(/^\.\//, '')));
+  return files.filter((f) => named.has(f.name)).map((f) => f.name);
+}
+
+/**
+ * Its files in the order the person reads them: the script it runs first, then its other files
+ * (code it may import: shown opened too, as they run as well), then watcher.json, shut (what it
+ * declares is said in words above it: its schedule, project and vault items).
+ */
+export function sourceOrder(files: SourceFile[]): ShownFile[] {
+  const scripts = new Set(scriptNames(files));
+  const kind = (f: SourceFile): ShownFile['kind'] => (f.name === SETTINGS ? 'settings' : scripts.has(f.name) ? 'script' : 'other');
+  const rank = { script: 0, other: 1, settings: 2 };
+  return files
+    .map((f) => ({ ...f, kind: kind(f), open: kind(f) !== 'settings' }))
+    .sort((a, b) => rank[a.kind] - rank[b.kind]);
+}
+
+/** What is said above the files of one a session wrote (null for the person's own): plainly, as
+ * the person is about to hand it their vault items. `asking`: in the Turn on question. */
+export function sourceNote(createdBy: string, asking: boolean): string | null {
+  if (byPerson(createdBy)) return null;
+  return asking ? 'Written by Claude in a chat. Read what it runs before you turn it on.' : 'Written by Claude in a chat.';
+}

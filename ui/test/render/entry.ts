@@ -8,9 +8,10 @@ import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
 import Notice from '../../src/components/Notice.svelte';
 import WatchItems from '../../src/components/WatchItems.svelte';
+import SourceFiles from '../../src/components/SourceFiles.svelte';
 import type { OpenFile } from '../../src/lib/filelinks';
 import type { MemoryWord } from '../../src/lib/memory';
-import type { WatchItem } from '../../src/lib/watchers';
+import type { SourceFile, WatchItem } from '../../src/lib/watchers';
 
 export function markdown(
   source: string | null | undefined,
@@ -39,4 +40,8 @@ export function notice(props: { kind: 'warning' | 'error'; text: string; detail?
 
 export function watchItems(props: { items: WatchItem[]; now: number }): string {
   return render(WatchItems, { props }).body;
+}
+
+export function sourceFiles(props: { files: SourceFile[] }): string {
+  return render(SourceFiles, { props }).body;
 }

@@ -95,6 +95,38 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
     );
     assert_eq!(source["files"][1]["name"], "watch.js");
     assert_eq!(source["files"][1]["text"], FINDS_TWO);
+    assert_eq!(source["left_out"], 0);
+    let read = source["digest"].as_str().unwrap().to_string();
+    // Rewritten while the person was reading: turning on what they read is refused.
+    sock.call(
+        "watchers.create",
+        &json!({ "name": "news", "project": "Site", "schedule": "* * * * *", "replace": true,
+                 "script": format!("{FINDS_TWO}\n// rewritten"), "needs": ["news-token"] }),
+    )
+    .await
+    .unwrap();
+    let e = sock
+        .call(
+            "watchers.resume",
+            &json!({ "name": "news", "digest": read }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some("changed"), "{e}");
+    let still = sock.call("watchers.list", &json!({})).await.unwrap();
+    assert_eq!(still[0]["paused"], true, "{still}");
+    sock.call(
+        "watchers.create",
+        &json!({ "name": "news", "project": "Site", "schedule": "* * * * *", "replace": true,
+                 "script": FINDS_TWO, "needs": ["news-token"] }),
+    )
+    .await
+    .unwrap();
+    let read = sock
+        .call("watchers.source", &json!({ "name": "news" }))
+        .await
+        .unwrap()["digest"]
+        .clone();
 
     // A try, with its vault item as the person's: what it finds, nothing filed, no secret said.
     let tried = sock
@@ -108,7 +140,10 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
     );
 
     let on = sock
-        .call("watchers.resume", &json!({ "name": "news" }))
+        .call(
+            "watchers.resume",
+            &json!({ "name": "news", "digest": read }),
+        )
         .await
         .unwrap();
     assert_eq!(on["paused"], false);

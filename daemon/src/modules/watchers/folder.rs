@@ -133,6 +133,46 @@ pub fn write(
     Ok((watcher, existed))
 }
 
+/// Every plain file in `folder` (its subfolders too, four deep; not its links), by its path
+/// inside it, `watcher.json` first: what a run of it can read.
+pub fn files(folder: &Path) -> Vec<(String, PathBuf)> {
+    fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut Vec<(String, PathBuf)>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let (Ok(kind), Some(name)) =
+                (e.file_type(), e.file_name().to_str().map(str::to_string))
+            else {
+                continue;
+            };
+            let inside = format!("{prefix}{name}");
+            if kind.is_file() {
+                out.push((inside, e.path()));
+            } else if kind.is_dir() && depth < 4 {
+                walk(&e.path(), &format!("{inside}/"), depth + 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(folder, "", 0, &mut out);
+    out.sort_by(|a, b| (a.0 != spec::FILE, &a.0).cmp(&(b.0 != spec::FILE, &b.0)));
+    out
+}
+
+/// A hash of what `files` hold (their paths and bytes): it changes when any of them does.
+pub fn digest(files: &[(String, PathBuf)]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for (name, path) in files {
+        h.update(name.as_bytes());
+        h.update([0]);
+        h.update(fs::read(path).unwrap_or_default());
+        h.update([0]);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Take watcher `name`'s folder away; whether there was one.
 pub fn remove(root: &Path, name: &str) -> std::io::Result<bool> {
     if !spec::valid_name(name) {
@@ -240,6 +280,19 @@ mod tests {
             );
         }
         assert!(!r.join("other").exists());
+        // What a run can read, subfolders too, the declaration first; links left out.
+        fs::create_dir_all(r.join("news/lib")).unwrap();
+        fs::write(r.join("news/lib/x.js"), "// x").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", r.join("news/link")).unwrap();
+        let listed: Vec<String> = files(&r.join("news")).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(listed, ["watcher.json", "lib/x.js", "watch.js"]);
+        let before = digest(&files(&r.join("news")));
+        fs::write(r.join("news/lib/x.js"), "// y").unwrap();
+        assert_ne!(
+            digest(&files(&r.join("news"))),
+            before,
+            "any file's change shows"
+        );
         assert_eq!(all(&r).len(), 1);
         assert!(remove(&r, "news").unwrap());
         assert!(!remove(&r, "news").unwrap());

@@ -176,6 +176,22 @@ pub struct Logs {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Source {
     pub files: Vec<SourceFile>,
+    /// Files not shown past the first 50.
+    pub left_out: usize,
+    /// A hash of every file (names and bytes): `watchers.resume` with it turns on only this.
+    pub digest: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeInput {
+    #[schemars(length(min = 1, max = 32))]
+    pub name: String,
+    /// The `digest` of the `watchers.source` the person read: refused (`409 changed`) when
+    /// the watcher was rewritten since.
+    #[serde(default)]
+    #[schemars(length(min = 64, max = 64))]
+    pub digest: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

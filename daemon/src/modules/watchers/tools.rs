@@ -12,6 +12,9 @@ use super::{Purpose, Watchers, changed, key};
 use crate::kernel::module::{Ctx, StartError, ToolDef};
 use crate::kernel::tools::{CallCx, Caller, Reach, ToolError};
 
+/// Files `watchers.source` shows.
+const SHOWN_FILES: usize = 50;
+
 pub fn unknown(name: &str) -> ToolError {
     ToolError::not_found(
         "unknown_watcher",
@@ -281,35 +284,62 @@ impl Watchers {
     async fn source(&self, input: NameInput, cx: CallCx) -> Result<Source, ToolError> {
         self.seen(&input.name, &cx).await?;
         let folder = self.root().join(&input.name);
-        let files = tokio::task::spawn_blocking(move || {
-            let mut names: Vec<String> = std::fs::read_dir(&folder)
-                .map(|d| {
-                    d.flatten()
-                        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-                        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default();
-            // The declaration first, then the rest by name.
-            names.sort_by_key(|n| (n != super::spec::FILE, n.clone()));
-            names
-                .into_iter()
-                .take(20)
-                .map(|name| {
-                    let bytes = std::fs::read(folder.join(&name)).unwrap_or_default();
-                    let text = if bytes.len() > folder::MAX_SCRIPT {
-                        format!("({} KiB: too large to show)", bytes.len() / 1024)
-                    } else {
-                        String::from_utf8(bytes)
-                            .unwrap_or_else(|_| "(not text: not shown)".to_string())
-                    };
-                    SourceFile { name, text }
-                })
-                .collect()
+        tokio::task::spawn_blocking(move || {
+            let all = folder::files(&folder);
+            let digest = folder::digest(&all);
+            let shown = all.iter().take(SHOWN_FILES).map(|(name, path)| {
+                let bytes = std::fs::read(path).unwrap_or_default();
+                let text = if bytes.len() > folder::MAX_SCRIPT {
+                    format!("({} KiB: too large to show)", bytes.len() / 1024)
+                } else {
+                    String::from_utf8(bytes).unwrap_or_else(|_| "(not text: not shown)".to_string())
+                };
+                SourceFile {
+                    name: name.clone(),
+                    text,
+                }
+            });
+            Source {
+                files: shown.collect(),
+                left_out: all.len().saturating_sub(SHOWN_FILES),
+                digest,
+            }
         })
         .await
-        .map_err(ToolError::internal)?;
-        Ok(Source { files })
+        .map_err(ToolError::internal)
+    }
+
+    /// Turn `name` on, as the person read it when they give the digest of what they read.
+    async fn resume(&self, input: ResumeInput, cx: CallCx) -> Result<Shown, ToolError> {
+        let Some(read) = input.digest.clone() else {
+            return self.set_paused(&input.name, false, cx).await;
+        };
+        let changed = || {
+            ToolError::conflict(
+                "changed",
+                format!(
+                    "watcher {:?} was rewritten since you read it: read what it runs now before turning it on",
+                    input.name
+                ),
+            )
+        };
+        if self.digest_of(&input.name).await? != read {
+            return Err(changed());
+        }
+        let on = self.set_paused(&input.name, false, cx.clone()).await?;
+        // Rewritten in the moment between the check and turning it on: off again.
+        if self.digest_of(&input.name).await? != read {
+            self.set_paused(&input.name, true, cx).await?;
+            return Err(changed());
+        }
+        Ok(on)
+    }
+
+    async fn digest_of(&self, name: &str) -> Result<String, ToolError> {
+        let folder = self.root().join(name);
+        tokio::task::spawn_blocking(move || folder::digest(&folder::files(&folder)))
+            .await
+            .map_err(ToolError::internal)
     }
 
     async fn logs(&self, input: LogsInput, cx: CallCx) -> Result<Logs, ToolError> {
@@ -488,7 +518,7 @@ pub fn register(ctx: &Ctx, w: &Watchers) -> Result<(), StartError> {
         )
         .person_only(),
         w,
-        |w, input: NameInput, cx| async move { w.set_paused(&input.name, false, cx).await },
+        |w, input: ResumeInput, cx| async move { w.resume(input, cx).await },
     )?;
     ctx.tool_with(
         ToolDef::new(

@@ -9907,7 +9907,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The watcher's name, from `watchers.list`. */
+                    /**
+                     * @description The `digest` of the `watchers.source` the person read: refused (`409 changed`) when
+                     *     the watcher was rewritten since.
+                     */
+                    digest?: string | null;
                     name: string;
                 };
             };
@@ -10070,7 +10074,14 @@ export interface operations {
                          * @description A watcher's files as they are: what the person reads before turning it on.
                          */
                         data: {
+                            /** @description A hash of every file (names and bytes): `watchers.resume` with it turns on only this. */
+                            digest: string;
                             files: components["schemas"]["watchers.source.SourceFile"][];
+                            /**
+                             * Format: uint
+                             * @description Files not shown past the first 50.
+                             */
+                            left_out: number;
                         };
                     };
                 };

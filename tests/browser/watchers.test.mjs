@@ -2,7 +2,9 @@
 // (through the API) shows on the Watchers screen live, "Waiting for you to turn it on", with Run
 // now refused until then; Test before then says it is given its vault item only then; Turn on
 // asks first and lists the vault items it will be given and shows the files it will run, the
-// script opened and as text (Cancel keeps it paused); a row's Code shows the same; once on, Test
+// script opened and as text (Cancel keeps it paused); rewritten while the question is open, it
+// is not turned on: the question is asked again, saying so, with what it runs now, and Turn on
+// then turns that on. A row's Code shows the same; once on, Test
 // shows what a dry run found and logged, filing nothing, and Run now files its item, which shows
 // under Found lately as a link that opens in a new tab; Logs shows its lines; Pause and Remove
 // (asked first) do what they say, and what it filed stays. One that fails says why, keeps what
@@ -12,7 +14,7 @@
 // works. The person's clock (India's) is not vyred's (UTC): a schedule at a time of day
 // says its zone; one every 15 minutes does not.
 // Runs need bwrap (the script runs jailed). No Claude Code needed.
-// Screenshots: screenshots/watchers-{screen,turn-on,turn-on-session,code,test,failed-log,off}-{desktop,phone}.png, copied to
+// Screenshots: screenshots/watchers-{screen,turn-on,turn-on-rewritten,turn-on-session,code,test,failed-log,off}-{desktop,phone}.png, copied to
 // /tmp/shots/.
 
 import { after, before } from 'node:test';
@@ -50,6 +52,9 @@ export async function watch({ vault, since, emit, log }) {
 }
 `;
 
+/** SCRIPT as the person writes it again while its Turn on question is open: a new first line. */
+const REWRITTEN = SCRIPT.replace(MARK, '// hello-news, written again: still the news from example.com');
+
 let rig;
 let browser;
 let page;
@@ -74,8 +79,9 @@ async function clearOfQuarterHour(margin = 90_000) {
 }
 
 /** In `box` (the Turn on question, or the Code dialog), hello-news's files: watch.js first and
- * opened, SCRIPT's text as text (its `<b>` is no tag), its long line wrapped; watcher.json shut. */
-async function seesWhatItRuns(box) {
+ * opened, `text` (its script: SCRIPT, or REWRITTEN) as text (its `<b>` is no tag), its long line
+ * wrapped; watcher.json shut. */
+async function seesWhatItRuns(box, text = SCRIPT) {
   const files = box.getByTestId('watcher-source-file');
   await files.first().waitFor();
   assert.deepEqual(await files.evaluateAll((all) => all.map((d) => [d.dataset.name, d.open])), [
@@ -83,8 +89,8 @@ async function seesWhatItRuns(box) {
     ['watcher.json', false],
   ]);
   const script = files.first().getByTestId('watcher-source-text');
-  assert.equal(await script.textContent(), SCRIPT, 'the script as it is, to the letter');
-  assert.ok((await script.innerText()).includes(MARK));
+  assert.equal(await script.textContent(), text, 'the script as it is, to the letter');
+  assert.ok((await script.innerText()).includes(text.split('\n')[0]));
   assert.equal(await script.locator('*').count(), 0, 'plain text: no element in it');
   assert.match(await files.last().locator('summary').innerText(), /^watcher\.json\s+its settings$/);
   await files.last().locator('summary').click();
@@ -168,10 +174,33 @@ it('a new watcher waits for the person; Test files nothing; Turn on lists what i
   await page.getByTestId('confirm-cancel').click();
   assert.equal((await rig.sock('watchers.list', {})).find((w) => w.name === 'hello-news').paused, true, 'cancelled: still paused');
 
+  // Written again (through the API, as the person) while its question is open, after its code
+  // was shown: Turn on does not turn on what nobody read. The question is asked again, saying
+  // so, with the new code; Turn on then turns that on.
   await clearOfQuarterHour();
   await row('hello-news').getByTestId('watcher-on').click();
+  const shownFirst = confirm.getByTestId('watcher-source-text').first();
+  await shownFirst.waitFor();
+  assert.equal(await shownFirst.textContent(), SCRIPT);
+  await rig.sock('watchers.create', { name: 'hello-news', project: 'news', schedule: '*/15 * * * *', script: REWRITTEN, needs: ['example-token'], replace: true });
+  await page.getByTestId('confirm-ok').click();
+  const warning = confirm.getByTestId('confirm-warning');
+  await warning.waitFor();
+  assert.equal(
+    await warning.innerText(),
+    '“hello-news” was rewritten while you were reading it, so it was not turned on. What it runs now is below: read it before you turn it on.',
+  );
+  assert.equal((await rig.sock('watchers.list', {})).find((w) => w.name === 'hello-news').paused, true, 'refused: still paused');
+  assert.equal(await row('hello-news').getAttribute('data-state'), 'waiting');
+  await confirm.getByText('Turn on “hello-news”?').waitFor();
+  await waitFor('the title to have the focus again', async () => (await page.evaluate(() => document.activeElement?.id)) === 'confirm-title');
+  assert.deepEqual(await page.getByTestId('confirm-list').locator('li').allInnerTexts(), ['example-token']);
+  await seesWhatItRuns(confirm, REWRITTEN);
+  assert.ok(!(await confirm.innerText()).includes(MARK), 'the old code is gone from the question');
+  await keep('watchers-turn-on-rewritten');
   await page.getByTestId('confirm-ok').click();
   await waitFor('it to run', async () => (await status('hello-news').innerText()) === 'Runs every 15 minutes');
+  await warning.waitFor({ state: 'detached' });
   assert.match(await row('hello-news').getByTestId('watcher-next').innerText(), /^Next: (today|tomorrow) \d\d:\d\d, in \d+ min$/);
   assert.equal((await rig.sock('watchers.list', {})).find((w) => w.name === 'hello-news').paused, false, 'vyred has it on');
 
@@ -210,7 +239,7 @@ it('Run now files its item, a link in a new tab; Logs, Pause and Remove', T, asy
   await row('hello-news').getByTestId('watcher-code').click();
   const dialog = page.getByTestId('watcher-dialog');
   await dialog.getByText('What “hello-news” runs').waitFor();
-  await seesWhatItRuns(dialog);
+  await seesWhatItRuns(dialog, REWRITTEN);
   assert.equal(await dialog.getByTestId('watcher-source-note').count(), 0);
   assert.equal(await dialog.locator('button').allInnerTexts().then((b) => b.join()), 'Close', 'read only: nothing to do but close');
   await keep('watchers-code');

@@ -9,8 +9,11 @@ import {
   clockWords,
   lastFailed,
   lastRunWords,
+  leftOutWords,
   nextRunWords,
   ranWords,
+  rewrittenSinceRead,
+  rewrittenWords,
   safeUrl,
   scheduleIn,
   scriptNames,
@@ -322,4 +325,30 @@ test('its files as shown: plain text in monospace blocks, the script opened, wat
   assert.match(html, /the script it runs/);
   assert.match(html, /Empty\./);
   assert.match(sourceFiles({ files: [] }), /Its folder has no files\./);
+});
+
+test('files vyred left out are said under the others; files in a subfolder are named by their path', () => {
+  assert.equal(leftOutWords(0), null);
+  assert.equal(leftOutWords(1), 'and 1 more file not shown');
+  assert.equal(leftOutWords(12), 'and 12 more files not shown');
+  const html = sourceFiles({ files: [settings({ run: ['node', 'lib/main.js'] }), file('lib/main.js'), file('lib/util.js')], leftOut: 3 });
+  assert.deepEqual([...html.matchAll(/data-name="([^"]+)"/g)].map((m) => m[1]), ['lib/main.js', 'lib/util.js', 'watcher.json'], 'the script its run names, in lib/');
+  assert.match(html, /data-testid="watcher-source-left-out">and 3 more files not shown</);
+  assert.doesNotMatch(sourceFiles({ files: [settings(), file('watch.js')], leftOut: 0 }), /watcher-source-left-out/);
+  assert.doesNotMatch(sourceFiles({ files: [settings(), file('watch.js')] }), /not shown/);
+});
+
+test('rewritten since it was read: only vyred\'s 409 "changed" is that refusal', () => {
+  const refused = (status, code) => Object.assign(new Error('watcher "w" was rewritten since you read it'), { status, code });
+  assert.equal(rewrittenSinceRead(refused(409, 'changed')), true);
+  assert.equal(rewrittenSinceRead(refused(409, 'exists')), false);
+  assert.equal(rewrittenSinceRead(refused(400, 'changed')), false);
+  assert.equal(rewrittenSinceRead(refused(404, 'unknown_watcher')), false);
+  assert.equal(rewrittenSinceRead(new Error('changed')), false);
+  assert.equal(rewrittenSinceRead(null), false);
+  assert.equal(rewrittenSinceRead('changed'), false);
+  assert.equal(
+    rewrittenWords('hello-news'),
+    '“hello-news” was rewritten while you were reading it, so it was not turned on. What it runs now is below: read it before you turn it on.',
+  );
 });

@@ -7,6 +7,9 @@ import type { Component } from 'svelte';
 
 export interface Confirm {
   title: string;
+  /** Said first, under the title, as a warning: why it is asked again (a watcher rewritten while
+   * the person read it). */
+  warning?: string;
   body?: string;
   /** Things the person should see before they answer (what a watcher will be given), one a line,
    * under the body: plain text. */
@@ -19,6 +22,9 @@ export interface Confirm {
   extra?: Part;
   /** The button that goes ahead. */
   ok: string;
+  /** While this says false, the button that goes ahead cannot be pressed (what `extra` shows is
+   * still loading: nothing to answer yet). Read in the dialog's template, so it may read state. */
+  ready?: () => boolean;
   /** It destroys something: the button says so in red. */
   danger?: boolean;
 }

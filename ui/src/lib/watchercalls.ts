@@ -2,7 +2,7 @@
 // lib/watchers.ts.
 
 import { call } from './api';
-import type { LogLine, Ran, SourceFile, Tested, WatchItem, Watcher } from './watchers';
+import type { LogLine, Ran, Source, Tested, WatchItem, Watcher } from './watchers';
 
 /** Every watcher, in every project. */
 export function listWatchers(): Promise<Watcher[]> {
@@ -15,9 +15,11 @@ export async function listFiled(limit = 50): Promise<WatchItem[]> {
 }
 
 /** Turn it on: the person grants it the vault items it needs, and it runs on its schedule.
- * Clears a turning off after failures too. */
-export function turnOn(name: string): Promise<Watcher> {
-  return call('watchers.resume', { name });
+ * Clears a turning off after failures too. With `digest` (its `source` the person read), vyred
+ * turns it on only if its files are still those: else 409 `changed` (lib/watchers.ts
+ * rewrittenSinceRead). Without (its files could not be shown), as it is now. */
+export function turnOn(name: string, digest: string | null = null): Promise<Watcher> {
+  return call('watchers.resume', digest ? { name, digest } : { name });
 }
 
 export function pause(name: string): Promise<Watcher> {
@@ -34,9 +36,10 @@ export function testRun(name: string): Promise<Tested> {
   return call('watchers.test', { name });
 }
 
-/** Its files as they are on disk now, watcher.json first: what it will run. */
-export async function source(name: string): Promise<SourceFile[]> {
-  return (await call('watchers.source', { name })).files;
+/** Its files as they are on disk now, watcher.json first (those in its subfolders too, as
+ * `lib/x.js`): what it will run, with their digest. */
+export function source(name: string): Promise<Source> {
+  return call('watchers.source', { name });
 }
 
 /** Its last log lines, oldest first. */

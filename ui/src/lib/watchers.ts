@@ -27,6 +27,10 @@ export type Ran = ToolOutput<'watchers.run'>;
 
 export type LogLine = components['schemas']['watchers.logs.Line'];
 
+/** What it runs (`watchers.source`): its files (the first 50; `left_out` counts the rest) and
+ * `digest`, a hash of them all, which `watchers.resume` takes to turn on only what was read. */
+export type Source = ToolOutput<'watchers.source'>;
+
 // ---- State ----
 
 /** Where a watcher stands, most pressing first: broken (its files), waiting for the person to
@@ -390,4 +394,22 @@ export function sourceOrder(files: SourceFile[]): ShownFile[] {
 export function sourceNote(createdBy: string, asking: boolean): string | null {
   if (byPerson(createdBy)) return null;
   return asking ? 'Written by Claude in a chat. Read what it runs before you turn it on.' : 'Written by Claude in a chat.';
+}
+
+/** Said under its files when vyred left some out (it shows the first 50): null when none. */
+export function leftOutWords(leftOut: number): string | null {
+  return leftOut > 0 ? `and ${plural(leftOut, 'more file', 'more files')} not shown` : null;
+}
+
+/** Whether vyred refused to turn it on because it was rewritten since its files were read
+ * (`watchers.resume` with the `digest` of what was shown: 409 `changed`). It was not turned on:
+ * the person reads it again. */
+export function rewrittenSinceRead(e: unknown): boolean {
+  const c = e as { status?: unknown; code?: unknown } | null;
+  return typeof c === 'object' && c !== null && c.status === 409 && c.code === 'changed';
+}
+
+/** Said at the top of the Turn on question asked again after `rewrittenSinceRead`. */
+export function rewrittenWords(name: string): string {
+  return `“${name}” was rewritten while you were reading it, so it was not turned on. What it runs now is below: read it before you turn it on.`;
 }

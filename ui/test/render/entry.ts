@@ -42,6 +42,6 @@ export function watchItems(props: { items: WatchItem[]; now: number }): string {
   return render(WatchItems, { props }).body;
 }
 
-export function sourceFiles(props: { files: SourceFile[] }): string {
+export function sourceFiles(props: { files: SourceFile[]; leftOut?: number }): string {
   return render(SourceFiles, { props }).body;
 }

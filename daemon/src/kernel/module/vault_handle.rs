@@ -61,18 +61,10 @@ impl ModuleVault {
         crate::kernel::contracts::secret::VaultValue,
         crate::kernel::contracts::vault::VaultError,
     > {
-        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
-        if !self.ctx.manifest.does.agents {
-            return Err(VaultError::NotDeclared {
-                module: self.ctx.name.to_string(),
-                item: name.to_string(),
-            });
-        }
-        let vault = self
-            .ctx
-            .get::<dyn VaultAccess>()
-            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
-        vault.fetch(&Grantee::Agent(agent.to_string()), name).await
+        use crate::kernel::contracts::vault::Grantee;
+        let runs_agents = self.ctx.manifest.does.agents;
+        self.fetch_for(runs_agents, Grantee::Agent(agent.to_string()), name)
+            .await
     }
 
     /// The value of item `name` for watcher `watcher`: refused unless this module runs
@@ -86,8 +78,24 @@ impl ModuleVault {
         crate::kernel::contracts::secret::VaultValue,
         crate::kernel::contracts::vault::VaultError,
     > {
-        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
-        if !self.ctx.manifest.does.watchers {
+        use crate::kernel::contracts::vault::Grantee;
+        let runs_watchers = self.ctx.manifest.does.watchers;
+        self.fetch_for(runs_watchers, Grantee::Watcher(watcher.to_string()), name)
+            .await
+    }
+
+    /// Item `name` for `grantee`, when the manifest lets this module act for such grantees.
+    async fn fetch_for(
+        &self,
+        may: bool,
+        grantee: crate::kernel::contracts::vault::Grantee,
+        name: &str,
+    ) -> Result<
+        crate::kernel::contracts::secret::VaultValue,
+        crate::kernel::contracts::vault::VaultError,
+    > {
+        use crate::kernel::contracts::vault::{VaultAccess, VaultError};
+        if !may {
             return Err(VaultError::NotDeclared {
                 module: self.ctx.name.to_string(),
                 item: name.to_string(),
@@ -97,8 +105,6 @@ impl ModuleVault {
             .ctx
             .get::<dyn VaultAccess>()
             .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
-        vault
-            .fetch(&Grantee::Watcher(watcher.to_string()), name)
-            .await
+        vault.fetch(&grantee, name).await
     }
 }

@@ -139,6 +139,7 @@ it('a phone joins: its QR code, its configuration shown once, and a download', T
   const key = /^PrivateKey = (\S+)$/m.exec(config)[1];
   await dialog().getByTestId('join-close').click();
   await waitFor('the dialog to close', async () => !(await dialog().evaluate((d) => d.open)));
+  // Closing drops the configuration at once: nothing of the key is left once the dialog is shut.
   assert.ok(!(await page.content()).includes(key), 'the private key is gone from the page');
 });
 

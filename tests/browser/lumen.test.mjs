@@ -1,5 +1,6 @@
 // Lumen, the Mac app's capsule, at /app/lumen in a 420 by 640 window against a real vyred: one
-// line to the assistant and its reply as it streams, the open asks answered in place, Esc
+// line to the assistant and its reply as it streams, the open asks answered in place, planner
+// items that fall due shown and counted with them (Done and Snooze there, an alarm beeping), Esc
 // (inside Tauri) hiding it, and nothing asked of vyred while it sits idle. The chat and ask tests
 // need the pinned Claude Code CLI against the fake Messages API.
 
@@ -22,6 +23,16 @@ before(async () => {
   rig = await Rig.start('lumen', { claude: !noClaude });
   browser = await openBrowser();
   page = browser.page;
+  // Each tone the page starts is counted: an alarm's beep, heard or not (headless).
+  await browser.context.addInitScript(() => {
+    window.__tones = 0;
+    if (typeof AudioContext === 'undefined') return;
+    const make = AudioContext.prototype.createOscillator;
+    AudioContext.prototype.createOscillator = function () {
+      window.__tones++;
+      return make.call(this);
+    };
+  });
   page.on('request', (r) => {
     if (r.resourceType() === 'script') scripts.push(new URL(r.url()).pathname);
   });
@@ -107,8 +118,9 @@ it('Lumen is its own small page: the line to the assistant and what needs you, n
   // The assistant's name arrives with the app's state, a moment after the page.
   await page.locator('[data-testid="lumen-input"][placeholder="Ask Juno"]').waitFor();
   await page.getByTestId('lumen-needs-empty').waitFor();
-  // The line has the keyboard, as Spotlight's does.
-  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'lumen-input');
+  // The line has the keyboard, as Spotlight's does (once Lumen has looked up its conversation,
+  // a moment after the assistant's name shows).
+  await waitFor('the line to have the keyboard', async () => (await page.evaluate(() => document.activeElement?.dataset.testid)) === 'lumen-input', 5000);
   assert.equal(await page.locator('nav').count(), 0, 'no navigation');
   // The greeting went to the assistant's own thread: Lumen's conversation is its own.
   assert.equal(await page.getByTestId('lumen-reply').count(), 0);
@@ -197,6 +209,62 @@ it('a question from Lumen\'s own conversation is answered in place and the reply
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, 'dark');
   await page.emulateMedia({ colorScheme: 'light' });
+});
+
+it('a reminder and an alarm that fall due show in Lumen, counted; Done and Snooze there', T, async () => {
+  await openLumen();
+  await page.getByTestId('lumen-needs-empty').waitFor();
+  // A touch on the page first: only then may it make sound (lib/beep.ts).
+  await page.getByTestId('lumen-input').click();
+  await rig.sock('planner.add', { text: 'Water the basil on the balcony before the sun is up', at: 'in 2s' });
+  await rig.sock('planner.add', { text: 'Tea is ready', kind: 'alarm', at: 'in 2s' });
+  // A todo has no time: it never falls due, and never shows here.
+  await rig.sock('planner.add', { text: 'Buy more tea', kind: 'todo' });
+  const due = page.getByTestId('lumen-needs').getByTestId('due');
+  const card = (text) => due.filter({ has: page.getByTestId('due-text').getByText(text, { exact: true }) });
+  const basil = card('Water the basil on the balcony before the sun is up');
+  const tea = card('Tea is ready');
+  await basil.waitFor({ timeout: 15_000 });
+  await tea.waitFor({ timeout: 15_000 });
+  assert.equal(await due.count(), 2);
+  assert.equal(await basil.getAttribute('data-kind'), 'reminder');
+  assert.equal(await basil.locator('.kind').innerText(), 'Reminder');
+  assert.match(await basil.getByTestId('due-when').innerText(), /^due (just now|1 min ago)$/);
+  assert.equal(await tea.getAttribute('data-kind'), 'alarm');
+  // Counted with what needs the person, above the asks.
+  assert.equal(await page.getByTestId('lumen-needs-count').innerText(), '2');
+  assert.match(await page.getByTestId('lumen-needs').innerText(), /2 waiting/);
+  assert.equal(await page.getByTestId('lumen-needs-empty').count(), 0);
+  // The page was touched, so the alarm beeps (three tones), as in the app.
+  await waitFor('the alarm to beep', () => page.evaluate(() => window.__tones >= 3), 5000);
+  // Each card whole in the narrow window: its words, its buttons.
+  for (const c of [basil, tea]) {
+    const box = await c.boundingBox();
+    assert.ok(box.x >= 0 && box.x + box.width <= LUMEN.width, `the card fits the window: ${JSON.stringify(box)}`);
+  }
+  await shot(page, 'due');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, 'due-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+
+  // Done: it leaves Lumen at once, and vyred has it done.
+  const [item] = (await rig.sock('planner.list', {})).filter((i) => i.text.startsWith('Water the basil'));
+  await basil.getByTestId('due-done').click();
+  await basil.waitFor({ state: 'detached' });
+  assert.equal(await page.getByTestId('lumen-needs-count').innerText(), '1');
+  assert.ok((await rig.sock('planner.list', { done: true })).find((i) => i.id === item.id).done_at, 'vyred has it done');
+
+  // Snooze 10 min: it leaves too, and waits again ten minutes on.
+  await tea.getByTestId('due-snooze').click();
+  await tea.waitFor({ state: 'detached' });
+  await page.getByTestId('lumen-needs-empty').waitFor();
+  assert.equal(await page.getByTestId('lumen-needs-count').count(), 0);
+  const later = (await rig.sock('planner.list', {})).find((i) => i.text === 'Tea is ready');
+  assert.equal(later.fell_due_at, null, 'it waits again');
+  assert.ok(Math.abs(later.due_at - (Date.now() + 600_000)) < 60_000, 'ten minutes on');
+  // Out of the way of the tests after this one.
+  for (const i of await rig.sock('planner.list', {})) await rig.sock('planner.remove', { item: i.id });
+  assert.deepEqual(browser.errors, [], 'no script errors on the page');
 });
 
 it('idle, Lumen asks vyred nothing: the one event stream is all', T, async () => {

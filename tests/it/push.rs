@@ -238,6 +238,109 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
     vyred.stop().await;
 }
 
+/// What falls due reaches the person's phone (issue 23): a reminder, pushed as the planner's
+/// notice when it falls due and withdrawn when it is done; one done before it fell due is never
+/// pushed; and a watcher turned off after failing says so on the phone, withdrawn when it is
+/// turned on again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_falls_due_and_a_watcher_turned_off_reach_the_phone_and_leave_it() {
+    let api = FakeApi::start().await;
+    let (home, vyred) = started("push-planner", &api).await;
+    let sock = vyred.socket_client();
+    let (_, token) = vyred.device_token("phone").await;
+    let phone = vyred.http_client(Some(&token));
+    let sub = api.push.subscribe(&api.url(), None);
+    phone
+        .call("push.subscribe", &subscribe_input(&sub))
+        .await
+        .unwrap();
+
+    // Done before its time: nothing is ever pushed for it.
+    let early = sock
+        .call(
+            "planner.add",
+            &json!({ "text": "never pushed", "at": "in 2s" }),
+        )
+        .await
+        .unwrap();
+    sock.call("planner.done", &json!({ "item": early["id"] }))
+        .await
+        .unwrap();
+    let due = sock
+        .call(
+            "planner.add",
+            &json!({ "text": "check the deploy", "at": "in 1s", "kind": "alarm" }),
+        )
+        .await
+        .unwrap();
+    let id = due["id"].as_i64().unwrap();
+    let got = received(&api, &sub.id, 1).await;
+    let tag = format!("notice:planner:item:{id}");
+    assert_eq!(
+        got[0].payload,
+        json!({ "v": 1, "kind": "notice", "tag": tag, "title": "Alarm", "body": "check the deploy", "url": "/app/needs" })
+    );
+    assert_eq!(
+        got[0].urgency.as_deref(),
+        Some("high"),
+        "it wakes the phone"
+    );
+    // Done in the app: its notice leaves the phone.
+    sock.call("planner.done", &json!({ "item": id }))
+        .await
+        .unwrap();
+    let got = received(&api, &sub.id, 2).await;
+    assert_eq!(got[1].payload["kind"], "withdraw");
+    assert_eq!(got[1].payload["tag"], tag);
+    assert_eq!(got[0].topic, got[1].topic, "it replaces the notice");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(
+        api.push.received(&sub.id).len(),
+        2,
+        "the item done early was never pushed: {:?}",
+        api.push.received(&sub.id)
+    );
+
+    // A watcher failing five times in a row is turned off, and the phone is told why.
+    if crate::watchers::runnable() {
+        crate::watchers::project(&sock, &home, "Site").await;
+        let script = "export async function watch({ log }) { log('fetching'); throw new Error('the feed moved'); }";
+        sock.call(
+            "watchers.create",
+            &json!({ "name": "news", "project": "Site", "schedule": "0 9 * * *", "script": script }),
+        )
+        .await
+        .unwrap();
+        sock.call("watchers.resume", &json!({ "name": "news" }))
+            .await
+            .unwrap();
+        for _ in 0..5 {
+            let ran = sock
+                .call("watchers.run", &json!({ "name": "news" }))
+                .await
+                .unwrap();
+            assert_eq!(ran["ok"], false, "{ran}");
+        }
+        let got = received(&api, &sub.id, 3).await;
+        let off = &got[2].payload;
+        assert_eq!(off["tag"], "notice:watchers:off:news", "{off}");
+        assert_eq!(off["title"], "Watcher news was turned off");
+        assert!(
+            off["body"].as_str().unwrap().contains("the feed moved"),
+            "{off}"
+        );
+        assert_eq!(off["url"], "/app/watchers");
+        // Turned on again by the person: the notice goes.
+        sock.call("watchers.resume", &json!({ "name": "news" }))
+            .await
+            .unwrap();
+        let got = received(&api, &sub.id, 4).await;
+        assert_eq!(got[3].payload["kind"], "withdraw");
+        assert_eq!(got[3].payload["tag"], "notice:watchers:off:news");
+    }
+    vyred.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_push_service_is_tried_again_and_the_key_survives_a_restart() {
     let api = FakeApi::start().await;

@@ -22,7 +22,7 @@ export async function watch({ vault, since, emit, log }) {
 }
 "#;
 
-fn runnable() -> bool {
+pub(crate) fn runnable() -> bool {
     let ok = vyre::kernel::jail::bwrap().is_some() && vyre::kernel::jail::find("node").is_some();
     if !ok {
         eprintln!("skipped: watchers need bwrap and node (tests/run installs both)");
@@ -39,7 +39,7 @@ async fn events_of(sock: &Client, kind: &str) -> Vec<Value> {
         .clone()
 }
 
-async fn project(sock: &Client, home: &TempHome, name: &str) {
+pub(crate) async fn project(sock: &Client, home: &TempHome, name: &str) {
     let dir = home.dir.join(format!("work-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     sock.call("projects.create", &json!({ "name": name, "home": dir }))
@@ -206,6 +206,17 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
         .unwrap()
         .to_string();
     assert!(!events.contains("tok-7Hq2"), "nor in any event");
+    // What it filed is found by its words, with its watcher, project and link.
+    let found = filed(&sock, "more words", 1).await;
+    assert_eq!(found[0]["title"], "Second story", "{found:?}");
+    assert_eq!(found[0]["watcher"], "news");
+    assert_eq!(found[0]["project"], "Site");
+    assert!(
+        found[0]["snippet"].as_str().unwrap().contains("[more]"),
+        "{found:?}"
+    );
+    let first = filed(&sock, "first", 1).await;
+    assert_eq!(first[0]["url"], "https://example.com/1");
 
     // On its schedule, from the kernel's timer.
     let mut scheduled = false;
@@ -287,6 +298,45 @@ async fn a_watcher_waits_for_the_person_then_files_each_find_once_on_its_schedul
     let revoked = events_of(&sock, "vault.revoked").await;
     assert_eq!(revoked.len(), 1, "{revoked:?}");
     vyred.stop().await;
+
+    // Search's copy lost (as if told while recall was not following): caught up at start, from
+    // the events, each item once.
+    let db = rusqlite::Connection::open(home.vyre_home().join("vyre.db")).unwrap();
+    db.execute_batch("DELETE FROM recall_filed; DELETE FROM recall_marks;")
+        .unwrap();
+    drop(db);
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let found = filed(&sock, "story", 2).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let again = sock
+        .call("recall.filed", &json!({ "query": "story" }))
+        .await
+        .unwrap();
+    assert_eq!(again, json!(found), "each once");
+    vyred.stop().await;
+}
+
+/// `recall.filed` for `query` once it finds `n` items (within 10 s).
+async fn filed(sock: &Client, query: &str, n: usize) -> Vec<Value> {
+    let mut found = vec![];
+    for _ in 0..100 {
+        found = sock
+            .call("recall.filed", &json!({ "query": query }))
+            .await
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        if found.len() >= n {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "recall.filed {query:?} found {} of {n}: {found:?}",
+        found.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -47,7 +47,7 @@ function reach(entry) {
 
 test("Lumen's imports reach neither the app's shell nor the Markdown and highlighter code", () => {
   const { modules, packages, onDemand } = reach('Lumen.svelte');
-  for (const m of ['components/AskList.svelte', 'components/StatusDot.svelte', 'components/Toast.svelte']) assert.ok(modules.has(m), `Lumen uses ${m}`);
+  for (const m of ['components/AskList.svelte', 'components/DueCard.svelte', 'components/StatusDot.svelte', 'components/Toast.svelte']) assert.ok(modules.has(m), `Lumen uses ${m}`);
   const heavy = ['App.svelte', 'components/Chat.svelte', 'components/Markdown.svelte', 'components/Code.svelte', 'lib/markdown.ts', 'lib/highlighter.ts'];
   for (const m of heavy) assert.ok(!modules.has(m), `Lumen reaches ${m}: ${[...modules].sort().join(', ')}`);
   for (const p of ['highlight.js', 'lowlight', 'mdast-util-from-markdown', 'mdast-util-gfm', 'micromark-extension-gfm']) assert.ok(!packages.has(p), `Lumen reaches the package ${p}`);

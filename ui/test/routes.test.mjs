@@ -5,7 +5,7 @@ import { parseRoute, pathOf } from '../.test-build/routes.js';
 const at = (pathname, search = '') => parseRoute({ pathname, search });
 
 test('each screen has its path, and the path opens that screen', () => {
-  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }]) {
+  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }, { name: 'project', project: 'news' }]) {
     assert.deepEqual(at(pathOf(r)), r, pathOf(r));
   }
   assert.equal(pathOf({ name: 'home' }), '/app/');
@@ -26,4 +26,16 @@ test('a thread on a paired box has its own path, under the box\'s pairing', () =
   assert.equal(pathOf(odd), '/app/b/x%2Fy/t/a%20b%2Fc');
   assert.deepEqual(at(pathOf(odd)), odd);
   assert.deepEqual(at('/app/b/p1'), { name: 'home' }, 'a box with no thread is no screen');
+});
+
+test('a project has its page, its name whole whatever its characters', () => {
+  assert.equal(pathOf({ name: 'project', project: 'news' }), '/app/p/news');
+  const odd = { name: 'project', project: 'Client work / 2026 é?#' };
+  assert.equal(pathOf(odd), '/app/p/Client%20work%20%2F%202026%20%C3%A9%3F%23');
+  assert.deepEqual(at(pathOf(odd)), odd);
+  assert.deepEqual(at('/app/p/news/'), { name: 'project', project: 'news' }, 'a trailing slash is the same page');
+  assert.deepEqual(at('/app/p'), { name: 'home' }, 'no name: no project page');
+  assert.deepEqual(at('/app/p/a/b'), { name: 'home' });
+  // Typed by hand, not valid percent-encoding: the name as it stands, not an error.
+  assert.deepEqual(at('/app/p/100%'), { name: 'project', project: '100%' });
 });

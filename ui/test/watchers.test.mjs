@@ -259,6 +259,18 @@ test('a filed item, as the screen shows it: a script\'s words are text, its addr
   assert.match(html, /&lt;script>alert\(2\)&lt;\/script>&lt;b>bold&lt;\/b>/);
 });
 
+test('a filed item names its project: a link to its page where the screen opens it, left out on that page', () => {
+  const items = [{ id: 1, watcher: 'w', project: 'Client work / 2026', title: 'hello', body: null, url: null, at: null, filed_at: NOW }];
+  const plain = watchItems({ now: NOW, items });
+  assert.match(plain, /<span class="badge accent[^"]*">Client work \/ 2026<\/span>/, 'no way to open it: a badge');
+  assert.doesNotMatch(plain, /<a /);
+  const linked = watchItems({ now: NOW, items, onproject: () => {} });
+  assert.match(linked, /<a class="badge accent project[^"]*" href="\/app\/p\/Client%20work%20%2F%202026"[^>]*data-testid="project-link"[^>]*>Client work \/ 2026<\/a>/);
+  const onItsPage = watchItems({ now: NOW, items, showProject: false });
+  assert.doesNotMatch(onItsPage, /Client work/);
+  assert.match(onItsPage, /<span class="badge[^"]*">w<\/span>/, 'its watcher is still named');
+});
+
 /** A watcher's files as watchers.source gives them: watcher.json first, then the rest by name. */
 const settings = (fields = {}) => ({ name: 'watcher.json', text: JSON.stringify({ name: 'w', project: 'home', schedule: '*/15 * * * *', ...fields }, null, 2) });
 const file = (name, text = `// ${name}`) => ({ name, text });

@@ -620,6 +620,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "projects.get",
         "projects.list",
         "projects.threads",
+        "recall.filed",
         "recall.models",
         "recall.search",
         "recall.sessions",

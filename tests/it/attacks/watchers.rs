@@ -52,6 +52,26 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
     }
     let theirs_before =
         std::fs::read_to_string(r.home.vyre_home().join("watchers/walrus-feed/watch.js")).unwrap();
+    // Theirs has a filed item (what its watcher found with its token), and recall holds it.
+    let ran = r
+        .sock
+        .call("watchers.run", &json!({ "name": "walrus-feed" }))
+        .await
+        .unwrap();
+    assert_eq!(ran["filed"], 1, "{ran}");
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        found = r
+            .sock
+            .call("recall.filed", &json!({ "query": "got" }))
+            .await
+            .unwrap();
+        if found.as_array().is_some_and(|f| !f.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(found[0]["project"], "Theirs", "{found}");
 
     let started = r
         .sock
@@ -110,6 +130,12 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
             "watchers.items",
             json!({ "project": "Theirs" }),
             "items_theirs",
+        ),
+        ("recall.filed", json!({ "query": "got" }), "filed_all"),
+        (
+            "recall.filed",
+            json!({ "query": "got", "project": "Theirs" }),
+            "filed_theirs",
         ),
         (
             "watchers.create",
@@ -183,6 +209,14 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
         );
     }
     assert!(read("items_theirs").contains("not_your_project"));
+    // Search finds nothing of what was filed into Theirs, and will not look there when asked.
+    let filed: Value = serde_json::from_str(&read("filed_all")).unwrap();
+    assert_eq!(filed["data"], json!([]), "{filed}");
+    assert!(
+        read("filed_theirs").contains("not_your_project"),
+        "{}",
+        read("filed_theirs")
+    );
     // Its rewrite of the person's running watcher stopped it: it waits for the person again.
     let replaced: Value = serde_json::from_str(&read("replace_mine")).unwrap();
     assert_eq!(replaced["data"]["paused"], true, "{replaced}");
@@ -196,7 +230,7 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
         read("hook")
     );
 
-    // Nothing of Theirs changed, and nothing was filed anywhere.
+    // Nothing of Theirs changed, and nothing was filed but the person's one run.
     let theirs_after =
         std::fs::read_to_string(r.home.vyre_home().join("watchers/walrus-feed/watch.js")).unwrap();
     assert_eq!(theirs_before, theirs_after);
@@ -209,6 +243,7 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
         .unwrap();
     assert_eq!(walrus["paused"], false, "{walrus}");
     let items = r.sock.call("watchers.items", &json!({})).await.unwrap();
-    assert_eq!(items["items"].as_array().unwrap().len(), 0, "{items}");
+    assert_eq!(items["items"].as_array().unwrap().len(), 1, "{items}");
+    assert_eq!(items["items"][0]["project"], "Theirs", "{items}");
     r.vyred.stop().await;
 }

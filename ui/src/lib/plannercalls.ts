@@ -19,9 +19,9 @@ export function listItems(): Promise<PlanItem[]> {
   return call('planner.list', { done: true, limit: 500 });
 }
 
-/** The open items only (Needs looks among them for the ones that fell due). */
-export function listOpen(): Promise<PlanItem[]> {
-  return call('planner.list', { limit: 500 });
+/** The open items only (Needs looks among them for the ones that fell due), or one project's. */
+export function listOpen(project?: string): Promise<PlanItem[]> {
+  return call('planner.list', project ? { limit: 500, project } : { limit: 500 });
 }
 
 /** Add an item; `at` in words, left out when empty (a todo or a note needs none). */

@@ -9,10 +9,22 @@ export type Route =
   | { name: 'watchers' }
   | { name: 'files' }
   | { name: 'settings' }
+  /** One project's page: its sessions, watchers, what they filed, and its planner items. */
+  | { name: 'project'; project: string }
   /** A thread, on this machine or (`box`, a pairing id) on a paired box: the same chat view. */
   | { name: 'thread'; thread: string; box?: string | null }
   | { name: 'onboard'; token: string | null }
   | { name: 'login'; token: string | null };
+
+/** A path segment as it was encoded; one that is not valid percent-encoding (typed by hand) as it
+ * stands, rather than an error that would stop the app from starting. */
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 
 export function parseRoute(loc: { pathname: string; search: string }): Route {
   const token = new URLSearchParams(loc.search).get('t');
@@ -21,9 +33,11 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (path === '/login') return { name: 'login', token };
   const rest = path.replace(/^\/app/, '');
   const m = rest.match(/^\/t\/([^/]+)$/);
-  if (m) return { name: 'thread', thread: decodeURIComponent(m[1]) };
+  if (m) return { name: 'thread', thread: decode(m[1]) };
   const b = rest.match(/^\/b\/([^/]+)\/t\/([^/]+)$/);
-  if (b) return { name: 'thread', thread: decodeURIComponent(b[2]), box: decodeURIComponent(b[1]) };
+  if (b) return { name: 'thread', thread: decode(b[2]), box: decode(b[1]) };
+  const p = rest.match(/^\/p\/([^/]+)$/);
+  if (p) return { name: 'project', project: decode(p[1]) };
   if (rest === '/deck') return { name: 'deck' };
   if (rest === '/needs') return { name: 'needs' };
   if (rest === '/planner') return { name: 'planner' };
@@ -37,6 +51,8 @@ export function pathOf(r: Route): string {
   switch (r.name) {
     case 'thread':
       return r.box ? `/app/b/${encodeURIComponent(r.box)}/t/${encodeURIComponent(r.thread)}` : `/app/t/${encodeURIComponent(r.thread)}`;
+    case 'project':
+      return `/app/p/${encodeURIComponent(r.project)}`;
     case 'home':
       return '/app/';
     case 'onboard':

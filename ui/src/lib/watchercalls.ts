@@ -4,14 +4,14 @@
 import { call } from './api';
 import type { LogLine, Ran, Source, Tested, WatchItem, Watcher } from './watchers';
 
-/** Every watcher, in every project. */
-export function listWatchers(): Promise<Watcher[]> {
-  return call('watchers.list', {});
+/** Every watcher, in every project, or in `project` only. */
+export function listWatchers(project?: string): Promise<Watcher[]> {
+  return call('watchers.list', project ? { project } : {});
 }
 
-/** The newest items the watchers filed, newest first. */
-export async function listFiled(limit = 50): Promise<WatchItem[]> {
-  return (await call('watchers.items', { limit })).items;
+/** The newest items the watchers filed (into `project` only, when given), newest first. */
+export async function listFiled(limit = 50, project?: string): Promise<WatchItem[]> {
+  return (await call('watchers.items', project ? { limit, project } : { limit })).items;
 }
 
 /** Turn it on: the person grants it the vault items it needs, and it runs on its schedule.

@@ -38,7 +38,7 @@ export function notice(props: { kind: 'warning' | 'error'; text: string; detail?
   return render(Notice, { props }).body;
 }
 
-export function watchItems(props: { items: WatchItem[]; now: number }): string {
+export function watchItems(props: { items: WatchItem[]; now: number; onproject?: ((project: string) => void) | null; showProject?: boolean }): string {
   return render(WatchItems, { props }).body;
 }
 

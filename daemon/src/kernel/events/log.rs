@@ -95,6 +95,33 @@ pub fn since(conn: &Connection, after: i64, limit: usize) -> Result<Vec<Event>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Up to `limit` events with an id above `after` that module `source` emitted with a type
+/// starting `prefix`, oldest first: a module catching up on one kind of event skips the rest of
+/// the log in SQLite, not one page at a time.
+pub fn since_from(
+    conn: &Connection,
+    after: i64,
+    source: &str,
+    prefix: &str,
+    limit: usize,
+) -> Result<Vec<Event>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM events WHERE id > ?1 AND source = ?2 AND substr(type, 1, ?3) = ?4
+         ORDER BY id LIMIT ?5"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            after,
+            source,
+            prefix.chars().count() as i64,
+            prefix,
+            limit as i64
+        ],
+        from_row,
+    )?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// The newest `limit` events, oldest first.
 pub fn recent(conn: &Connection, limit: usize) -> Result<Vec<Event>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(

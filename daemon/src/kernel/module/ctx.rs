@@ -503,6 +503,25 @@ impl ModuleEvents {
             .await
     }
 
+    /// Up to `limit` events after `id` that module `source` emitted with a type starting
+    /// `prefix`, oldest first.
+    pub async fn since_from(
+        &self,
+        id: i64,
+        source: &str,
+        prefix: &str,
+        limit: usize,
+    ) -> Result<Vec<Event>, StoreError> {
+        let (source, prefix) = (source.to_string(), prefix.to_string());
+        self.ctx
+            .kernel
+            .store()
+            .read(move |conn| {
+                crate::kernel::events::log::since_from(conn, id, &source, &prefix, limit)
+            })
+            .await
+    }
+
     /// The id of the newest event.
     pub fn latest_id(&self) -> i64 {
         self.ctx.kernel.bus().latest_id()

@@ -262,6 +262,14 @@ impl Scope {
         }
     }
 
+    /// The projects it may see, by name; `None` when it sees every one.
+    pub fn project_names(&self) -> Option<Vec<String>> {
+        match &self.projects {
+            Projects::All => None,
+            Projects::Only(names) => Some(names.iter().cloned().collect()),
+        }
+    }
+
     /// It may see every project (a person, the assistant, an agent granted every thread).
     pub fn sees_every_project(&self) -> bool {
         debug_assert!(

@@ -22,6 +22,7 @@
 pub mod calendar;
 pub mod ics;
 pub mod items;
+pub mod notice;
 pub mod when;
 
 use schemars::JsonSchema;
@@ -126,6 +127,7 @@ pub struct OpenedInput {}
 #[derive(Clone)]
 struct Planner {
     ctx: Ctx,
+    phones: notice::Phones,
 }
 
 /// The deadline of item `id`.
@@ -268,7 +270,7 @@ impl Planner {
     async fn done(&self, input: DoneInput, cx: CallCx) -> Result<Item, ToolError> {
         let item = self.item(input.item, &cx).await?;
         let on = input.on.unwrap_or(true);
-        let id = item.id;
+        let (id, was_due) = (item.id, item.fell_due_at.is_some());
         let at = on.then(crate::now_ms);
         let item = self
             .ctx
@@ -287,6 +289,9 @@ impl Planner {
             .await?;
         match (on, item.due_at) {
             (true, _) => {
+                if was_due {
+                    self.phones.withdraw(id);
+                }
                 self.ctx.deadlines().clear(&key(id)).await?;
             }
             (false, Some(at)) if item.fell_due_at.is_none() => {
@@ -310,7 +315,7 @@ impl Planner {
         }
         let phrase = input.for_.as_deref().unwrap_or(SNOOZE);
         let at = instant(phrase, input.zone.as_deref())?;
-        let id = item.id;
+        let (id, was_due) = (item.id, item.fell_due_at.is_some());
         let item = self
             .ctx
             .store()
@@ -323,6 +328,9 @@ impl Planner {
                 Ok(item)
             })
             .await?;
+        if was_due {
+            self.phones.withdraw(id);
+        }
         self.ctx.deadlines().set(&key(id), at).await?;
         Ok(item)
     }
@@ -338,6 +346,9 @@ impl Planner {
                 Ok(())
             })
             .await?;
+        if item.fell_due_at.is_some() {
+            self.phones.withdraw(item.id);
+        }
         self.ctx.deadlines().clear(&key(item.id)).await?;
         Ok(item)
     }
@@ -378,20 +389,26 @@ impl Planner {
             .write(move |tx| {
                 if !items::fell_due(tx.conn(), id, due.due_at)? {
                     // Done, removed, moved, or told already.
-                    return Ok(false);
+                    return Ok(None);
                 }
-                if let Some(item) = items::get(tx.conn(), id)? {
+                let item = items::get(tx.conn(), id)?;
+                if let Some(item) = &item {
                     tx.emit(event(
                         "planner.due",
-                        &item,
+                        item,
                         json!({ "due_at": due.due_at, "late_ms": due.late_ms }),
                     ))?;
                 }
-                Ok(true)
+                Ok(item)
             })
             .await;
         match told {
-            Ok(_) => true,
+            Ok(item) => {
+                if let Some(item) = item {
+                    self.phones.due(&item, due.late_ms);
+                }
+                true
+            }
             Err(e) => {
                 // The store is failing: kept, and told at the next start.
                 tracing::warn!(error = %e, item = id, "a planner item fell due and could not be told");
@@ -448,7 +465,10 @@ impl Module for PlannerModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(items::MIGRATIONS).await?;
-            let p = Planner { ctx: ctx.clone() };
+            let p = Planner {
+                phones: notice::Phones::start(&ctx),
+                ctx: ctx.clone(),
+            };
             ctx.tool_with(
                 ToolDef::new(
                     "planner.add",

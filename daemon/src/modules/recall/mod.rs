@@ -7,6 +7,7 @@
 
 pub mod dense;
 pub mod embed;
+pub mod filed;
 pub mod index;
 pub mod rows;
 pub mod search;
@@ -52,6 +53,22 @@ pub struct SearchInput {
     /// `meaning` is an error that says why.
     #[serde(default)]
     mode: Option<Mode>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FiledInput {
+    /// Words to find in what the watchers filed; every one must appear (in its title or body).
+    #[schemars(pattern(crate::kernel::tools::shape::A_WORD))]
+    query: String,
+    /// Only this project's.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    project: Option<String>,
+    /// At most this many (1 to 200, default 20).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<u32>,
 }
 
 #[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +193,7 @@ impl Module for RecallModule {
                 drop(watch);
             });
             register(&ctx, roots, progress, dense)?;
+            filed::follow(&ctx);
             Ok(())
         })
     }
@@ -324,6 +342,36 @@ fn register(
     )?;
 
     dense::tools::register(ctx, &dense)?;
+
+    ctx.tool_with(
+        ToolDef::new(
+            "recall.filed",
+            "Search what the watchers filed into projects by its words: each item's watcher, project, title, link and the words around the match.",
+        )
+        .sessions_fenced(),
+        ctx,
+        |c, input: FiledInput, cx| async move {
+            // A session finds only what was filed into the projects it may see.
+            let scope = cx.scope(Reach::Projects).await?;
+            let seen = if scope.is_everything() { None } else { scope.project_names() };
+            let projects = match (input.project, seen) {
+                (Some(p), Some(seen)) if !seen.contains(&p) => {
+                    return Err(crate::kernel::tools::fence::not_your_project(&p));
+                }
+                (Some(p), _) => Some(vec![p]),
+                (None, seen) => seen,
+            };
+            let Some(query) = search::fts_query(&input.query) else {
+                return Ok(vec![]);
+            };
+            let limit = input.limit.unwrap_or(20) as usize;
+            Ok::<_, ToolError>(
+                c.store()
+                    .read(move |conn| filed::search(conn, &query, projects.as_deref(), limit))
+                    .await?,
+            )
+        },
+    )?;
 
     ctx.tool_with(
         ToolDef::new(

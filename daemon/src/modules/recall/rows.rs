@@ -81,6 +81,11 @@ pub const MIGRATIONS: &[Migration] = &[
             DELETE FROM recall_vectors WHERE id = old.id;
         END;",
     },
+    Migration {
+        version: 5,
+        // What the watchers filed, for `recall.filed`, and how far recall has read their events.
+        sql: super::filed::SQL,
+    },
 ];
 
 /// Where a file's reading stands.

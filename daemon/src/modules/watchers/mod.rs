@@ -95,6 +95,17 @@ impl Watchers {
         &self.inner.ctx
     }
 
+    /// Ask the push module to notify (or withdraw from) every subscribed device, off the caller's
+    /// path; a machine with no push module, or no device, sends nothing.
+    fn tell_phones(&self, notice: serde_json::Value) {
+        let ctx = self.ctx().clone();
+        self.ctx().spawn(async move {
+            if let Err(e) = ctx.call("push.notify", notice).await {
+                tracing::debug!(error = %e, "a watcher's notice was not pushed");
+            }
+        });
+    }
+
     pub fn root(&self) -> &std::path::Path {
         &self.inner.root
     }
@@ -331,15 +342,18 @@ impl Watchers {
             .await?;
         outcome.filed = failures.0;
         if failures.1 > 0 {
-            self.retry(w, failures.1).await?;
+            let why = outcome.error.clone().unwrap_or_default();
+            self.retry(w, failures.1, &why).await?;
         }
         Ok(outcome)
     }
 
-    /// After `failures` in a row: try again sooner than the schedule would, or stop (disabled).
-    async fn retry(&self, w: &Watcher, failures: i64) -> Result<(), ToolError> {
+    /// After `failures` in a row: try again sooner than the schedule would, or stop (disabled,
+    /// and the person told on their devices: nothing else would say it stopped).
+    async fn retry(&self, w: &Watcher, failures: i64, why: &str) -> Result<(), ToolError> {
         if failures >= DISABLE_AFTER {
             self.ctx().deadlines().clear(&key(&w.name)).await?;
+            self.tell_phones(turned_off(&w.name, why));
             return Ok(());
         }
         let wait = (RETRY_FIRST_MS << (failures - 1).clamp(0, 20)).min(RETRY_MOST_MS);
@@ -405,6 +419,17 @@ fn told(kind: &str, name: &str, project: &str, extra: serde_json::Value) -> NewE
         p.extend(e.clone());
     }
     NewEvent::new(kind, payload).project(project.to_string())
+}
+
+/// `push.notify`'s input: watcher `name` was turned off after failing, `why` the last failure.
+fn turned_off(name: &str, why: &str) -> serde_json::Value {
+    let why: String = why.chars().take(300).collect();
+    json!({
+        "tag": format!("off:{name}"),
+        "title": format!("Watcher {name} was turned off"),
+        "body": format!("It failed {DISABLE_AFTER} times in a row, the last: {why}. Its log says more; turn it on again once it is fixed."),
+        "url": "/app/watchers",
+    })
 }
 
 fn changed(name: &str, project: &str, change: &str) -> NewEvent {

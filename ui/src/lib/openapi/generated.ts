@@ -1090,6 +1090,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/recall.filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search what the watchers filed into projects by its words: each item's watcher, project, title, link and the words around the match. */
+        post: operations["recall.filed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/recall.models": {
         parameters: {
             query?: never;
@@ -3081,6 +3098,26 @@ export interface components {
             auth: string;
             /** @description The browser's P-256 public key, base64url. */
             p256dh: string;
+        };
+        /** @description One filed item found. */
+        "recall.filed.Filed": {
+            /**
+             * Format: int64
+             * @description When it was filed (ms since the epoch).
+             */
+            at: number;
+            /**
+             * Format: int64
+             * @description Its id in the watcher's items (`watchers.items`).
+             */
+            item: number;
+            project: string;
+            /** @description The words around the match, the matched terms in `[` `]`. */
+            snippet: string;
+            title: string;
+            url: string | null;
+            /** @description The watcher that filed it. */
+            watcher: string;
         };
         /** @description An embedding model recall knows, for `recall.models`. */
         "recall.models.ModelInfo": {
@@ -7183,6 +7220,52 @@ export interface operations {
                             /** @constant */
                             state: "fetching";
                         });
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "recall.filed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description At most this many (1 to 200, default 20).
+                     */
+                    limit?: number | null;
+                    /** @description Only this project's. */
+                    project?: string | null;
+                    /** @description Words to find in what the watchers filed; every one must appear (in its title or body). */
+                    query: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Filed */
+                        data: components["schemas"]["recall.filed.Filed"][];
                     };
                 };
             };

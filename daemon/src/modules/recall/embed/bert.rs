@@ -272,6 +272,10 @@ fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
     let y = Columns(y.as_mut_ptr());
     let part = |from: usize| {
         let cols = share.min(l.out - from);
+        if n <= FEW_ROWS {
+            // SAFETY: as below; `few` writes only columns `from..from + cols` of y's n rows.
+            return unsafe { few(l, x, n, y, from, cols) };
+        }
         // SAFETY: x is n×inp and W is out×inp (read transposed), y is n×out, all row-major,
         // checked by the shapes taken at load and the assert above. Each part writes only its
         // own columns `from..from + cols` of y, so parts on other threads never overlap.
@@ -305,6 +309,68 @@ fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
     });
 }
 
+/// Rows (tokens) up to which a product is [`few`]'s, not sgemm's: a search's question.
+const FEW_ROWS: usize = 32;
+
+/// `y[.., from..from + cols] += x · W[from..from + cols]ᵀ` for a few rows of x, each weight row
+/// read once, where it lies, and dotted with every row of x (which stays in cache). sgemm first
+/// copies W into its own panels; for a handful of rows that copy costs more than the product,
+/// and a question's time went mostly to it. Every column is summed the same way whatever the
+/// threads, so a vector is the same on one thread or four.
+///
+/// # Safety
+/// x is n×inp and W out×inp, y n×out (row-major); `from + cols <= out`; no other thread writes
+/// these columns of y meanwhile.
+unsafe fn few(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the processor has AVX2 and FMA; the rest is the caller's promise.
+        return unsafe { few_avx2(l, x, n, y, from, cols) };
+    }
+    // SAFETY: the caller's promise.
+    unsafe { few_portable(l, x, n, y, from, cols) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn few_avx2(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { few_portable(l, x, n, y, from, cols) }
+}
+
+#[inline(always)]
+unsafe fn few_portable(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
+    let inp = l.inp;
+    for j in from..from + cols {
+        let w = &l.w[j * inp..(j + 1) * inp];
+        for r in 0..n {
+            let v = dot8(w, &x[r * inp..(r + 1) * inp]);
+            // SAFETY: row r < n and column j < out of y, which this part alone writes.
+            unsafe { *y.at(r * l.out + j) += v };
+        }
+    }
+}
+
+/// A dot product in eight lanes (each a fused multiply-add), summed at the end: the compiler
+/// keeps the lanes in one vector register.
+#[inline(always)]
+fn dot8(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let rest: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] = x[i].mul_add(y[i], lanes[i]);
+        }
+    }
+    lanes.iter().sum::<f32>() + rest
+}
+
 /// The output of a product shared among threads, each writing its own columns.
 #[derive(Clone, Copy)]
 struct Columns(*mut f32);
@@ -314,12 +380,12 @@ unsafe impl Send for Columns {}
 unsafe impl Sync for Columns {}
 
 impl Columns {
-    /// The first row's element at column `col`.
+    /// The buffer's element `i` (row-major: row r's column c is `r * columns + c`).
     ///
     /// # Safety
-    /// `col` is within the buffer's first row.
-    unsafe fn at(self, col: usize) -> *mut f32 {
-        unsafe { self.0.add(col) }
+    /// `i` is within the buffer.
+    unsafe fn at(self, i: usize) -> *mut f32 {
+        unsafe { self.0.add(i) }
     }
 }
 
@@ -416,6 +482,44 @@ mod tests {
                                             + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
                 .exp();
         if x >= 0.0 { y } else { -y }
+    }
+
+    /// A product of a few rows (a question's) is sgemm's, to float rounding, on any number of
+    /// threads, and the same numbers on one thread as on three.
+    #[test]
+    fn a_few_rows_multiply_as_sgemm_does_on_any_threads() {
+        let (out, inp) = (390, 37);
+        let mut seed = 7u32;
+        let mut rand = move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let l = super::Linear {
+            w: (0..out * inp).map(|_| rand()).collect(),
+            b: (0..out).map(|_| rand()).collect(),
+            out,
+            inp,
+        };
+        for n in [1, 5, super::FEW_ROWS] {
+            let x: Vec<f32> = (0..n * inp).map(|_| rand()).collect();
+            let mut want = vec![0f32; n * out];
+            for r in 0..n {
+                for j in 0..out {
+                    want[r * out + j] = l.b[j]
+                        + (0..inp)
+                            .map(|k| x[r * inp + k] as f64 * l.w[j * inp + k] as f64)
+                            .sum::<f64>() as f32;
+                }
+            }
+            let mut one = vec![0f32; n * out];
+            super::linear(&l, &x, n, &mut one, 1);
+            let mut three = vec![0f32; n * out];
+            super::linear(&l, &x, n, &mut three, 3);
+            assert_eq!(one, three, "n = {n}");
+            for (a, b) in one.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-5, "n = {n}: {a} != {b}");
+            }
+        }
     }
 
     #[test]

@@ -3,9 +3,12 @@
 // folder), its watcher with where it stands and the Watchers screen's actions (Turn on, Run now),
 // the item it filed once run (a link in a new tab), and its open planner items (not another
 // project's), each part kept live from the stream. The Watchers screen's project names open it
-// too; a name no project has says so.
+// too; a name no project has says so. What the watchers filed is found by its words
+// (recall.filed): on the Deck, under "Filed by watchers" beside what was said in the sessions,
+// and on the project page by its own search; a title a script filed with markup in it is text.
 // Runs need bwrap (the script runs jailed). No Claude Code needed.
-// Screenshots: screenshots/project-{deck,page,unknown}-{desktop,phone}.png, copied to /tmp/shots/.
+// Screenshots: screenshots/project-{deck,page,unknown,deck-filed,search,search-none,markup}-{desktop,phone}.png,
+// copied to /tmp/shots/.
 
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +25,12 @@ const OUT = '/tmp/shots';
 const SCRIPT = `export async function watch({ emit, log }) {
   log('looking for news');
   emit({ title: 'hello', url: 'https://example.com/x', body: 'first line' });
+}
+`;
+
+/** A watcher's script that files a title and a text with markup in them: shown as text. */
+const MARKUP = `export async function watch({ emit }) {
+  emit({ title: '<img src=x onerror=alert(1)> quokka', url: 'https://example.com/q', body: '<b>quokka</b> seen <script>window.__pwned = 1</script>' });
 }
 `;
 
@@ -150,8 +159,9 @@ it('the Deck\'s heading opens the project: its session, its watcher, what it fil
   await rig.sock('planner.add', { text: 'Water the beds', kind: 'todo', project: 'garden' });
   await planRow('Check the feed by hand').waitFor();
   assert.equal(await part('plans').getByText('Water the beds').count(), 0);
-  // Ticked off here, it leaves the list.
-  await planRow('Check the feed by hand').getByTestId('plan-check').check();
+  // Ticked off here, it leaves the list (a click: check() would look for the tick on a row
+  // that may be gone already).
+  await planRow('Check the feed by hand').getByTestId('plan-check').click();
   await planRow('Check the feed by hand').waitFor({ state: 'detached' });
 
   // Turn on, as on the Watchers screen: asked first, then it runs on its schedule.
@@ -191,6 +201,181 @@ it('the Watchers screen\'s project names open the project', T, async () => {
   await page.getByTestId('project-back').click();
   await page.waitForURL((u) => u.pathname === '/app/deck');
   assert.deepEqual(browser.errors, [], 'no script errors on the page');
+});
+
+it('what the watchers filed is found from the Deck\'s search, under its own heading; a word none holds shows no such part', T, async () => {
+  await page.click('[data-nav=deck]');
+  await page.waitForURL((u) => u.pathname === '/app/deck');
+  const search = page.getByTestId('deck-search');
+  const filed = page.getByTestId('filed-found');
+  await search.fill('hello');
+  await filed.waitFor();
+  assert.match(await filed.locator('h2').innerText(), /^Filed by watchers\s+1$/i);
+  const hit = filed.getByTestId('filed-hit');
+  assert.equal(await hit.count(), 1);
+  assert.equal(await hit.getAttribute('data-watcher'), 'hello-news');
+  // Its title: a link in a new tab, the matched word marked (the title matched: said once).
+  const title = hit.getByTestId('filed-hit-title');
+  assert.equal(await title.innerText(), 'hello');
+  assert.equal(await title.getAttribute('href'), 'https://example.com/x');
+  assert.equal(await title.getAttribute('target'), '_blank');
+  assert.equal(await title.getAttribute('rel'), 'noopener noreferrer');
+  assert.deepEqual(await title.locator('mark').allInnerTexts(), ['hello']);
+  assert.equal(await hit.getByTestId('filed-hit-watcher').innerText(), 'hello-news');
+  const badge = hit.getByTestId('project-link');
+  assert.equal(await badge.innerText(), 'news');
+  assert.equal(await badge.getAttribute('href'), '/app/p/news');
+  // The sessions' search is there as it was, beside it.
+  await page.locator('[data-testid=recall-hits][data-for="hello"]').waitFor();
+
+  // A word of its text: the words around it, the word marked.
+  await search.fill('first');
+  const snippet = filed.getByTestId('filed-hit-snippet');
+  await snippet.waitFor();
+  assert.equal(await snippet.innerText(), 'first line');
+  assert.deepEqual(await snippet.locator('mark').allInnerTexts(), ['first']);
+  assert.equal(await filed.getByTestId('filed-hit-title').innerText(), 'hello');
+  await keep('project-deck-filed');
+
+  // A word no item holds: the part goes (the sessions' search still answers).
+  await search.fill('xylophone');
+  await filed.waitFor({ state: 'detached' });
+  await page.locator('[data-testid=recall-hits][data-for="xylophone"]').waitFor();
+  // Typed afresh, it never shows.
+  await search.fill('');
+  await search.fill('xylophone');
+  await page.locator('[data-testid=recall-hits][data-for="xylophone"]').waitFor();
+  await page.waitForTimeout(700);
+  assert.equal(await filed.count(), 0, 'no "Filed by watchers" when nothing matches');
+
+  // Its project badge opens the project in place.
+  await search.fill('hello');
+  await filed.getByTestId('project-link').click();
+  await page.waitForURL((u) => u.pathname === '/app/p/news');
+  assert.equal(await page.getByTestId('project-name').innerText(), 'news');
+  assert.deepEqual(browser.errors, [], 'no script errors on the page');
+});
+
+it('the project page searches what its watchers filed; a word none holds says nothing matched', T, async () => {
+  if (new URL(page.url()).pathname !== '/app/p/news') await page.goto(`${rig.base}/app/p/news`);
+  const found = part('found');
+  await found.getByTestId('watch-item').first().waitFor();
+  const search = found.getByTestId('project-found-search');
+  await search.fill('hello');
+  const hit = found.getByTestId('filed-hit');
+  await hit.first().waitFor();
+  // The matches in place of the newest.
+  assert.equal(await found.getByTestId('watch-item').count(), 0);
+  assert.equal(await hit.count(), 1);
+  const title = hit.getByTestId('filed-hit-title');
+  assert.equal(await title.innerText(), 'hello');
+  assert.equal(await title.getAttribute('href'), 'https://example.com/x');
+  assert.equal(await title.getAttribute('target'), '_blank');
+  assert.equal(await hit.getByTestId('project-link').count(), 0, 'its project is the page\'s');
+  assert.equal(await found.getByTestId('project-found-count').textContent(), '1 matching');
+  await keep('project-search');
+
+  await search.fill('xylophone');
+  const none = found.getByTestId('project-found-none');
+  await none.waitFor();
+  assert.equal(await none.innerText(), 'Nothing its watchers filed matches “xylophone”.');
+  assert.equal(await hit.count(), 0);
+  await keep('project-search-none');
+
+  // Cleared: the newest again.
+  await search.fill('');
+  await found.getByTestId('watch-item').first().waitFor();
+  assert.equal(await none.count(), 0);
+  assert.deepEqual(browser.errors, [], 'no script errors on the page');
+});
+
+it('a title a watcher filed with markup in it is shown as text, on the Deck and on the project page', T, async () => {
+  const dialogs = [];
+  const onDialog = (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  };
+  page.on('dialog', onDialog);
+  try {
+    await rig.sock('watchers.create', { name: 'odd-news', project: 'news', schedule: '@daily', script: MARKUP });
+    await rig.sock('watchers.resume', { name: 'odd-news' });
+    const ran = await rig.sock('watchers.run', { name: 'odd-news' });
+    assert.equal(ran.filed, 1, JSON.stringify(ran));
+    const TITLE = '<img src=x onerror=alert(1)> quokka';
+
+    await page.click('[data-nav=deck]');
+    await page.waitForURL((u) => u.pathname === '/app/deck');
+    await page.getByTestId('deck-search').fill('quokka');
+    const filed = page.getByTestId('filed-found');
+    const hit = filed.getByTestId('filed-hit');
+    await hit.first().waitFor();
+    assert.equal(await hit.count(), 1);
+    assert.equal(await hit.getByTestId('filed-hit-title').innerText(), TITLE);
+    assert.equal(await filed.locator('img, script, b').count(), 0, 'no element from the script');
+    await keep('project-markup');
+
+    await filed.getByTestId('project-link').click();
+    await page.waitForURL((u) => u.pathname === '/app/p/news');
+    const found = part('found');
+    // The newest list shows it as text too.
+    await found.getByTestId('watch-item').filter({ hasText: 'quokka' }).first().waitFor();
+    await found.getByTestId('project-found-search').fill('quokka');
+    const there = found.getByTestId('filed-hit');
+    await there.first().waitFor();
+    assert.equal(await there.count(), 1);
+    assert.equal(await there.getByTestId('filed-hit-title').innerText(), TITLE);
+    assert.equal(await found.locator('img, script, b').count(), 0, 'no element from the script');
+    assert.equal(await page.locator('main img[src=x]').count(), 0);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, 'no script of its ran');
+    assert.deepEqual(dialogs, [], 'no alert');
+    assert.deepEqual(browser.errors, [], 'no script errors on the page');
+  } finally {
+    page.off('dialog', onDialog);
+  }
+});
+
+it('a vyred that cannot search what was filed (an older one) leaves the search out, and the sessions\' hits are as they were', T, async () => {
+  const filedCalls = [];
+  const handler = (route) => {
+    filedCalls.push(route.request().postData());
+    return route.fulfill({ status: 404, json: { error: { code: 'unknown_tool', message: 'there is no tool named "recall.filed"' } } });
+  };
+  await page.route('**/v1/tools/recall.filed', handler);
+  try {
+    await page.click('[data-nav=deck]');
+    await page.waitForURL((u) => u.pathname === '/app/deck');
+    const search = page.getByTestId('deck-search');
+    await search.fill('walrus');
+    // The sessions' search finds the terminal session's words as before.
+    await page.locator('[data-testid=recall-hits][data-for="walrus"]').waitFor();
+    const said = page.locator(`[data-testid=recall-hit][data-thread="${SESSION}"]`).first();
+    await said.waitFor();
+    assert.deepEqual(await said.getByTestId('recall-hit-snippet').locator('mark').allInnerTexts(), ['walrus'], 'its matched word marked');
+    await waitFor('recall.filed to be asked', () => filedCalls.length > 0);
+    await page.waitForTimeout(500);
+    assert.equal(await page.getByTestId('filed-found').count(), 0, 'no "Filed by watchers"');
+    assert.equal(await page.getByTestId('toast').count(), 0, 'nothing to tell the person');
+    // Asked no more once vyred said it has no such tool.
+    const asked = filedCalls.length;
+    await search.fill('hello');
+    await page.locator('[data-testid=recall-hits][data-for="hello"]').waitFor();
+    await page.waitForTimeout(500);
+    assert.equal(filedCalls.length, asked);
+    assert.equal(await page.getByTestId('filed-found').count(), 0);
+
+    // The project page: its newest, with no search box once vyred said so.
+    await page.goto(`${rig.base}/app/p/news`);
+    const found = part('found');
+    await found.getByTestId('watch-item').first().waitFor();
+    const box = found.getByTestId('project-found-search');
+    await box.fill('hello');
+    await box.waitFor({ state: 'detached' });
+    assert.ok((await found.getByTestId('watch-item').count()) >= 2, 'the newest stay');
+    assert.equal(await page.getByTestId('toast').count(), 0);
+    assert.deepEqual(browser.errors, [], 'no script errors on the page');
+  } finally {
+    await page.unroute('**/v1/tools/recall.filed', handler);
+  }
 });
 
 it('a name no project has says so, not a blank page', T, async () => {

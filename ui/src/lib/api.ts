@@ -93,12 +93,17 @@ export function callQuiet<T>(tool: ToolName, input: Record<string, unknown>, qui
 /** The input may be left out when the tool needs none of its fields. */
 type InputArg<N extends ToolName> = {} extends ToolInput<N> ? [input?: ToolInput<N>] : [input: ToolInput<N>];
 
+/** Whether `e` says this vyred has no such tool (an older one: the tool was added later). */
+export function toolMissing(e: unknown): boolean {
+  return e instanceof ApiError && (e.code === 'unknown_tool' || e.code === 'not_found' || e.status === 404);
+}
+
 /** A tool that may not exist on this vyred (added later): null when it is unknown. */
 export async function callOptional<T>(tool: ToolName, input: Record<string, unknown>): Promise<T | null> {
   try {
     return await callAs<T>(tool, input);
   } catch (e) {
-    if (e instanceof ApiError && (e.code === 'unknown_tool' || e.code === 'not_found' || e.status === 404)) return null;
+    if (toolMissing(e)) return null;
     throw e;
   }
 }

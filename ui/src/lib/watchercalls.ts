@@ -1,7 +1,9 @@
-// The Watchers screen's calls to vyred (`watchers.*`, docs/api.md). The words and the order are
-// lib/watchers.ts.
+// The Watchers screen's calls to vyred (`watchers.*`, docs/api.md), and the search of what they
+// filed (`recall.filed`). The words and the order are lib/watchers.ts (lib/filed.ts for the
+// search's).
 
-import { call } from './api';
+import { call, toolMissing } from './api';
+import type { FiledHit } from './filed';
 import type { LogLine, Ran, Source, Tested, WatchItem, Watcher } from './watchers';
 
 /** Every watcher, in every project, or in `project` only. */
@@ -12,6 +14,17 @@ export function listWatchers(project?: string): Promise<Watcher[]> {
 /** The newest items the watchers filed (into `project` only, when given), newest first. */
 export async function listFiled(limit = 50, project?: string): Promise<WatchItem[]> {
   return (await call('watchers.items', project ? { limit, project } : { limit })).items;
+}
+
+/** What the watchers filed whose title or body hold every word of `query`, best first (into
+ * `project` only, when given); null when this vyred cannot search them (an older one). */
+export async function searchFiled(query: string, limit: number, project?: string): Promise<FiledHit[] | null> {
+  try {
+    return await call('recall.filed', project ? { query, limit, project } : { query, limit });
+  } catch (e) {
+    if (toolMissing(e)) return null;
+    throw e;
+  }
 }
 
 /** Turn it on: the person grants it the vault items it needs, and it runs on its schedule.

@@ -8,8 +8,10 @@ import StatusDot from '../../src/components/StatusDot.svelte';
 import Toast from '../../src/components/Toast.svelte';
 import Notice from '../../src/components/Notice.svelte';
 import WatchItems from '../../src/components/WatchItems.svelte';
+import FiledHits from '../../src/components/FiledHits.svelte';
 import SourceFiles from '../../src/components/SourceFiles.svelte';
 import type { OpenFile } from '../../src/lib/filelinks';
+import type { FiledHit } from '../../src/lib/filed';
 import type { MemoryWord } from '../../src/lib/memory';
 import type { SourceFile, WatchItem } from '../../src/lib/watchers';
 
@@ -40,6 +42,10 @@ export function notice(props: { kind: 'warning' | 'error'; text: string; detail?
 
 export function watchItems(props: { items: WatchItem[]; now: number; onproject?: ((project: string) => void) | null; showProject?: boolean }): string {
   return render(WatchItems, { props }).body;
+}
+
+export function filedHits(props: { hits: FiledHit[]; now: number; onproject?: ((project: string) => void) | null; showProject?: boolean }): string {
+  return render(FiledHits, { props }).body;
 }
 
 export function sourceFiles(props: { files: SourceFile[]; leftOut?: number }): string {

@@ -246,6 +246,108 @@ async fn the_curator_learns_what_each_project_said_and_keeps_it_apart() {
     assert_eq!(superseded[0]["subject"], "Juno");
 }
 
+/// A person added to a project's file after its threads were read: the turns already read are
+/// read again for the new name, so the graph knows where they were mentioned before; the names
+/// it knew are not counted twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_added_later_is_found_in_what_was_said_before() {
+    let home = TempHome::new("memory-people-later");
+    let alpha = home.dir.join("work/alpha");
+    std::fs::create_dir_all(alpha.join(".vyre")).unwrap();
+    let file = alpha.join(".vyre/project.json");
+    std::fs::write(
+        &file,
+        json!({ "name": "alpha", "people": [{ "name": "Dana Reyes" }] }).to_string(),
+    )
+    .unwrap();
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    sock.call(
+        "projects.create",
+        &json!({ "name": "alpha", "home": alpha.display().to_string() }),
+    )
+    .await
+    .unwrap();
+    let dir = home.dir.join("home/.claude/projects/-work-alpha");
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join(format!("{ALPHA}.jsonl"));
+    std::fs::write(
+        &transcript,
+        user(
+            ALPHA,
+            1,
+            &alpha,
+            "Priya signed off on the budget with Dana, see https://alpha.example/budget",
+        ),
+    )
+    .unwrap();
+    let read = facts_until(&sock, json!({ "project": "alpha" }), |f| {
+        subjects(f).contains(&"https://alpha.example/budget".to_string())
+    })
+    .await;
+    let people = |f: &Value| -> Vec<String> {
+        f.as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["kind"] == "person")
+            .map(|x| x["subject"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(people(&read), ["Dana Reyes"], "{read:#}");
+
+    // Priya joins the project's file; the next turn read wakes the curator.
+    std::fs::write(
+        &file,
+        json!({ "name": "alpha", "people": [{ "name": "Dana Reyes" }, { "name": "Priya Natarajan" }] })
+            .to_string(),
+    )
+    .unwrap();
+    let mut more = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&transcript)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut more,
+        user(
+            ALPHA,
+            2,
+            &alpha,
+            "the invoice is at https://alpha.example/invoice",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    drop(more);
+    let after = facts_until(
+        &sock,
+        json!({ "project": "alpha", "kind": "person" }),
+        |f| f.as_array().unwrap().len() == 2,
+    )
+    .await;
+    let priya = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["subject"] == "Priya Natarajan")
+        .unwrap_or_else(|| panic!("{after:#}"));
+    let why = sock
+        .call("memory.why", &json!({ "fact": priya["fact"] }))
+        .await
+        .unwrap();
+    assert!(
+        why.to_string().contains("signed off on the budget"),
+        "it points at the turn it was said in: {why}"
+    );
+    let dana = after
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["subject"] == "Dana Reyes")
+        .unwrap();
+    assert_eq!(dana["seen"], 1, "Dana is not counted again: {dana}");
+    vyred.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_people_a_project_names_are_marked_where_its_own_threads_mention_them() {
     let home = TempHome::new("memory-people");

@@ -34,6 +34,7 @@ export const LINK_ALLOW: readonly string[] = [
   'projects.list',
   'files.*',
   'system.status',
+  'memory.why',
 ];
 
 /** Whether the link lets this machine call `tool` on the box: a name, or its module's `module.*`. */

@@ -151,7 +151,8 @@ impl LinkConfig {
     /// What the Mac needs of the box: its threads and their asks (and, to show a box thread in
     /// the Mac's chat as a local one, a tool call's whole output, the slash commands and the
     /// folder's files, all read-only), Lumen's talk with the assistant there (finding it and its
-    /// conversation: `agents.list`, `agents.threads`), and its files.
+    /// conversation: `agents.list`, `agents.threads`), its files, and where a box thread's memory
+    /// came from (`memory.why`, for the gold the Mac's chat shows).
     pub const DEFAULT_ALLOW: &[&str] = &[
         "threads.list",
         "threads.get",
@@ -168,6 +169,7 @@ impl LinkConfig {
         "projects.list",
         "files.*",
         "system.status",
+        "memory.why",
     ];
 
     /// `link.silence_s`, default 150 s (two and a half keep-alives).

@@ -58,7 +58,12 @@ impl Curator {
                     }
                     continue;
                 }
-                Ok(false) => {}
+                Ok(false) => {
+                    // Caught up: every turn read so far was read for the people named then.
+                    if let Err(why) = self.new_people(&mut learned).await {
+                        tracing::warn!(%why, "the curator could not read the projects' people again");
+                    }
+                }
                 Err(why) => tracing::warn!(%why, "the curator could not read recall's turns"),
             }
             self.tell(std::mem::take(&mut learned)).await;
@@ -124,6 +129,20 @@ impl Curator {
         })
         .await
         .map_err(|e| e.to_string())?;
+        self.keep(found, Some(last), learned).await?;
+        Ok(full)
+    }
+}
+
+impl Curator {
+    /// Write what `found` in its turns, counted in `learned`, and move the cursor to `cursor`
+    /// in the same write when given.
+    async fn keep(
+        &self,
+        found: Vec<(Turn, Vec<extract::Finding>)>,
+        cursor: Option<i64>,
+        learned: &mut Learned,
+    ) -> Result<(), String> {
         let now = crate::now_ms();
         let (kinds, threads) = self
             .ctx
@@ -159,7 +178,9 @@ impl Curator {
                         }
                     }
                 }
-                facts::set_cursor(tx.conn(), last)?;
+                if let Some(last) = cursor {
+                    facts::set_cursor(tx.conn(), last)?;
+                }
                 Ok((kinds, threads))
             })
             .await
@@ -168,11 +189,97 @@ impl Curator {
             *learned.kinds.entry(kind).or_default() += n;
         }
         learned.threads.extend(threads);
-        Ok(full)
+        Ok(())
     }
-}
 
-impl Curator {
+    /// A person added to a project's file after its threads were read: those threads are read
+    /// again for the new names alone (what they said of the others is known already), so the
+    /// graph does not wait for them to be mentioned anew. A project seen for the first time is
+    /// noted as read for the names it has: its turns are read for them as they come.
+    async fn new_people(&self, learned: &mut Learned) -> Result<(), String> {
+        let projects = self
+            .ctx
+            .call("projects.list", json!({}))
+            .await
+            .map_err(|e| e.message)?;
+        for p in projects.as_array().into_iter().flatten() {
+            let Some(project) = p["name"].as_str().map(String::from) else {
+                continue;
+            };
+            let names = names_of(p);
+            let q = project.clone();
+            let read = self
+                .ctx
+                .store()
+                .read(move |c| facts::people_read(c, &q))
+                .await
+                .map_err(|e| e.to_string())?;
+            let added: Vec<String> = match &read {
+                Some(before) => names
+                    .iter()
+                    .filter(|n| !before.contains(n))
+                    .cloned()
+                    .collect(),
+                None => vec![],
+            };
+            if read.as_ref() == Some(&names) {
+                continue;
+            }
+            if !added.is_empty() {
+                let threads = self
+                    .ctx
+                    .call("projects.threads", json!({ "project": project }))
+                    .await
+                    .map_err(|e| e.message)?;
+                for thread in threads
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    let Ok(said) = self
+                        .ctx
+                        .call("recall.thread", json!({ "thread": thread }))
+                        .await
+                    else {
+                        continue;
+                    };
+                    let (thread, names) = (thread.to_string(), added.clone());
+                    let found = tokio::task::spawn_blocking(move || {
+                        said["turns"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            // A live turn not in the transcript yet is read when recall reads it.
+                            .filter(|t| t["live"] != true)
+                            .filter_map(|t| {
+                                let turn = Turn {
+                                    cursor: 0,
+                                    thread: thread.clone(),
+                                    key: t["key"].as_str()?.to_string(),
+                                    role: t["role"].as_str().unwrap_or("").to_string(),
+                                    text: t["text"].as_str().unwrap_or("").to_string(),
+                                    at: t["at"].as_i64(),
+                                };
+                                let f = extract::people(&turn.text, &names);
+                                (!f.is_empty()).then_some((turn, f))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .await
+                    .map_err(|e| e.to_string())?;
+                    self.keep(found, None, learned).await?;
+                }
+            }
+            self.ctx
+                .store()
+                .write(move |tx| facts::set_people_read(tx.conn(), &project, &names))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
     /// The people each thread's projects name (project.json's `people`), by thread; only the
     /// threads of projects that name anyone. A project's people are looked for in its own
     /// threads only.
@@ -182,12 +289,7 @@ impl Curator {
             return out;
         };
         for p in projects.as_array().into_iter().flatten() {
-            let names: Vec<String> = p["people"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|x| x["name"].as_str().map(String::from))
-                .collect();
+            let names = names_of(p);
             let Some(project) = p["name"].as_str().filter(|_| !names.is_empty()) else {
                 continue;
             };
@@ -214,6 +316,16 @@ impl Curator {
         }
         out
     }
+}
+
+/// The names of the people a project (as `projects.list` gives it) names.
+fn names_of(project: &Value) -> Vec<String> {
+    project["people"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|x| x["name"].as_str().map(String::from))
+        .collect()
 }
 
 fn turn_of(v: &Value) -> Option<Turn> {

@@ -12,9 +12,10 @@ use serde::Serialize;
 use super::extract::Finding;
 use crate::kernel::store::{Migration, StoreError};
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE memory_facts (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE memory_facts (
         id INTEGER PRIMARY KEY,
         kind TEXT NOT NULL,
         subject TEXT NOT NULL,
@@ -45,7 +46,43 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         id INTEGER PRIMARY KEY CHECK (id = 1),
         after INTEGER NOT NULL
     );",
-}];
+    },
+    Migration {
+        version: 2,
+        // The people each project named when its threads were last read for them: a name added
+        // since has the project's threads read again for it (`curator::Curator::new_people`).
+        sql: "CREATE TABLE memory_people (project TEXT PRIMARY KEY, names TEXT NOT NULL);",
+    },
+];
+
+/// The people `project`'s threads were read for, when it was seen before.
+pub fn people_read(
+    c: &rusqlite::Connection,
+    project: &str,
+) -> Result<Option<Vec<String>>, StoreError> {
+    let names: Option<String> = c
+        .query_row(
+            "SELECT names FROM memory_people WHERE project = ?1",
+            [project],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(names.map(|n| serde_json::from_str(&n).unwrap_or_default()))
+}
+
+/// `project`'s threads are now read for `names`.
+pub fn set_people_read(
+    c: &rusqlite::Connection,
+    project: &str,
+    names: &[String],
+) -> Result<(), StoreError> {
+    c.execute(
+        "INSERT INTO memory_people (project, names) VALUES (?1, ?2)
+         ON CONFLICT (project) DO UPDATE SET names = excluded.names",
+        params![project, serde_json::to_string(names).unwrap_or_default()],
+    )?;
+    Ok(())
+}
 
 /// A statement as a caller sees it: its rows in the threads it may see, folded into one.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

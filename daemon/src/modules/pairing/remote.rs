@@ -173,7 +173,7 @@ impl Link {
         }
         let (paired, item) = self.pairing(Some(peer)).await?;
         let client = self.client(&paired, &item).await?;
-        let path = format!("/v1/events?types=thread.*,ask.*&thread={thread}");
+        let path = format!("/v1/events?types=thread.*,ask.*,harness.remembered&thread={thread}");
         let stream = tokio::time::timeout(CALL_TIMEOUT, client.event_stream(&path, since))
             .await
             .map_err(|_| unreachable(&paired.address, "no answer within 30 s"))?

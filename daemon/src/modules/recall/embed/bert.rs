@@ -273,8 +273,9 @@ fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
     let part = |from: usize| {
         let cols = share.min(l.out - from);
         if n <= FEW_ROWS {
-            // SAFETY: as below; `few` writes only columns `from..from + cols` of y's n rows.
-            return unsafe { few(l, x, n, y, from, cols) };
+            // SAFETY: as below; `few::product` writes only columns `from..from + cols` of y's
+            // n rows.
+            return unsafe { super::few::product(&l.w, l.inp, l.out, x, n, y.0, from, cols) };
         }
         // SAFETY: x is n×inp and W is out×inp (read transposed), y is n×out, all row-major,
         // checked by the shapes taken at load and the assert above. Each part writes only its
@@ -309,67 +310,9 @@ fn linear(l: &Linear, x: &[f32], n: usize, y: &mut [f32], threads: usize) {
     });
 }
 
-/// Rows (tokens) up to which a product is [`few`]'s, not sgemm's: a search's question.
+/// Rows (tokens) up to which a product is [`super::few::product`]'s, not sgemm's: a search's
+/// question, a short turn.
 const FEW_ROWS: usize = 32;
-
-/// `y[.., from..from + cols] += x · W[from..from + cols]ᵀ` for a few rows of x, each weight row
-/// read once, where it lies, and dotted with every row of x (which stays in cache). sgemm first
-/// copies W into its own panels; for a handful of rows that copy costs more than the product,
-/// and a question's time went mostly to it. Every column is summed the same way whatever the
-/// threads, so a vector is the same on one thread or four.
-///
-/// # Safety
-/// x is n×inp and W out×inp, y n×out (row-major); `from + cols <= out`; no other thread writes
-/// these columns of y meanwhile.
-unsafe fn few(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor has AVX2 and FMA; the rest is the caller's promise.
-        return unsafe { few_avx2(l, x, n, y, from, cols) };
-    }
-    // SAFETY: the caller's promise.
-    unsafe { few_portable(l, x, n, y, from, cols) }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn few_avx2(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
-    // SAFETY: the caller's promise.
-    unsafe { few_portable(l, x, n, y, from, cols) }
-}
-
-#[inline(always)]
-unsafe fn few_portable(l: &Linear, x: &[f32], n: usize, y: Columns, from: usize, cols: usize) {
-    let inp = l.inp;
-    for j in from..from + cols {
-        let w = &l.w[j * inp..(j + 1) * inp];
-        for r in 0..n {
-            let v = dot8(w, &x[r * inp..(r + 1) * inp]);
-            // SAFETY: row r < n and column j < out of y, which this part alone writes.
-            unsafe { *y.at(r * l.out + j) += v };
-        }
-    }
-}
-
-/// A dot product in eight lanes (each a fused multiply-add), summed at the end: the compiler
-/// keeps the lanes in one vector register.
-#[inline(always)]
-fn dot8(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let rest: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            lanes[i] = x[i].mul_add(y[i], lanes[i]);
-        }
-    }
-    lanes.iter().sum::<f32>() + rest
-}
 
 /// The output of a product shared among threads, each writing its own columns.
 #[derive(Clone, Copy)]

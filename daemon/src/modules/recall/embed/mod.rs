@@ -6,6 +6,7 @@
 //! short or of another shape is an error in words, never a panic.
 
 mod bert;
+mod few;
 mod weights;
 mod wordpiece;
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use vyre::surfaces::client::Client;
+
 use crate::fake_api::FakeApi;
 use crate::fake_api::push::{Received, Subscription};
 use crate::support::*;
@@ -31,6 +33,18 @@ async fn received(api: &FakeApi, id: &str, n: usize) -> Vec<Received> {
         "{id} received {} of {n} messages",
         api.push.received(id).len()
     );
+}
+
+/// A device "phone" subscribed to the fake push service, and its client.
+async fn subscribed_phone(vyred: &InProcess, api: &FakeApi) -> (Subscription, Client) {
+    let (_, token) = vyred.device_token("phone").await;
+    let phone = vyred.http_client(Some(&token));
+    let sub = api.push.subscribe(&api.url(), None);
+    phone
+        .call("push.subscribe", &subscribe_input(&sub))
+        .await
+        .unwrap();
+    (sub, phone)
 }
 
 async fn started(name: &str, api: &FakeApi) -> (TempHome, InProcess) {
@@ -182,13 +196,7 @@ async fn a_module_notifies_every_device_and_nobody_else_may() {
     let notifier = Probe::module("notifier", &[], Start::Ok);
     let vyred = InProcess::start(&home, vec![notifier]).await;
     let sock = vyred.socket_client();
-    let (_, token) = vyred.device_token("phone").await;
-    let phone = vyred.http_client(Some(&token));
-    let sub = api.push.subscribe(&api.url(), None);
-    phone
-        .call("push.subscribe", &subscribe_input(&sub))
-        .await
-        .unwrap();
+    let (sub, phone) = subscribed_phone(&vyred, &api).await;
 
     let reminder = json!({ "tag": "standup", "title": "Stand-up in 10 minutes", "body": "Notes are in the thread.", "url": "/app/t/abc" });
     // The person's terminal and a device are not modules.
@@ -247,13 +255,7 @@ async fn what_falls_due_and_a_watcher_turned_off_reach_the_phone_and_leave_it() 
     let api = FakeApi::start().await;
     let (home, vyred) = started("push-planner", &api).await;
     let sock = vyred.socket_client();
-    let (_, token) = vyred.device_token("phone").await;
-    let phone = vyred.http_client(Some(&token));
-    let sub = api.push.subscribe(&api.url(), None);
-    phone
-        .call("push.subscribe", &subscribe_input(&sub))
-        .await
-        .unwrap();
+    let (sub, _) = subscribed_phone(&vyred, &api).await;
 
     // Done before its time: nothing is ever pushed for it.
     let early = sock

@@ -113,6 +113,8 @@ pub struct Ctx {
     pub(super) health: Health,
     pub(super) kernel: Kernel,
     shutdown: CancellationToken,
+    /// This module's notices for the person's devices, in the order asked (started on first use).
+    notices: Arc<std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<Value>>>,
 }
 
 impl Ctx {
@@ -123,7 +125,35 @@ impl Ctx {
             manifest,
             health,
             kernel,
+            notices: Arc::default(),
         }
+    }
+
+    /// Notify every device the person subscribed (`push.notify {tag, title, body, url, urgent}`,
+    /// or `{tag, withdraw: true}`), off the caller's path and in the order asked, so a withdrawal
+    /// never overtakes the notice it takes back. A machine with no push module, or no device,
+    /// sends nothing; the app still shows what the notice was about.
+    pub fn notify_devices(&self, notice: Value) {
+        let queue = self.notices.get_or_init(|| {
+            let (queue, mut asked) = tokio::sync::mpsc::unbounded_channel::<Value>();
+            let (ctx, stop) = (self.clone(), self.shutdown());
+            self.spawn(async move {
+                loop {
+                    let notice = tokio::select! {
+                        _ = stop.cancelled() => return,
+                        notice = asked.recv() => match notice {
+                            Some(n) => n,
+                            None => return,
+                        },
+                    };
+                    if let Err(e) = ctx.call("push.notify", notice).await {
+                        tracing::debug!(module = %ctx.name, error = %e, "a notice was not pushed");
+                    }
+                }
+            });
+            queue
+        });
+        let _ = queue.send(notice);
     }
 
     pub fn name(&self) -> &str {

@@ -127,7 +127,6 @@ pub struct OpenedInput {}
 #[derive(Clone)]
 struct Planner {
     ctx: Ctx,
-    phones: notice::Phones,
 }
 
 /// The deadline of item `id`.
@@ -290,7 +289,7 @@ impl Planner {
         match (on, item.due_at) {
             (true, _) => {
                 if was_due {
-                    self.phones.withdraw(id);
+                    self.ctx.notify_devices(notice::withdraw(id));
                 }
                 self.ctx.deadlines().clear(&key(id)).await?;
             }
@@ -329,7 +328,7 @@ impl Planner {
             })
             .await?;
         if was_due {
-            self.phones.withdraw(id);
+            self.ctx.notify_devices(notice::withdraw(id));
         }
         self.ctx.deadlines().set(&key(id), at).await?;
         Ok(item)
@@ -347,7 +346,7 @@ impl Planner {
             })
             .await?;
         if item.fell_due_at.is_some() {
-            self.phones.withdraw(item.id);
+            self.ctx.notify_devices(notice::withdraw(item.id));
         }
         self.ctx.deadlines().clear(&key(item.id)).await?;
         Ok(item)
@@ -405,7 +404,7 @@ impl Planner {
         match told {
             Ok(item) => {
                 if let Some(item) = item {
-                    self.phones.due(&item, due.late_ms);
+                    self.ctx.notify_devices(notice::notice(&item, due.late_ms));
                 }
                 true
             }
@@ -465,10 +464,7 @@ impl Module for PlannerModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(items::MIGRATIONS).await?;
-            let p = Planner {
-                phones: notice::Phones::start(&ctx),
-                ctx: ctx.clone(),
-            };
+            let p = Planner { ctx: ctx.clone() };
             ctx.tool_with(
                 ToolDef::new(
                     "planner.add",

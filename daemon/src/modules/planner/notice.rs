@@ -1,61 +1,19 @@
 //! A due item on the person's phone: when a reminder, an alarm, a timer or a dated todo falls
-//! due, the planner asks the push module (`push.notify`, a module's tool) to notify every
-//! subscribed device, tagged with the item; done, snoozed or removed, the notice is withdrawn
-//! under the same tag. What falls due when the person opens Vyre is not pushed: they are there.
-//!
-//! Notices leave in the order they were asked for, one at a time, through one queue: a withdrawal
-//! never overtakes the notice it takes back. Sending never holds up the tool or the deadline that
-//! asked for it, and a machine with no push module (or no device subscribed) just sends nothing.
+//! due, the planner notifies every subscribed device (`Ctx::notify_devices`, through the push
+//! module), tagged with the item; done, snoozed or removed, the notice is withdrawn under the
+//! same tag. What falls due when the person opens Vyre is not pushed: they are there. This file
+//! says what a notice says.
 
 use serde_json::json;
-use tokio::sync::mpsc;
 
 use super::items::{Item, Kind};
-use crate::kernel::module::Ctx;
 
 /// Characters of an item's text in a notification; the app shows the rest.
 const SHOWN: usize = 300;
 
-/// The planner's queue of notices for the phones. Cloneable: each tool holds one.
-#[derive(Clone)]
-pub struct Phones {
-    queue: mpsc::UnboundedSender<serde_json::Value>,
-}
-
-impl Phones {
-    /// The queue, and its sender task (ended with the module).
-    pub fn start(ctx: &Ctx) -> Phones {
-        let (queue, mut asked) = mpsc::unbounded_channel::<serde_json::Value>();
-        let caller = ctx.clone();
-        let stop = ctx.shutdown();
-        ctx.spawn(async move {
-            loop {
-                let input = tokio::select! {
-                    _ = stop.cancelled() => return,
-                    input = asked.recv() => match input {
-                        Some(input) => input,
-                        None => return,
-                    },
-                };
-                if let Err(e) = caller.call("push.notify", input).await {
-                    // No push module in this role, or every push service failing: the app's
-                    // Needs still shows the item.
-                    tracing::debug!(error = %e, "a planner notice was not pushed");
-                }
-            }
-        });
-        Phones { queue }
-    }
-
-    /// `item` fell due: tell every device.
-    pub fn due(&self, item: &Item, late_ms: i64) {
-        let _ = self.queue.send(notice(item, late_ms));
-    }
-
-    /// `item` is no longer due (done, snoozed, removed): its notice goes.
-    pub fn withdraw(&self, id: i64) {
-        let _ = self.queue.send(json!({ "tag": tag(id), "withdraw": true }));
-    }
+/// `push.notify`'s withdrawal of item `id`'s notice.
+pub fn withdraw(id: i64) -> serde_json::Value {
+    json!({ "tag": tag(id), "withdraw": true })
 }
 
 /// The notice's tag, the item's own: a later notice for the same item replaces it.
@@ -64,7 +22,7 @@ fn tag(id: i64) -> String {
 }
 
 /// `push.notify`'s input for `item`, fallen due `late_ms` after its time.
-fn notice(item: &Item, late_ms: i64) -> serde_json::Value {
+pub fn notice(item: &Item, late_ms: i64) -> serde_json::Value {
     let what = match item.kind {
         Kind::Alarm => "Alarm",
         Kind::Timer => "Timer done",

@@ -95,17 +95,6 @@ impl Watchers {
         &self.inner.ctx
     }
 
-    /// Ask the push module to notify (or withdraw from) every subscribed device, off the caller's
-    /// path; a machine with no push module, or no device, sends nothing.
-    fn tell_phones(&self, notice: serde_json::Value) {
-        let ctx = self.ctx().clone();
-        self.ctx().spawn(async move {
-            if let Err(e) = ctx.call("push.notify", notice).await {
-                tracing::debug!(error = %e, "a watcher's notice was not pushed");
-            }
-        });
-    }
-
     pub fn root(&self) -> &std::path::Path {
         &self.inner.root
     }
@@ -353,7 +342,7 @@ impl Watchers {
     async fn retry(&self, w: &Watcher, failures: i64, why: &str) -> Result<(), ToolError> {
         if failures >= DISABLE_AFTER {
             self.ctx().deadlines().clear(&key(&w.name)).await?;
-            self.tell_phones(turned_off(&w.name, why));
+            self.ctx().notify_devices(turned_off(&w.name, why));
             return Ok(());
         }
         let wait = (RETRY_FIRST_MS << (failures - 1).clamp(0, 20)).min(RETRY_MOST_MS);

@@ -251,7 +251,8 @@ impl Watchers {
         self.schedule(name, false).await?;
         if !paused && shown.disabled.is_some() {
             // On again: the notice that it was turned off goes from the devices.
-            self.tell_phones(json!({ "tag": format!("off:{name}"), "withdraw": true }));
+            self.ctx()
+                .notify_devices(json!({ "tag": format!("off:{name}"), "withdraw": true }));
         }
         self.shown(name).await
     }

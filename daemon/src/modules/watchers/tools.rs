@@ -33,7 +33,12 @@ impl Watchers {
             .store()
             .write(move |tx| state::ensure(tx.conn(), &n, now))
             .await?;
-        let next_run_at = self.ctx().deadlines().due_at(&key(name)).await?;
+        // A watcher that is off has no next run, even in the moment before its deadline is
+        // cleared (a list read on its `watcher.changed` can fall there).
+        let next_run_at = match st.paused || st.disabled.is_some() {
+            true => None,
+            false => self.ctx().deadlines().due_at(&key(name)).await?,
+        };
         let (project, schedule, emits, needs, problem) = match read {
             Ok(w) => {
                 let declared = std::fs::read_to_string(w.folder.join(super::spec::FILE))

@@ -9,9 +9,9 @@
 // box whose link does not let the Mac read what memory gave before, or one out of reach, leaves
 // the chat as it is: no error toasts, asked once.
 //
-// The box's link.allow here adds system.events to its default (which has memory.why: the Mac
-// reads what memory gave a thread before it opened with system.events, which a box's default
-// link does not allow).
+// The box runs with vyred's default link.allow: the Mac reads what memory gave a thread before
+// it opened with the box's `harness.remembered` and where a fact came from with `memory.why`,
+// both in that default; a box whose link.allow leaves the first out is the refused case.
 // Screenshots: screenshots/box-memory-{gold,why,refused,away}-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
@@ -25,9 +25,8 @@ const noClaude = claudeMissing();
 const FIRST = 'Krill is our inventory robot. the zebrafish inventory budget is 42 crates';
 // The fake API answers "reply to [<prompt>]": the answer says what the prompt gives it.
 const ASK = 'What is the zebrafish budget again? Say: Krill is our inventory robot and the budget is 42 crates';
-/** vyred's default link.allow on a box (LinkConfig::DEFAULT_ALLOW), and what reads its memory. */
-const DEFAULT_ALLOW = ['threads.list', 'threads.get', 'threads.timeline', 'threads.output', 'threads.commands', 'threads.files', 'threads.start', 'threads.send', 'threads.answer', 'threads.interrupt', 'agents.list', 'agents.threads', 'projects.list', 'files.*', 'system.status', 'memory.why'];
-const MEMORY_ALLOW = [...DEFAULT_ALLOW, 'system.events'];
+/** vyred's default link.allow on a box (LinkConfig::DEFAULT_ALLOW) without what reads its memory. */
+const NO_MEMORY_ALLOW = ['threads.list', 'threads.get', 'threads.timeline', 'threads.output', 'threads.commands', 'threads.files', 'threads.start', 'threads.send', 'threads.answer', 'threads.interrupt', 'agents.list', 'agents.threads', 'projects.list', 'files.*', 'system.status', 'memory.why'];
 let box;
 let mac;
 let browser;
@@ -41,7 +40,7 @@ const onBox = [];
 
 before(async () => {
   [box, mac] = await Promise.all([
-    Rig.start('boxmem-box', { role: 'box', claude: !noClaude, config: { link: { allow: MEMORY_ALLOW } } }),
+    Rig.start('boxmem-box', { role: 'box', claude: !noClaude }),
     Rig.start('boxmem-mac', { role: 'local', config: { vault: { keystore: 'file' } } }),
   ]);
   await box.sock('vault.put', { name: 'anthropic-api-key', value: API_KEY });
@@ -180,7 +179,7 @@ it('the Mac\'s chat of the next box session shows what the box\'s memory gave it
   assert.ok(marked.includes('Krill'), `marked: ${marked}`);
   assert.equal(await page.getByTestId('user-text').locator('mark').count(), 0);
   // Read from the box, through the pairing.
-  assert.ok(onBox.includes('system.events'), `called on the box: ${onBox}`);
+  assert.ok(onBox.includes('harness.remembered'), `called on the box: ${onBox}`);
   await shot(page, 'box-memory-gold');
 });
 
@@ -230,9 +229,9 @@ it('a message sent from the Mac: what the box\'s memory gives it shows as it com
 });
 
 it('a box whose link does not let the Mac read what memory gave before: the chat as it is, asked once, no error', T, async () => {
-  // The box's config back to vyred's default link.allow.
+  // The box's link.allow without harness.remembered.
   const config = JSON.parse(readFileSync(join(box.vyreHome, 'config.json'), 'utf8'));
-  delete config.link;
+  config.link = { ...config.link, allow: NO_MEMORY_ALLOW };
   writeFileSync(join(box.vyreHome, 'config.json'), JSON.stringify(config));
   await box.restart();
   await waitFor('the Mac\'s link to the box to be up again', async () => (await mac.sock('pairing.list')).some((p) => p.id === pairing.id && (p.link ?? 'up') === 'up'), 60_000, 250);
@@ -248,7 +247,7 @@ it('a box whose link does not let the Mac read what memory gave before: the chat
   await reply('reply to [one more, with no memory shown]');
   await idle();
   // (What memory gives the session from now on still comes live, on the box thread's stream.)
-  assert.equal(onBox.slice(from).filter((t) => t === 'system.events').length, 1, `asked once: ${onBox.slice(from)}`);
+  assert.equal(onBox.slice(from).filter((t) => t === 'harness.remembered').length, 1, `asked once: ${onBox.slice(from)}`);
   assert.equal(warnings.filter((w) => w.startsWith('memory events')).length, 1, `said once: ${warnings}`);
   assert.deepEqual(await errorToasts(), []);
   await shot(page, 'box-memory-refused');

@@ -219,6 +219,27 @@ async fn the_brief_and_recalled_memory_reach_the_model_through_the_hooks() {
             .to_string()
             .contains("Quokka")
     );
+    // The thread's own read of them (what a surface opening the thread later, or a paired Mac
+    // on a box, calls): the same events, in order; a thread memory gave nothing has none.
+    let thread = brief["thread"].as_str().unwrap();
+    let read = sock
+        .call(
+            "harness.remembered",
+            &serde_json::json!({ "thread": thread }),
+        )
+        .await
+        .unwrap();
+    let ids = |v: &[serde_json::Value]| v.iter().map(|e| e["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(read.as_array().unwrap()), ids(told), "{read}");
+    assert_eq!(read[0]["payload"], brief["payload"]);
+    let none = sock
+        .call(
+            "harness.remembered",
+            &serde_json::json!({ "thread": "earlier-1" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(none, serde_json::json!([]));
     vyred.stop().await;
 }
 

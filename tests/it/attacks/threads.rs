@@ -198,6 +198,7 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         ("threads.send_now", json!({ "queued": q }), "send_now"),
         ("threads.take_held", json!({ "thread": v }), "take_held"),
         ("threads.get", json!({ "thread": v }), "get"),
+        ("harness.remembered", json!({ "thread": v }), "remembered"),
         ("recall.thread", json!({ "thread": v }), "recall_thread"),
         (
             "recall.thread",
@@ -296,6 +297,7 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         "send_now",
         "take_held",
         "get",
+        "remembered",
         "recall_thread",
         "recall_theirs",
         "timeline",
@@ -605,6 +607,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "agents.threads",
         "harness.binding",
         "harness.hook",
+        "harness.remembered",
         "memory.facts",
         "memory.why",
         "planner.add",

@@ -35,6 +35,7 @@ export const LINK_ALLOW: readonly string[] = [
   'files.*',
   'system.status',
   'memory.why',
+  'harness.remembered',
 ];
 
 /** Whether the link lets this machine call `tool` on the box: a name, or its module's `module.*`. */

@@ -1,5 +1,5 @@
 // Following what memory gave one thread (`harness.remembered`, lib/memory.ts), wherever the
-// thread runs: its events so far, read where it runs (`system.events` there), and those that
+// thread runs: its events so far, read where it runs (`harness.remembered` there), and those that
 // come after. A thread here comes on the app's one stream. A paired box's thread stream carries
 // the box's `thread.*` and `ask.*` events only (vyred's pairing follows those), so a box's memory
 // is read there again as its turns move: when its session starts, changes state, or the turn's

@@ -152,7 +152,7 @@ impl LinkConfig {
     /// the Mac's chat as a local one, a tool call's whole output, the slash commands and the
     /// folder's files, all read-only), Lumen's talk with the assistant there (finding it and its
     /// conversation: `agents.list`, `agents.threads`), its files, and where a box thread's memory
-    /// came from (`memory.why`, for the gold the Mac's chat shows).
+    /// came from (`harness.remembered`, `memory.why`: the gold the Mac's chat shows).
     pub const DEFAULT_ALLOW: &[&str] = &[
         "threads.list",
         "threads.get",
@@ -170,6 +170,7 @@ impl LinkConfig {
         "files.*",
         "system.status",
         "memory.why",
+        "harness.remembered",
     ];
 
     /// `link.silence_s`, default 150 s (two and a half keep-alives).

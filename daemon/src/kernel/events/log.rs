@@ -122,6 +122,25 @@ pub fn since_from(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The newest `limit` events of one thread that module `source` emitted with type `kind`,
+/// oldest first (by the thread index: a thread's events, not the whole log).
+pub fn of_thread(
+    conn: &Connection,
+    thread: &str,
+    source: &str,
+    kind: &str,
+    limit: usize,
+) -> Result<Vec<Event>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM events WHERE thread = ?1 AND source = ?2 AND type = ?3
+         ORDER BY id DESC LIMIT ?4"
+    ))?;
+    let rows = stmt.query_map(params![thread, source, kind, limit as i64], from_row)?;
+    let mut events: Vec<Event> = rows.collect::<Result<_, _>>()?;
+    events.reverse();
+    Ok(events)
+}
+
 /// The newest `limit` events, oldest first.
 pub fn recent(conn: &Connection, limit: usize) -> Result<Vec<Event>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(

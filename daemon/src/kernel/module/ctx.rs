@@ -10,9 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Health, Manifest, ModuleDeadlines, ModuleVault, StartError};
+use super::{Health, Manifest, ModuleDeadlines, ModuleEvents, ModuleVault, StartError};
 use crate::kernel::contracts::Capability;
-use crate::kernel::events::{Event, Filter, Follower, NewEvent};
 use crate::kernel::store::{Migration, StoreError, WriteTx};
 use crate::kernel::tools::{CallCx, Caller, ForSessions, Need, Target, ToolError, ToolSpec};
 use crate::kernel::{Kernel, KernelStatus};
@@ -235,7 +234,7 @@ impl Ctx {
 
     /// Emit, follow and read events.
     pub fn events(&self) -> ModuleEvents {
-        ModuleEvents { ctx: self.clone() }
+        ModuleEvents::new(self.clone())
     }
 
     /// Call another module's tool, through the same checks as any caller.
@@ -509,89 +508,5 @@ impl ModuleStore {
                 f(tx)
             })
             .await
-    }
-}
-
-/// A module's view of the event log.
-pub struct ModuleEvents {
-    ctx: Ctx,
-}
-
-impl ModuleEvents {
-    /// Append an event with this module as its source. The type must be declared under
-    /// `watches.emits`, and the payload must carry nothing that looks like a credential.
-    pub async fn emit(&self, event: NewEvent) -> Result<i64, StoreError> {
-        self.ctx.store().write(move |tx| tx.emit(event)).await
-    }
-
-    /// Up to `limit` events after `id`, oldest first.
-    pub async fn since(&self, id: i64, limit: usize) -> Result<Vec<Event>, StoreError> {
-        self.ctx
-            .kernel
-            .store()
-            .read(move |conn| crate::kernel::events::log::since(conn, id, limit))
-            .await
-    }
-
-    /// Up to `limit` events after `id` that module `source` emitted with a type starting
-    /// `prefix`, oldest first.
-    pub async fn since_from(
-        &self,
-        id: i64,
-        source: &str,
-        prefix: &str,
-        limit: usize,
-    ) -> Result<Vec<Event>, StoreError> {
-        let (source, prefix) = (source.to_string(), prefix.to_string());
-        self.ctx
-            .kernel
-            .store()
-            .read(move |conn| {
-                crate::kernel::events::log::since_from(conn, id, &source, &prefix, limit)
-            })
-            .await
-    }
-
-    /// The id of the newest event.
-    pub fn latest_id(&self) -> i64 {
-        self.ctx.kernel.bus().latest_id()
-    }
-
-    /// A follower that replays after `since` and then follows live.
-    pub fn follow(&self, since: i64, filter: Filter) -> Follower {
-        Follower::new(
-            self.ctx.kernel.store().clone(),
-            self.ctx.kernel.bus(),
-            since,
-            filter,
-        )
-    }
-
-    /// Call `f` for each new event that matches `filter`, until vyred stops. A panic in `f`
-    /// disables the module.
-    pub fn on<F, Fut>(&self, filter: Filter, f: F)
-    where
-        F: Fn(Arc<Event>) -> Fut + Send + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        let mut follower = self.follow(self.latest_id(), filter);
-        let stop = self.ctx.shutdown();
-        let name = self.ctx.name.clone();
-        self.ctx.spawn(async move {
-            loop {
-                let next = tokio::select! {
-                    _ = stop.cancelled() => return,
-                    next = follower.next() => next,
-                };
-                match next {
-                    Some(Ok(event)) => f(event).await,
-                    Some(Err(e)) => {
-                        tracing::warn!(module = %name, error = %e, "cannot read the event log; retrying");
-                        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                    }
-                    None => return,
-                }
-            }
-        });
     }
 }

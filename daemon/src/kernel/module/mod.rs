@@ -3,12 +3,14 @@
 
 mod ctx;
 mod deadlines;
+mod events;
 mod loader;
 mod manifest;
 mod vault_handle;
 
-pub use ctx::{Ctx, ModuleEvents, ModuleStore, ToolDef};
+pub use ctx::{Ctx, ModuleStore, ToolDef};
 pub use deadlines::ModuleDeadlines;
+pub use events::ModuleEvents;
 pub use loader::{ModuleState, ModuleStatus, ModuleTable, load_all};
 pub use manifest::Manifest;
 pub use vault_handle::ModuleVault;

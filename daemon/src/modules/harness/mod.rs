@@ -26,6 +26,8 @@ use serde_json::{Value, json};
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::tools::{CallCx, Caller, Reach, Scope, ToolError};
 
+mod remembered;
+
 pub struct HarnessModule;
 
 #[derive(Deserialize, JsonSchema)]
@@ -544,6 +546,15 @@ impl Module for HarnessModule {
                 .sessions_see_thread("session"),
                 &ctx,
                 binding,
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "harness.remembered",
+                    "What memory gave a thread so far: its hooks' `harness.remembered` events (the facts a brief gave, the turns recall quoted), oldest first.",
+                )
+                .sessions_see_thread("thread"),
+                &ctx,
+                remembered::remembered,
             )?;
             ctx.tool_with(
                 ToolDef::new(

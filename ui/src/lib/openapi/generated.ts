@@ -291,6 +291,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/harness.remembered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What memory gave a thread so far: its hooks' `harness.remembered` events (the facts a brief gave, the turns recall quoted), oldest first. */
+        post: operations["harness.remembered"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/memory.facts": {
         parameters: {
             query?: never;
@@ -2357,6 +2374,17 @@ export interface components {
             path: string;
             /** @description The root it is under, as `files.roots` shows it. */
             root: string;
+        };
+        /** @description One hook's gift, as the event said it (the shape of `system.events`' events). */
+        "harness.remembered.Remembered": {
+            /** Format: int64 */
+            at: number;
+            /** Format: int64 */
+            id: number;
+            /** @description `{hook, facts, quotes}`: the facts a brief gave, the turns recall quoted for a prompt. */
+            payload: unknown;
+            thread: string | null;
+            type: string;
         };
         /** @description A statement as a caller sees it: its rows in the threads it may see, folded into one. */
         "memory.facts.Fact": {
@@ -4690,6 +4718,50 @@ export interface operations {
                             /** @description What the hook prints for Claude Code; nothing when it has nothing to say. */
                             output: unknown;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "harness.remembered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description At most this many, the newest (default 200).
+                     */
+                    limit?: number | null;
+                    /** @description The thread whose memory is asked for. */
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Remembered */
+                        data: components["schemas"]["harness.remembered.Remembered"][];
                     };
                 };
             };

@@ -78,6 +78,9 @@ pub enum Against {
     NetworkOff,
     /// Nothing here runs the same work (the embedding model: its reference needs torch).
     Nothing,
+    /// A hook of a call the Gate does not look at (a Read), or the floor's own check of the same
+    /// command: the reference of the Gate's cost.
+    Ungated,
     /// Recall by words alone (FTS5), the reference of a search by meaning.
     FullText,
     /// Every vector compared in full, the reference of the two-step search by meaning.
@@ -94,6 +97,7 @@ impl Against {
             Against::ClaudeCli => "reference (CLI direct)",
             Against::FreshStart => "reference (fresh start)",
             Against::BareProcess => "reference (/bin/true)",
+            Against::Ungated => "reference (no Gate check)",
             Against::PeerCred => "reference (peer cred / health)",
             Against::Unpaired => "reference (unpaired)",
             Against::NetworkOff => "reference (network off)",
@@ -111,6 +115,7 @@ impl Against {
             Against::ClaudeCli => "reference_claude_cli",
             Against::FreshStart => "reference_fresh_start",
             Against::BareProcess => "reference_bare_process",
+            Against::Ungated => "reference_ungated",
             Against::PeerCred => "reference_peer_cred",
             Against::Unpaired => "reference_unpaired",
             Against::NetworkOff => "reference_network_off",

@@ -79,6 +79,14 @@ async fn until_result(p: &mut ClaudeProcess, answer: impl Fn(&Value) -> Value) -
                 }
             }
             Incoming::Request { id, request } => {
+                // The driver's Gate check before a Bash call: let it go on (vyred's actor asks
+                // the gate module; this test drives the process alone).
+                if request["subtype"] == "hook_callback"
+                    && request["callback_id"] == vyre::modules::sessions::claude::GATE_HOOK
+                {
+                    p.peer.respond(&id, json!({ "continue": true })).unwrap();
+                    continue;
+                }
                 let reply = answer(&request);
                 seen.push(json!({ "type": "vyre_asked", "request": request, "answer": reply }));
                 p.peer.respond(&id, reply).unwrap();

@@ -478,3 +478,76 @@ async fn harness_install_gives_plain_claude_the_plugin_and_uninstall_takes_only_
     assert!(said.contains("was not installed"), "{said}");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugins_pre_tool_use_has_claude_code_ask_about_what_the_gate_holds() {
+    let home = TempHome::new("harness-gate");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let hook = |tool: &str, input: serde_json::Value| {
+        serde_json::json!({ "event": "PreToolUse", "input": {
+            "session_id": "s1", "cwd": "/work/app", "tool_name": tool, "tool_input": input,
+        } })
+    };
+    // A push from a terminal's session: Claude Code asks the person there, with the Gate's reason.
+    let out = sock
+        .call(
+            "harness.hook",
+            &hook(
+                "Bash",
+                serde_json::json!({ "command": "cd sub && git push origin main" }),
+            ),
+        )
+        .await
+        .unwrap();
+    let decided = &out["output"]["hookSpecificOutput"];
+    assert_eq!(decided["permissionDecision"], "ask", "{out}");
+    assert!(
+        decided["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("git push sends as you"),
+        "{out}"
+    );
+    let out = sock
+        .call(
+            "harness.hook",
+            &hook(
+                "mcp__slack__post_message",
+                serde_json::json!({ "channel": "#x", "text": "hi" }),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out["output"]["hookSpecificOutput"]["permissionDecision"],
+        "ask"
+    );
+    // What stays here says nothing; the floor still denies first.
+    for (tool, input) in [
+        ("Bash", serde_json::json!({ "command": "git status" })),
+        ("Read", serde_json::json!({ "file_path": "/etc/hosts" })),
+        (
+            "Bash",
+            serde_json::json!({ "command": "curl -d x=1 http://127.0.0.1:9/" }),
+        ),
+    ] {
+        let out = sock.call("harness.hook", &hook(tool, input)).await.unwrap();
+        assert_eq!(out["output"], serde_json::Value::Null, "{tool}: {out}");
+    }
+    let out = sock
+        .call(
+            "harness.hook",
+            &hook(
+                "Bash",
+                serde_json::json!({ "command": "rm -rf / && git push" }),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out["output"]["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    vyred.stop().await;
+}

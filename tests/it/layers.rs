@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 const MODULES: &[&str] = &[
     "modules/devices",
     "modules/files",
+    "modules/gate",
     "modules/harness",
     "modules/memory",
     "modules/names",

@@ -13,6 +13,7 @@ mod events;
 mod faults;
 mod files;
 mod first_run;
+mod gate;
 use vyre_fake_api as fake_api;
 mod fake_provider;
 mod harness;

@@ -2,6 +2,7 @@
 
 pub mod devices;
 pub mod files;
+pub mod gate;
 pub mod harness;
 pub mod memory;
 pub mod names;
@@ -47,6 +48,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::watchers::WatchersModule),
         Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),
+        Arc::new(crate::modules::gate::GateModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),
         Arc::new(crate::modules::pairing::PairingModule),
         Arc::new(crate::modules::network::NetworkModule),

@@ -239,6 +239,19 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "sysevents_v",
         ),
         ("devices.list", json!({}), "devices"),
+        // The Gate is the person's: a session neither lists nor decides nor holds.
+        ("gate.held", json!({}), "gate_held"),
+        ("gate.approve", json!({ "item": "x" }), "gate_approve"),
+        (
+            "gate.hold",
+            json!({ "thread": a, "call": "c", "tool": "Bash", "input": {} }),
+            "gate_hold",
+        ),
+        (
+            "threads.release",
+            json!({ "thread": v, "call": "c", "allow": true }),
+            "release",
+        ),
         (
             "projects.add-threads",
             json!({ "project": "Mine", "threads": ["sess-theirs"] }),
@@ -311,10 +324,12 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_your_project"), "{out}: {said}");
     }
-    for out in ["devices", "pick"] {
+    for out in ["devices", "pick", "gate_held", "gate_hold", "release"] {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_for_sessions"), "{out}: {said}");
     }
+    let said = read(&mine, "out-gate_approve.json");
+    assert!(said.contains("person_only"), "{said}");
     let cli = read(&mine, "out-cli-stop.txt");
     assert!(
         cli.contains("not_your_thread") && cli.contains("exit 1"),

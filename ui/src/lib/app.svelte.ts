@@ -202,9 +202,10 @@ export async function loadNeeds(): Promise<void> {
   await loadTitles();
 }
 
-/** Titles for the threads that ask something, from the catalogue (once a load, not a poll). */
-export async function loadTitles(): Promise<void> {
-  const want = new Set(Object.values(app.needs).filter((n) => !n.box).map((n) => n.thread));
+/** Titles for the threads that ask something (and `more`: those the Gate holds a call of),
+ * from the catalogue (once a load, not a poll). */
+export async function loadTitles(more: string[] = []): Promise<void> {
+  const want = new Set([...Object.values(app.needs).filter((n) => !n.box).map((n) => n.thread), ...more]);
   if (![...want].some((t) => !app.titles[t])) return;
   const all = await call('projects.catalog', { limit: 200 });
   for (const e of all) {

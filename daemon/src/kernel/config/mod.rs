@@ -110,6 +110,9 @@ pub struct Config {
     pub link: LinkConfig,
     /// Recall: dense recall's model.
     pub recall: RecallConfig,
+    /// The Gate's rows the person adds: `{hold: [{command?, tool?, kind?}], pass: [...]}`
+    /// (read by the gate module, which says what is wrong with them).
+    pub gate: Option<Value>,
 }
 
 /// The `recall` section: dense recall's embedding model (spec 7.3).

@@ -152,6 +152,16 @@ pub enum Happening {
         request: String,
         call: String,
     },
+    /// A tool call (`call`, of `tool` with `input`, in folder `cwd`) is about to run and waits
+    /// for the host's check (the Gate, spec 7.7): answer `request` with `{"continue": true}` to
+    /// let it go on to the usual permissions, or a PreToolUse `ask` to have it asked about.
+    Checking {
+        request: String,
+        call: String,
+        tool: String,
+        input: Value,
+        cwd: Option<String>,
+    },
     /// Tool call `call` became a background task (a subagent, a long Bash).
     TaskStarted {
         call: String,

@@ -26,7 +26,11 @@ use serde_json::{Value, json};
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::tools::{CallCx, Caller, Reach, Scope, ToolError};
 
+mod pretool;
 mod remembered;
+
+pub use pretool::floor;
+use pretool::gate;
 
 pub struct HarnessModule;
 
@@ -110,19 +114,6 @@ async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
 pub struct HookOutput {
     /// What the hook prints for Claude Code; nothing when it has nothing to say.
     output: Option<Value>,
-}
-
-/// The floor's answer to a tool call, if it refuses it.
-pub fn floor(input: &Value) -> Option<Value> {
-    let tool = input["tool_name"].as_str()?;
-    let why = crate::kernel::floor::check(tool, &input["tool_input"])?;
-    Some(json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": why,
-        }
-    }))
 }
 
 fn context(event: &str, text: String) -> Value {
@@ -507,11 +498,13 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
             input.event
         )));
     }
-    // The floor needs nobody's identity: it answers at once, on every call.
+    // The floor and the Gate need nobody's identity: they answer at once, on every call.
     if input.event == "PreToolUse" {
-        return Ok(HookOutput {
-            output: floor(&input.input),
-        });
+        let output = match floor(&input.input) {
+            Some(denied) => Some(denied),
+            None => gate(&c, &input.input).await,
+        };
+        return Ok(HookOutput { output });
     }
     let scope = cx.scope(Reach::Projects).await?;
     // Only a binding and a hand-over need to know which session it is.
@@ -580,17 +573,5 @@ mod tests {
         assert_eq!(first_words("one two, three four", 2), "one two");
         assert_eq!(first_words("one two", 5), "one two");
         assert_eq!(first_words(&huge, 3), "word0 word1 word2");
-    }
-
-    #[test]
-    fn pre_tool_use_runs_the_floor() {
-        let denied =
-            floor(&json!({ "tool_name": "Bash", "tool_input": { "command": "rm -rf /" } }))
-                .unwrap();
-        assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
-        assert!(
-            floor(&json!({ "tool_name": "Bash", "tool_input": { "command": "ls" } })).is_none()
-        );
-        assert!(floor(&json!({ "tool_name": "Read", "tool_input": {} })).is_none());
     }
 }

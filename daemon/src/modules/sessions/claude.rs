@@ -31,6 +31,14 @@ pub const SLOT_TOOLS: &str = "Agent|Task";
 pub const SLOT_HOOK: &str = "vyre-slot";
 /// How long a subagent may wait in line for a slot (the hook's timeout, in seconds).
 pub const SLOT_WAIT_S: u64 = 3600;
+/// The tools the Gate checks before they run (spec 7.7): what can send, spend or delete beyond
+/// the folder. Edit and Write stay in the folder and are asked about as usual.
+pub const GATE_TOOLS: &str = "Bash|mcp__.*";
+/// The driver's PreToolUse callback for the Gate's check.
+pub const GATE_HOOK: &str = "vyre-gate";
+/// How long the CLI waits for the Gate's check (it answers at once; the hold itself is the
+/// permission question, which has no deadline).
+pub const GATE_CHECK_S: u64 = 60;
 
 /// How to start one session's process.
 #[derive(Debug, Clone)]
@@ -310,7 +318,10 @@ impl ClaudeProcess {
         // Subagents wait for a slot in a PreToolUse callback hook (ADR 0030 section 12).
         let mut init = json!({
             "subtype": "initialize",
-            "hooks": { "PreToolUse": [{ "matcher": SLOT_TOOLS, "hookCallbackIds": [SLOT_HOOK], "timeout": SLOT_WAIT_S }] },
+            "hooks": { "PreToolUse": [
+                { "matcher": SLOT_TOOLS, "hookCallbackIds": [SLOT_HOOK], "timeout": SLOT_WAIT_S },
+                { "matcher": GATE_TOOLS, "hookCallbackIds": [GATE_HOOK], "timeout": GATE_CHECK_S },
+            ] },
         });
         if let Some(text) = &o.append_system_prompt {
             init["appendSystemPrompt"] = json!(text);

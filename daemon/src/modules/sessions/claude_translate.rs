@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::claude::SLOT_HOOK;
+use super::claude::{GATE_HOOK, SLOT_HOOK};
 use crate::kernel::contracts::provider::{Happening, Question};
 
 /// The CLI's stream-json messages turned into [`Happening`]s, apart from the process so that the
@@ -35,6 +35,19 @@ impl Translator {
                         .as_str()
                         .unwrap_or_default()
                         .to_string(),
+                })
+            }
+            Some("hook_callback") if request["callback_id"] == GATE_HOOK => {
+                let input = &request["input"];
+                Some(Happening::Checking {
+                    request: id.to_string(),
+                    call: input["tool_use_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    tool: input["tool_name"].as_str().unwrap_or_default().to_string(),
+                    input: input["tool_input"].clone(),
+                    cwd: input["cwd"].as_str().map(String::from),
                 })
             }
             _ => None,

@@ -27,10 +27,20 @@ fn said(e: ProviderError) -> String {
 }
 
 async fn next(session: &mut Box<dyn Session>) -> Result<Happening, String> {
-    tokio::time::timeout(WAIT, session.next())
-        .await
-        .map_err(|_| "the session said nothing for 60 s".to_string())?
-        .ok_or_else(|| "the session's process ended".to_string())
+    loop {
+        let h = tokio::time::timeout(WAIT, session.next())
+            .await
+            .map_err(|_| "the session said nothing for 60 s".to_string())?
+            .ok_or_else(|| "the session's process ended".to_string())?;
+        // A host that checks nothing before a tool runs lets it go on (the Gate is vyred's).
+        if let Happening::Checking { request, .. } = &h {
+            session
+                .answer(request, json!({ "continue": true }))
+                .map_err(|e| format!("cannot let a checked call go on: {e}"))?;
+            continue;
+        }
+        return Ok(h);
+    }
 }
 
 /// Happenings until the turn finishes; fails on a question unless `answer` handles it.

@@ -257,6 +257,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/gate.approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Let a held item go, as it is or with `edited` words in place of its text (a person only). */
+        post: operations["gate.approve"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/gate.check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whether Vyre's Gate would hold a tool call (it sends as the person, spends their money or deletes beyond the session's folder), and why. */
+        post: operations["gate.check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/gate.held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What the Gate holds for the person: each item's final content and where it goes; with `all`, what was decided too. */
+        post: operations["gate.held"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/gate.hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Hold a session's tool call for the person when the Gate's table says so (Vyre's modules only). */
+        post: operations["gate.hold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/gate.reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Refuse a held item; Claude is told, with `why` (a person only). */
+        post: operations["gate.reject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/gate.withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A held item's session no longer waits for it (Vyre's modules only). */
+        post: operations["gate.withdraw"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/harness.binding": {
         parameters: {
             query?: never;
@@ -1617,6 +1719,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/threads.release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer a call the Gate held for the person: let it go (with an edited field) or refuse it (Vyre's gate module only). */
+        post: operations["threads.release"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/threads.rename": {
         parameters: {
             query?: never;
@@ -2375,6 +2494,80 @@ export interface components {
             /** @description The root it is under, as `files.roots` shows it. */
             root: string;
         };
+        /** @description Why a call is held. */
+        "gate.check.Kind": "send" | "spend" | "delete";
+        /** @description A held item, as `gate.held` lists it. */
+        "gate.held.Item": {
+            /** Format: int64 */
+            at: number;
+            /** @description Who decided (`socket:501`, `device:<id>`). */
+            by: string | null;
+            /** @description The tool call held (its `tool_use_id`). */
+            call: string;
+            /** @description What goes: the command and, for a push, its commits; a tool's input. */
+            content: string;
+            /** Format: int64 */
+            decided_at: number | null;
+            /** @description Where it goes: the remote and branch, the URL, the recipients. */
+            destination: string;
+            /** @description The words the person approved instead, when they edited. */
+            edited: string | null;
+            /** @description The input field an edit replaces, when the person may edit it. */
+            field: string | null;
+            input: unknown;
+            item: string;
+            kind: components["schemas"]["gate.held.Kind"];
+            /** @description The table's row that held it. */
+            rule: string;
+            /** @description `held`, `approved`, `rejected` or `withdrawn`. */
+            state: string;
+            thread: string;
+            tool: string;
+            /** @description The content was cut at 64 KiB. */
+            truncated: boolean;
+            /** @description What it does, in words: "git push". */
+            what: string;
+            /** @description Why it was rejected or withdrawn. */
+            why: string | null;
+        };
+        /** @description Why a call is held. */
+        "gate.held.Kind": "send" | "spend" | "delete";
+        /** @description A held item, as `gate.held` lists it. */
+        "gate.hold.Item": {
+            /** Format: int64 */
+            at: number;
+            /** @description Who decided (`socket:501`, `device:<id>`). */
+            by: string | null;
+            /** @description The tool call held (its `tool_use_id`). */
+            call: string;
+            /** @description What goes: the command and, for a push, its commits; a tool's input. */
+            content: string;
+            /** Format: int64 */
+            decided_at: number | null;
+            /** @description Where it goes: the remote and branch, the URL, the recipients. */
+            destination: string;
+            /** @description The words the person approved instead, when they edited. */
+            edited: string | null;
+            /** @description The input field an edit replaces, when the person may edit it. */
+            field: string | null;
+            input: unknown;
+            item: string;
+            kind: components["schemas"]["gate.hold.Kind"];
+            /** @description The table's row that held it. */
+            rule: string;
+            /** @description `held`, `approved`, `rejected` or `withdrawn`. */
+            state: string;
+            thread: string;
+            tool: string;
+            /** @description The content was cut at 64 KiB. */
+            truncated: boolean;
+            /** @description What it does, in words: "git push". */
+            what: string;
+            /** @description Why it was rejected or withdrawn. */
+            why: string | null;
+        };
+        /** @description Why a call is held. */
+        "gate.hold.Kind": "send" | "spend" | "delete";
         /** @description One hook's gift, as the event said it (the shape of `system.events`' events). */
         "harness.remembered.Remembered": {
             /** Format: int64 */
@@ -4618,6 +4811,278 @@ export interface operations {
                              */
                             seen: number;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The words to send instead (the item's `field`: the command, the message's text). */
+                    edited?: string | null;
+                    item: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Decided */
+                        data: {
+                            edited: boolean;
+                            item: string;
+                            /** @description `approved`, `rejected` or `withdrawn`. */
+                            state: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The session's folder. */
+                    cwd?: string | null;
+                    /** @description Its input, as Claude Code gives it. */
+                    input: unknown;
+                    /** @description The tool about to run: `Bash`, `mcp__<server>__<tool>` ... */
+                    tool: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Checked */
+                        data: {
+                            /** @description The Gate would hold it. */
+                            held: boolean;
+                            kind: components["schemas"]["gate.check.Kind"] | null;
+                            /** @description What the permission question says (Claude Code shows it at a terminal). */
+                            reason: string | null;
+                            /** @description What it does, in words ("git push"). */
+                            what: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Decided and withdrawn items too, newest last.
+                     * @default false
+                     */
+                    all?: boolean;
+                    /** Format: uint32 */
+                    limit?: number | null;
+                    /** @description Only this thread's. */
+                    thread?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Item */
+                        data: components["schemas"]["gate.held.Item"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The tool call (`tool_use_id`). */
+                    call: string;
+                    cwd?: string | null;
+                    input: unknown;
+                    thread: string;
+                    tool: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Holding */
+                        data: {
+                            /** @description The item, when the Gate holds the call; none when it lets it be asked as usual. */
+                            item: components["schemas"]["gate.hold.Item"] | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    item: string;
+                    /** @description Why, for Claude. */
+                    why?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Decided */
+                        data: {
+                            edited: boolean;
+                            item: string;
+                            /** @description `approved`, `rejected` or `withdrawn`. */
+                            state: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.withdraw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    item: string;
+                    why: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** AnyValue */
+                        data: unknown;
                     };
                 };
             };
@@ -8652,6 +9117,54 @@ export interface operations {
                             processes: components["schemas"]["threads.pids.ProcessIds"][];
                             sids: number[];
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Let it go (true) or refuse it. */
+                    allow: boolean;
+                    /** @description The held tool call (`tool_use_id`). */
+                    call: string;
+                    /** @description An edit: the input field replaced ... */
+                    field?: string | null;
+                    /** @description What Claude is told of a refusal. */
+                    message?: string | null;
+                    /** @description ... and its new text. */
+                    text?: string | null;
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** AnyValue */
+                        data: unknown;
                     };
                 };
             };

@@ -242,3 +242,27 @@ pub struct Pids {
 pub struct Done {
     pub(crate) ok: bool,
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseInput {
+    #[schemars(length(min = 1, max = 200))]
+    pub thread: String,
+    /// The held tool call (`tool_use_id`).
+    #[schemars(length(min = 1, max = 200))]
+    pub call: String,
+    /// Let it go (true) or refuse it.
+    pub allow: bool,
+    /// An edit: the input field replaced ...
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 64))]
+    pub field: Option<String>,
+    /// ... and its new text.
+    #[serde(default)]
+    #[schemars(length(max = 200_000))]
+    pub text: Option<String>,
+    /// What Claude is told of a refusal.
+    #[serde(default)]
+    #[schemars(length(max = 4000))]
+    pub message: Option<String>,
+}

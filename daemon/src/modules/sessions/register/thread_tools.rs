@@ -251,6 +251,31 @@ pub(super) fn register(
     )?;
     ctx.tool_with(
         ToolDef::new(
+            "threads.release",
+            "Answer a call the Gate held for the person: let it go (with an edited field) or refuse it (Vyre's gate module only).",
+        )
+        .finishes(),
+        &board,
+        |b, input: ReleaseInput, cx| async move {
+            if !matches!(cx.caller, Caller::Module { ref name } if name == "gate") {
+                return Err(ToolError::refused(
+                    "for_the_gate",
+                    "threads.release is the Gate's: a person decides with gate.approve or gate.reject",
+                ));
+            }
+            let release = crate::modules::sessions::switchboard::Release {
+                call: input.call,
+                allow: input.allow,
+                field: input.field,
+                text: input.text,
+                message: input.message,
+            };
+            b.release(&input.thread, release).await?;
+            Ok::<_, ToolError>(serde_json::json!({ "released": true }))
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
             "threads.interrupt",
             "Stop the running turn at once; the session stays.",
         )

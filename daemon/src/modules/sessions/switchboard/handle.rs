@@ -51,6 +51,11 @@ pub(super) type Reply<T> = oneshot::Sender<Result<T>>;
 
 /// What the Switchboard asks of an actor.
 pub(super) enum Command {
+    /// The person decided a call the Gate held.
+    Release {
+        release: super::actor::Release,
+        reply: Reply<()>,
+    },
     Send {
         message: Message,
         uuid: String,

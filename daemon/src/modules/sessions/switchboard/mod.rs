@@ -36,11 +36,13 @@ mod fence;
 mod handle;
 mod launch;
 mod queue;
+mod release;
 mod restart;
 pub mod rows;
 mod timeline;
 mod types;
 
+pub use actor::Release;
 pub use error::{Error, Op, Result};
 pub use fence::Owners;
 pub use handle::Message;

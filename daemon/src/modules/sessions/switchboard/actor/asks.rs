@@ -107,7 +107,7 @@ impl Actor {
         if let Some(via) = via {
             payload["via"] = json!(via);
         }
-        let back = (self.asks.is_empty() && matches!(self.turn, TurnState::Running(_)))
+        let back = (!self.waits_on_person() && matches!(self.turn, TurnState::Running(_)))
             .then(|| json!({ "state": ThreadStatus::Running, "turn": self.last }));
         let running = back.is_some();
         let t = self.thread.clone();
@@ -132,8 +132,9 @@ impl Actor {
         self.withdraw(vec![ask.to_string()], why).await;
     }
 
-    /// Withdraw every open ask, in one change.
+    /// Withdraw every open ask, in one change, and every call the Gate holds.
     pub(super) async fn cancel_asks(&mut self, why: &str) {
+        self.cancel_gated(why).await;
         let open: Vec<String> = self.asks.drain().map(|(_, ask)| ask).collect();
         if !open.is_empty() {
             self.withdraw(open, why).await;

@@ -87,11 +87,23 @@ impl Actor {
                     )
                     .await;
                 }
-                None => self.on_asked(session, q).await,
+                None => {
+                    if !self.held_by_gate(&q).await {
+                        self.on_asked(session, q).await;
+                    }
+                }
             },
+            Happening::Checking {
+                request,
+                tool,
+                input,
+                cwd,
+                ..
+            } => self.on_checking(session, request, tool, input, cwd).await,
             Happening::Withdrawn { request } => {
                 if let Some(ask) = self.asks.remove(&request) {
                     self.close_ask(&ask, "cancelled").await;
+                } else if self.gated_withdrawn(&request).await {
                 } else {
                     self.on_slot_withdrawn(&request).await;
                 }

@@ -22,10 +22,12 @@ use super::{STOP_GRACE, Switchboard, rows, tell};
 use crate::kernel::contracts::provider::Session;
 
 mod asks;
+mod gated;
 mod happen;
 mod subagent_slots;
 mod turn;
 
+pub use gated::Release;
 pub(super) use turn::TurnState;
 
 /// Subagent calls and the slots they wait for or hold.
@@ -63,6 +65,10 @@ pub(super) struct Actor {
     /// A mode an answer "always" asked Claude Code to switch to, until it says it switched:
     /// who the `mode.changed` names.
     mode_by: Option<(PermissionMode, &'static str)>,
+    /// Calls the Gate holds for the person: call → Claude Code's question.
+    gated: HashMap<String, gated::Gated>,
+    /// The session's folder, as its hooks last said.
+    folder: Option<String>,
 }
 
 /// Why the actor's loop ended.
@@ -102,12 +108,14 @@ impl Actor {
             steered: HashMap::new(),
             slots: SlotBook::default(),
             mode_by: None,
+            gated: HashMap::new(),
+            folder: None,
         }
     }
 
     /// No turn and no open question: what the idle timer and an idle-only stop wait for.
     fn idle(&self) -> bool {
-        matches!(self.turn, TurnState::Idle) && self.asks.is_empty()
+        matches!(self.turn, TurnState::Idle) && !self.waits_on_person()
     }
 
     /// The task: owns `session` until it ends.
@@ -243,6 +251,9 @@ impl Actor {
                 }));
             }
             Command::SlotGranted { request } => self.on_slot_granted(session, &request),
+            Command::Release { release, reply } => {
+                let _ = reply.send(self.on_release(session, release).await);
+            }
             Command::Stop { .. } => unreachable!("the loop takes stops"),
         }
     }

@@ -105,10 +105,10 @@ fn refused(error: ProviderError) -> Error {
 impl Actor {
     /// What readers see: a running turn with open asks waits on a person.
     pub(super) fn status(&self) -> ThreadStatus {
-        match (&self.turn, self.asks.is_empty()) {
+        match (&self.turn, self.waits_on_person()) {
             (TurnState::Idle, _) => ThreadStatus::Idle,
-            (TurnState::Running(_), true) => ThreadStatus::Running,
-            (TurnState::Running(_), false) => ThreadStatus::Waiting,
+            (TurnState::Running(_), false) => ThreadStatus::Running,
+            (TurnState::Running(_), true) => ThreadStatus::Waiting,
         }
     }
 

@@ -1,0 +1,532 @@
+//! `gate`: nothing goes out as the person until they have seen the final words and where they
+//! go (spec 7.7; the floor's first two rules). A session's call that would send as the person,
+//! spend their money or delete beyond its folder ([`classify`]) is held: the session waits (its
+//! Claude Code is kept waiting on the permission question, never denied for it), an item shows
+//! the final content and the destination ([`shown`]), and only a person lets it go, as it is or
+//! edited, or refuses it with a reason Claude reads.
+//!
+//! - `gate.check {tool, input, cwd?}`: would the table hold this call? Quick and pure; the
+//!   sessions' PreToolUse hook (the driver's own, and the harness plugin's for a terminal) asks
+//!   it before every Bash and MCP call, and turns a hold into Claude Code's permission question.
+//! - `gate.hold {thread, call, tool, input, cwd?}` (modules only): the sessions module, given
+//!   that question, has the Gate hold it: the item, `gate.held`, a notice on the phone.
+//! - `gate.held {thread?, all?, limit?}`: what waits (or, with `all`, what was decided).
+//! - `gate.approve {item, edited?}` and `gate.reject {item, why?}` (a person only): the session
+//!   is answered (`threads.release`), then `gate.approved` / `gate.rejected`.
+//! - `gate.withdraw {item, why}` (modules only): its turn ended; `gate.withdrawn`.
+
+pub mod classify;
+pub mod items;
+pub mod mcp;
+pub mod shell;
+pub mod shown;
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::kernel::events::NewEvent;
+use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
+use crate::kernel::tools::{CallCx, Caller, ToolError};
+
+use classify::{Call, Extra, Kind, Rules};
+use items::Item;
+
+pub struct GateModule;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckInput {
+    /// The tool about to run: `Bash`, `mcp__<server>__<tool>` ...
+    #[schemars(length(min = 1, max = 200))]
+    tool: String,
+    /// Its input, as Claude Code gives it.
+    input: Value,
+    /// The session's folder.
+    #[serde(default)]
+    #[schemars(length(max = 4096))]
+    cwd: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Checked {
+    /// The Gate would hold it.
+    held: bool,
+    kind: Option<Kind>,
+    /// What it does, in words ("git push").
+    what: Option<String>,
+    /// What the permission question says (Claude Code shows it at a terminal).
+    reason: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldInput {
+    #[schemars(length(min = 1, max = 200))]
+    thread: String,
+    /// The tool call (`tool_use_id`).
+    #[schemars(length(min = 1, max = 200))]
+    call: String,
+    #[schemars(length(min = 1, max = 200))]
+    tool: String,
+    input: Value,
+    #[serde(default)]
+    #[schemars(length(max = 4096))]
+    cwd: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Holding {
+    /// The item, when the Gate holds the call; none when it lets it be asked as usual.
+    item: Option<Item>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HeldInput {
+    /// Only this thread's.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    thread: Option<String>,
+    /// Decided and withdrawn items too, newest last.
+    #[serde(default)]
+    all: bool,
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveInput {
+    #[schemars(length(min = 1, max = 64))]
+    item: String,
+    /// The words to send instead (the item's `field`: the command, the message's text).
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200_000))]
+    edited: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectInput {
+    #[schemars(length(min = 1, max = 64))]
+    item: String,
+    /// Why, for Claude.
+    #[serde(default)]
+    #[schemars(length(max = 2000))]
+    why: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithdrawInput {
+    #[schemars(length(min = 1, max = 64))]
+    item: String,
+    #[schemars(length(min = 1, max = 500))]
+    why: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Decided {
+    item: String,
+    /// `approved`, `rejected` or `withdrawn`.
+    state: String,
+    edited: bool,
+}
+
+/// The person's rows (`gate.hold`, `gate.pass` in config).
+fn rules(ctx: &Ctx) -> Result<Rules, String> {
+    let Some(gate) = ctx.config().gate.clone() else {
+        return Ok(Rules::default());
+    };
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Section {
+        #[serde(default)]
+        hold: Vec<Extra>,
+        #[serde(default)]
+        pass: Vec<Extra>,
+    }
+    let s: Section = serde_json::from_value(gate).map_err(|e| format!("config gate: {e}"))?;
+    for e in s.hold.iter().chain(&s.pass) {
+        if e.command.as_deref().is_none_or(|c| c.trim().is_empty()) && e.tool.is_none() {
+            return Err("config gate: each row names a `command` or a `tool`".into());
+        }
+    }
+    Ok(Rules {
+        hold: s.hold,
+        pass: s.pass,
+    })
+}
+
+fn modules_only(cx: &CallCx, tool: &str) -> Result<(), ToolError> {
+    match cx.caller {
+        Caller::Module { .. } => Ok(()),
+        _ => Err(ToolError::refused(
+            "for_modules",
+            format!("{tool} is called by Vyre's own modules"),
+        )),
+    }
+}
+
+/// The question Claude Code shows for a held call (a terminal's person reads it there).
+fn reason(what: &str, kind: Kind) -> String {
+    let does = match kind {
+        Kind::Send => "sends as you",
+        Kind::Spend => "spends your money",
+        Kind::Delete => "deletes beyond the session's folder",
+    };
+    format!("Vyre's Gate holds this until you have seen it: {what} {does}.")
+}
+
+/// A push notice's tag for an item.
+fn tag(item: &str) -> String {
+    format!("gate:{item}")
+}
+
+/// Every string in `v` with each credential in it masked: what the Gate stores and says keeps
+/// no secret (the session's own call keeps its input; an edit is merged into it there).
+fn masked(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::kernel::redact::mask(s).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(masked).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), masked(v))).collect()),
+        v => v.clone(),
+    }
+}
+
+fn mask(s: &str) -> String {
+    crate::kernel::redact::mask(s).into_owned()
+}
+
+async fn emit(ctx: &Ctx, kind: &str, thread: &str, payload: Value) {
+    let event = NewEvent::new(kind, masked(&payload)).thread(thread);
+    if let Err(e) = ctx.events().emit(event).await {
+        tracing::warn!(%thread, "the gate could not say {kind}: {e}");
+    }
+}
+
+async fn hold(c: Ctx, rules: Rules, input: HoldInput) -> Result<Holding, ToolError> {
+    let folder = input.cwd.as_deref().map(Path::new);
+    let call = Call {
+        tool: &input.tool,
+        input: &input.input,
+        folder,
+    };
+    let Some(held) = classify::classify(&call, &rules) else {
+        return Ok(Holding { item: None });
+    };
+    let shown = shown::show(&held, &input.tool, &input.input, folder).await;
+    let item = Item {
+        item: crate::kernel::ids::random_hex(9),
+        thread: input.thread,
+        call: input.call,
+        tool: input.tool,
+        input: masked(&input.input),
+        kind: held.kind,
+        rule: held.rule,
+        what: held.what,
+        destination: mask(&shown.destination),
+        content: mask(&shown.content),
+        truncated: shown.truncated,
+        field: shown.field,
+        state: "held".into(),
+        edited: None,
+        why: None,
+        by: None,
+        at: crate::now_ms(),
+        decided_at: None,
+    };
+    let row = item.clone();
+    c.store()
+        .write(move |tx| items::insert(tx.conn(), &row))
+        .await?;
+    emit(
+        &c,
+        "gate.held",
+        &item.thread,
+        json!({ "item": item.item, "call": item.call, "tool": item.tool, "kind": item.kind, "what": item.what, "destination": item.destination }),
+    )
+    .await;
+    c.notify_devices(json!({
+        "tag": tag(&item.item),
+        "title": format!("Held: {}", item.what),
+        "body": format!("To {}. Nothing goes until you approve it.", item.destination),
+        "url": format!("/app/t/{}", item.thread),
+        "urgent": true,
+    }));
+    Ok(Holding { item: Some(item) })
+}
+
+async fn open_item(c: &Ctx, id: &str) -> Result<Item, ToolError> {
+    let key = id.to_string();
+    let item = c
+        .store()
+        .read(move |conn| items::get(conn, &key))
+        .await?
+        .ok_or_else(|| ToolError::not_found("no_item", format!("no held item {id}")))?;
+    if item.state != "held" {
+        return Err(ToolError::conflict(
+            "decided",
+            format!("item {id} is already {}", item.state),
+        ));
+    }
+    Ok(item)
+}
+
+/// Move `id` out of `held` for this decision, or say it was not there to take.
+async fn take(c: &Ctx, id: &str) -> Result<(), ToolError> {
+    let key = id.to_string();
+    if c.store()
+        .write(move |tx| items::take(tx.conn(), &key))
+        .await?
+    {
+        Ok(())
+    } else {
+        Err(ToolError::conflict(
+            "decided",
+            format!("item {id} is being decided or was decided"),
+        ))
+    }
+}
+
+/// The item's session is gone or no longer waits: withdrawn, said, and the notice taken back.
+async fn gone(c: &Ctx, item: &Item, why: &str) {
+    let (id, w) = (item.item.clone(), why.to_string());
+    if let Ok(true) = c
+        .store()
+        .write(move |tx| items::withdraw(tx.conn(), &id, &w))
+        .await
+    {
+        emit(
+            c,
+            "gate.withdrawn",
+            &item.thread,
+            json!({ "item": item.item, "why": why }),
+        )
+        .await;
+    }
+    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
+}
+
+async fn approve(c: Ctx, input: ApproveInput, cx: CallCx) -> Result<Decided, ToolError> {
+    let item = open_item(&c, &input.item).await?;
+    let mut release = json!({ "thread": item.thread, "call": item.call, "allow": true });
+    if let Some(edited) = &input.edited {
+        let Some(field) = &item.field else {
+            return Err(ToolError::invalid(format!(
+                "item {} cannot be edited here (its input has no text field); reject it with what to change",
+                item.item
+            )));
+        };
+        release["field"] = json!(field);
+        release["text"] = json!(edited);
+    }
+    take(&c, &item.item).await?;
+    let released = c.call("threads.release", release).await;
+    if let Err(e) = released {
+        gone(&c, &item, "its session no longer waits for it").await;
+        return Err(ToolError::conflict(
+            "gone",
+            format!(
+                "nothing was sent: the session no longer waits for item {} ({})",
+                item.item, e.message
+            ),
+        ));
+    }
+    let by = cx.caller.label();
+    let (id, edited, b) = (
+        item.item.clone(),
+        input.edited.as_deref().map(mask),
+        by.clone(),
+    );
+    c.store()
+        .write(move |tx| items::decide(tx.conn(), &id, "approved", edited.as_deref(), None, &b))
+        .await?;
+    emit(
+        &c,
+        "gate.approved",
+        &item.thread,
+        json!({ "item": item.item, "call": item.call, "by": by, "edited": input.edited.is_some() }),
+    )
+    .await;
+    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
+    Ok(Decided {
+        item: item.item,
+        state: "approved".into(),
+        edited: input.edited.is_some(),
+    })
+}
+
+async fn reject(c: Ctx, input: RejectInput, cx: CallCx) -> Result<Decided, ToolError> {
+    let item = open_item(&c, &input.item).await?;
+    take(&c, &item.item).await?;
+    let why = input
+        .why
+        .as_deref()
+        .map(str::trim)
+        .filter(|w| !w.is_empty());
+    let message = match why {
+        Some(w) => format!(
+            "The person refused this in Vyre's Gate ({}): {w}",
+            item.what
+        ),
+        None => format!("The person refused this in Vyre's Gate ({}).", item.what),
+    };
+    // A session that no longer waits sends nothing either way: the refusal stands.
+    let _ = c
+        .call(
+            "threads.release",
+            json!({ "thread": item.thread, "call": item.call, "allow": false, "message": message }),
+        )
+        .await;
+    let by = cx.caller.label();
+    let (id, w, b) = (item.item.clone(), why.map(String::from), by.clone());
+    c.store()
+        .write(move |tx| items::decide(tx.conn(), &id, "rejected", None, w.as_deref(), &b))
+        .await?;
+    emit(
+        &c,
+        "gate.rejected",
+        &item.thread,
+        json!({ "item": item.item, "call": item.call, "by": by, "why": why }),
+    )
+    .await;
+    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
+    Ok(Decided {
+        item: item.item,
+        state: "rejected".into(),
+        edited: false,
+    })
+}
+
+impl Module for GateModule {
+    fn name(&self) -> &str {
+        "gate"
+    }
+    fn manifest(&self) -> &str {
+        include_str!("module.json")
+    }
+    fn start(&self, ctx: Ctx) -> StartFuture {
+        Box::pin(async move {
+            ctx.store().migrate(items::MIGRATIONS).await?;
+            let rules = rules(&ctx)?;
+            // Items left held when vyred stopped: their sessions are gone with it.
+            let open = ctx.store().read(items::open_ids).await?;
+            for (id, thread) in open {
+                let why = "vyred restarted; the session that asked is gone";
+                let key = id.clone();
+                if ctx
+                    .store()
+                    .write(move |tx| items::withdraw(tx.conn(), &key, why))
+                    .await?
+                {
+                    emit(
+                        &ctx,
+                        "gate.withdrawn",
+                        &thread,
+                        json!({ "item": id, "why": why }),
+                    )
+                    .await;
+                }
+            }
+            let r = rules.clone();
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.check",
+                    "Whether Vyre's Gate would hold a tool call (it sends as the person, spends their money or deletes beyond the session's folder), and why.",
+                ),
+                &ctx,
+                move |_c, input: CheckInput, _| {
+                    let r = r.clone();
+                    async move {
+                        let call = Call {
+                            tool: &input.tool,
+                            input: &input.input,
+                            folder: input.cwd.as_deref().map(Path::new),
+                        };
+                        let held = classify::classify(&call, &r);
+                        Ok::<_, ToolError>(Checked {
+                            held: held.is_some(),
+                            kind: held.as_ref().map(|h| h.kind),
+                            reason: held.as_ref().map(|h| reason(&h.what, h.kind)),
+                            what: held.map(|h| h.what),
+                        })
+                    }
+                },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.hold",
+                    "Hold a session's tool call for the person when the Gate's table says so (Vyre's modules only).",
+                )
+                .finishes(),
+                &ctx,
+                move |c, input: HoldInput, cx| {
+                    let r = rules.clone();
+                    async move {
+                        modules_only(&cx, "gate.hold")?;
+                        hold(c, r, input).await
+                    }
+                },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.held",
+                    "What the Gate holds for the person: each item's final content and where it goes; with `all`, what was decided too.",
+                ),
+                &ctx,
+                |c, input: HeldInput, _| async move {
+                    let limit = input.limit.unwrap_or(100).clamp(1, 500) as usize;
+                    let (thread, all) = (input.thread, input.all);
+                    Ok::<_, ToolError>(
+                        c.store()
+                            .read(move |conn| items::list(conn, thread.as_deref(), all, limit))
+                            .await?,
+                    )
+                },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.approve",
+                    "Let a held item go, as it is or with `edited` words in place of its text (a person only).",
+                )
+                .person_only()
+                .finishes(),
+                &ctx,
+                approve,
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.reject",
+                    "Refuse a held item; Claude is told, with `why` (a person only).",
+                )
+                .person_only()
+                .finishes(),
+                &ctx,
+                reject,
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "gate.withdraw",
+                    "A held item's session no longer waits for it (Vyre's modules only).",
+                )
+                .finishes(),
+                &ctx,
+                |c, input: WithdrawInput, cx| async move {
+                    modules_only(&cx, "gate.withdraw")?;
+                    let key = input.item.clone();
+                    let item = c.store().read(move |conn| items::get(conn, &key)).await?;
+                    if let Some(item) = item {
+                        gone(&c, &item, &input.why).await;
+                    }
+                    Ok::<_, ToolError>(json!({ "item": input.item }))
+                },
+            )?;
+            Ok(())
+        })
+    }
+}

@@ -82,9 +82,13 @@ async fn until_result(p: &mut ClaudeProcess, answer: impl Fn(&Value) -> Value) -
                 // The driver's Gate check before a Bash call: let it go on (vyred's actor asks
                 // the gate module; this test drives the process alone).
                 if request["subtype"] == "hook_callback"
-                    && request["callback_id"] == vyre::modules::sessions::claude::GATE_HOOK
+                    && [
+                        vyre::modules::sessions::claude::GATE_HOOK,
+                        vyre::modules::sessions::claude::STOP_HOOK,
+                    ]
+                    .contains(&request["callback_id"].as_str().unwrap_or_default())
                 {
-                    p.peer.respond(&id, json!({ "continue": true })).unwrap();
+                    p.peer.respond(&id, json!({})).unwrap();
                     continue;
                 }
                 let reply = answer(&request);

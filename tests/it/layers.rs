@@ -12,6 +12,7 @@ const MODULES: &[&str] = &[
     "modules/files",
     "modules/gate",
     "modules/harness",
+    "modules/learn",
     "modules/memory",
     "modules/names",
     "modules/network",

@@ -19,6 +19,7 @@ mod fake_provider;
 mod harness;
 mod home;
 mod layers;
+mod learn;
 mod lifecycle;
 mod link;
 mod link_back;

@@ -5,10 +5,11 @@ import { parseRoute, pathOf } from '../.test-build/routes.js';
 const at = (pathname, search = '') => parseRoute({ pathname, search });
 
 test('each screen has its path, and the path opens that screen', () => {
-  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }, { name: 'project', project: 'news' }]) {
+  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'lessons' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }, { name: 'project', project: 'news' }]) {
     assert.deepEqual(at(pathOf(r)), r, pathOf(r));
   }
   assert.equal(pathOf({ name: 'home' }), '/app/');
+  assert.equal(pathOf({ name: 'lessons' }), '/app/lessons');
   assert.deepEqual(at('/app/deck/'), { name: 'deck' }, 'a trailing slash is the same screen');
   assert.deepEqual(at('/app/nowhere'), { name: 'home' });
   assert.deepEqual(at('/onboard', '?t=abc'), { name: 'onboard', token: 'abc' });

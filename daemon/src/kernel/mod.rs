@@ -25,6 +25,7 @@ pub mod peer;
 pub mod presence;
 pub mod redact;
 pub mod rules;
+pub mod shell;
 pub mod store;
 pub mod tools;
 pub mod transcripts;

@@ -4,6 +4,7 @@ pub mod devices;
 pub mod files;
 pub mod gate;
 pub mod harness;
+pub mod learn;
 pub mod memory;
 pub mod names;
 pub mod network;
@@ -49,6 +50,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::files::FilesModule),
         Arc::new(crate::modules::harness::HarnessModule),
         Arc::new(crate::modules::gate::GateModule),
+        Arc::new(crate::modules::learn::LearnModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),
         Arc::new(crate::modules::pairing::PairingModule),
         Arc::new(crate::modules::network::NetworkModule),

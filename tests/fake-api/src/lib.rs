@@ -9,6 +9,7 @@
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for steering and interrupts).
 //! - `MARKDOWN` → a reply in markdown: a heading, a list, a table, inline code and a code block
 //!   (for comparing how surfaces draw it).
+//! - `EMDASH` → `reply — to [<the text>]`: an answer with an em dash (for the lessons' checks).
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
 //! A model whose name contains `nosuch` is refused as the real API refuses an unknown model
@@ -400,6 +401,12 @@ fn script(body: &Value) -> Reply {
     if prompt.contains("MARKDOWN") {
         return Reply::Text {
             text: MARKDOWN_REPLY.into(),
+            slowly: false,
+        };
+    }
+    if prompt.contains("EMDASH") {
+        return Reply::Text {
+            text: format!("reply \u{2014} to [{}]", prompt.trim()),
             slowly: false,
         };
     }

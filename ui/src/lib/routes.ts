@@ -7,6 +7,8 @@ export type Route =
   | { name: 'needs' }
   | { name: 'planner' }
   | { name: 'watchers' }
+  /** What Vyre learned from how the person corrects it (spec 7.11). */
+  | { name: 'lessons' }
   | { name: 'files' }
   | { name: 'settings' }
   /** One project's page: its sessions, watchers, what they filed, and its planner items. */
@@ -42,6 +44,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (rest === '/needs') return { name: 'needs' };
   if (rest === '/planner') return { name: 'planner' };
   if (rest === '/watchers') return { name: 'watchers' };
+  if (rest === '/lessons') return { name: 'lessons' };
   if (rest === '/files') return { name: 'files' };
   if (rest === '/settings') return { name: 'settings' };
   return { name: 'home' };

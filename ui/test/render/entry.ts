@@ -10,6 +10,9 @@ import Notice from '../../src/components/Notice.svelte';
 import WatchItems from '../../src/components/WatchItems.svelte';
 import FiledHits from '../../src/components/FiledHits.svelte';
 import SourceFiles from '../../src/components/SourceFiles.svelte';
+import LessonNotice from '../../src/components/LessonNotice.svelte';
+import LessonLevel from '../../src/components/LessonLevel.svelte';
+import type { Check, Level, LessonNotice as Notice } from '../../src/lib/lessons';
 import type { OpenFile } from '../../src/lib/filelinks';
 import type { FiledHit } from '../../src/lib/filed';
 import type { MemoryWord } from '../../src/lib/memory';
@@ -50,4 +53,12 @@ export function filedHits(props: { hits: FiledHit[]; now: number; onproject?: ((
 
 export function sourceFiles(props: { files: SourceFile[]; leftOut?: number }): string {
   return render(SourceFiles, { props }).body;
+}
+
+export function lessonNotice(props: { notice: Notice; check?: Check | null; onopen?: () => void }): string {
+  return render(LessonNotice, { props: { onopen: () => {}, ...props } }).body;
+}
+
+export function lessonLevel(props: { level: Level; check: Check | null; busy?: boolean; disabled?: boolean }): string {
+  return render(LessonLevel, { props: { onchange: () => {}, ...props } }).body;
 }

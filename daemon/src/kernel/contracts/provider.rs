@@ -162,6 +162,15 @@ pub enum Happening {
         input: Value,
         cwd: Option<String>,
     },
+    /// The turn is about to end with the answer `text` and waits for the host's check (the
+    /// lessons, spec 7.11): answer `request` with `{}` to let it end, or `{"decision":
+    /// "block", "reason"}` to have the model go on with the reason. `again` is true when it
+    /// ends again after such a block.
+    Ending {
+        request: String,
+        text: String,
+        again: bool,
+    },
     /// Tool call `call` became a background task (a subagent, a long Bash).
     TaskStarted {
         call: String,

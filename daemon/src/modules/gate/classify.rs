@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::mcp::mcp;
-use super::shell::{commands, program};
+use crate::kernel::shell::{commands, program};
 
 /// Why a call is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

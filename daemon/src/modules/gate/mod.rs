@@ -18,7 +18,6 @@
 pub mod classify;
 pub mod items;
 pub mod mcp;
-pub mod shell;
 pub mod shown;
 
 use std::path::Path;

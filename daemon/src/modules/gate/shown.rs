@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::classify::Held;
-use super::shell::program;
+use crate::kernel::shell::program;
 
 /// Characters of content kept; the rest is summarised.
 pub const CONTENT_MAX: usize = 64 * 1024;

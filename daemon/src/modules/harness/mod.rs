@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::tools::{CallCx, Caller, Reach, Scope, ToolError};
 
+mod lessons;
 mod pretool;
 mod remembered;
 
@@ -338,9 +339,18 @@ async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
 pub async fn answer(ctx: &Ctx, caller: &Caller, event: &str, input: &Value) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" => brief(ctx, caller, input).await,
-        "UserPromptSubmit" => memory(ctx, caller, input).await,
-        "Stop" => hand_over(ctx, input).await,
+        "SessionStart" => {
+            let brief = brief(ctx, caller, input).await;
+            lessons::remind(ctx, caller, event, input, brief).await
+        }
+        "UserPromptSubmit" => {
+            let memory = memory(ctx, caller, input).await;
+            lessons::remind(ctx, caller, event, input, memory).await
+        }
+        "Stop" => {
+            let held = hand_over(ctx, input).await;
+            lessons::stop(ctx, caller, input, held).await
+        }
         _ => None,
     }
 }
@@ -498,12 +508,13 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
             input.event
         )));
     }
-    // The floor and the Gate need nobody's identity: they answer at once, on every call.
+    // The floor, the Gate and the lessons need nobody's identity: they answer at once.
     if input.event == "PreToolUse" {
         let output = match floor(&input.input) {
             Some(denied) => Some(denied),
             None => gate(&c, &input.input).await,
         };
+        let output = lessons::tool(&c, &cx.caller, &input.input, output).await;
         return Ok(HookOutput { output });
     }
     let scope = cx.scope(Reach::Projects).await?;

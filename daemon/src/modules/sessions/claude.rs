@@ -31,11 +31,13 @@ pub const SLOT_TOOLS: &str = "Agent|Task";
 pub const SLOT_HOOK: &str = "vyre-slot";
 /// How long a subagent may wait in line for a slot (the hook's timeout, in seconds).
 pub const SLOT_WAIT_S: u64 = 3600;
-/// The tools the Gate checks before they run (spec 7.7): what can send, spend or delete beyond
-/// the folder. Edit and Write stay in the folder and are asked about as usual.
-pub const GATE_TOOLS: &str = "Bash|mcp__.*";
-/// The driver's PreToolUse callback for the Gate's check.
+/// The tools checked before they run: every one. The Gate looks at what can send, spend or
+/// delete beyond the folder (Bash, MCP tools); the lessons at commands and the files changed.
+pub const GATE_TOOLS: &str = "*";
+/// The driver's PreToolUse callback for the Gate's and the lessons' check.
 pub const GATE_HOOK: &str = "vyre-gate";
+/// The driver's Stop callback: the lessons' check of the answer before the turn ends.
+pub const STOP_HOOK: &str = "vyre-stop";
 /// How long the CLI waits for the Gate's check (it answers at once; the hold itself is the
 /// permission question, which has no deadline).
 pub const GATE_CHECK_S: u64 = 60;
@@ -321,7 +323,7 @@ impl ClaudeProcess {
             "hooks": { "PreToolUse": [
                 { "matcher": SLOT_TOOLS, "hookCallbackIds": [SLOT_HOOK], "timeout": SLOT_WAIT_S },
                 { "matcher": GATE_TOOLS, "hookCallbackIds": [GATE_HOOK], "timeout": GATE_CHECK_S },
-            ] },
+            ], "Stop": [{ "hookCallbackIds": [STOP_HOOK], "timeout": GATE_CHECK_S }] },
         });
         if let Some(text) = &o.append_system_prompt {
             init["appendSystemPrompt"] = json!(text);

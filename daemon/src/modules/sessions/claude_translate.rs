@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use super::claude::{GATE_HOOK, SLOT_HOOK};
+use super::claude::{GATE_HOOK, SLOT_HOOK, STOP_HOOK};
 use crate::kernel::contracts::provider::{Happening, Question};
 
 /// The CLI's stream-json messages turned into [`Happening`]s, apart from the process so that the
@@ -48,6 +48,17 @@ impl Translator {
                     tool: input["tool_name"].as_str().unwrap_or_default().to_string(),
                     input: input["tool_input"].clone(),
                     cwd: input["cwd"].as_str().map(String::from),
+                })
+            }
+            Some("hook_callback") if request["callback_id"] == STOP_HOOK => {
+                let input = &request["input"];
+                Some(Happening::Ending {
+                    request: id.to_string(),
+                    text: input["last_assistant_message"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    again: input["stop_hook_active"] == true,
                 })
             }
             _ => None,

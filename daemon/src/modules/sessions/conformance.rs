@@ -33,10 +33,10 @@ async fn next(session: &mut Box<dyn Session>) -> Result<Happening, String> {
             .map_err(|_| "the session said nothing for 60 s".to_string())?
             .ok_or_else(|| "the session's process ended".to_string())?;
         // A host that checks nothing before a tool runs lets it go on (the Gate is vyred's).
-        if let Happening::Checking { request, .. } = &h {
+        if let Happening::Checking { request, .. } | Happening::Ending { request, .. } = &h {
             session
-                .answer(request, json!({ "continue": true }))
-                .map_err(|e| format!("cannot let a checked call go on: {e}"))?;
+                .answer(request, json!({}))
+                .map_err(|e| format!("cannot let a checked call or turn go on: {e}"))?;
             continue;
         }
         return Ok(h);

@@ -410,6 +410,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/learn.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Teach Vyre a rule (a person only); Vyre checks it in code when it can. */
+        post: operations["learn.add"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/learn.check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run the lessons at one stage of a session (what Vyre's hooks call). */
+        post: operations["learn.check"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/learn.edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a lesson's rule, level, scope or check (a person only). */
+        post: operations["learn.edit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/learn.lessons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The lessons Vyre learned from the person, with how often each applied and was broken. */
+        post: operations["learn.lessons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/learn.retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Retire a lesson: it is no longer checked or said (a person only). */
+        post: operations["learn.retire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/memory.facts": {
         parameters: {
             query?: never;
@@ -2579,6 +2664,162 @@ export interface components {
             thread: string | null;
             type: string;
         };
+        /** @description A check a lesson runs, in code, at one stage of a turn. */
+        "learn.add.Check": {
+            /** @default [] */
+            chars: string[];
+            /** @constant */
+            type: "banned";
+            /** @default [] */
+            words: string[];
+        } | {
+            /** @default [] */
+            flags: string[];
+            /** @constant */
+            type: "command";
+            words: string[];
+        } | {
+            before: string[];
+            ran: string[][];
+            /** @constant */
+            type: "requires";
+        } | {
+            path: string;
+            /** @constant */
+            type: "touches";
+        };
+        /** @description How firmly a lesson is held. */
+        "learn.add.Level": "remind" | "ask" | "block";
+        /**
+         * @description Where a lesson applies.
+         * @enum {string}
+         */
+        "learn.add.Scope": "all" | "project" | "agent";
+        /** @description Where in a session a check is asked. */
+        "learn.check.Stage": "tool" | "stop" | "prompt" | "brief";
+        /** @description A check a lesson runs, in code, at one stage of a turn. */
+        "learn.edit.Check": {
+            /** @default [] */
+            chars: string[];
+            /** @constant */
+            type: "banned";
+            /** @default [] */
+            words: string[];
+        } | {
+            /** @default [] */
+            flags: string[];
+            /** @constant */
+            type: "command";
+            words: string[];
+        } | {
+            before: string[];
+            ran: string[][];
+            /** @constant */
+            type: "requires";
+        } | {
+            path: string;
+            /** @constant */
+            type: "touches";
+        };
+        /** @description How firmly a lesson is held. */
+        "learn.edit.Level": "remind" | "ask" | "block";
+        /**
+         * @description Where a lesson applies.
+         * @enum {string}
+         */
+        "learn.edit.Scope": "all" | "project" | "agent";
+        /** @description A check a lesson runs, in code, at one stage of a turn. */
+        "learn.lessons.Check": {
+            /** @default [] */
+            chars: string[];
+            /** @constant */
+            type: "banned";
+            /** @default [] */
+            words: string[];
+        } | {
+            /** @default [] */
+            flags: string[];
+            /** @constant */
+            type: "command";
+            words: string[];
+        } | {
+            before: string[];
+            ran: string[][];
+            /** @constant */
+            type: "requires";
+        } | {
+            path: string;
+            /** @constant */
+            type: "touches";
+        };
+        /** @description A lesson, as `learn.lessons` lists it. */
+        "learn.lessons.Lesson": {
+            /** Format: int64 */
+            applied: number;
+            /** Format: int64 */
+            broken: number;
+            /** @description Its check, when Vyre runs one in code. */
+            check: components["schemas"]["learn.lessons.Check"] | null;
+            /** Format: int64 */
+            created_at: number;
+            /** Format: int64 */
+            lesson: number;
+            level: components["schemas"]["learn.lessons.Level"];
+            /**
+             * @description Learned from words no person is known to have typed (a terminal's hook, which a session
+             *     could also run): kept, shown, and applied only once the person confirms it.
+             */
+            pending: boolean;
+            retired: boolean;
+            rule: string;
+            scope: components["schemas"]["learn.lessons.Scope"];
+            /** @description Where it came from: `{kind: correction|remember|person|denied, thread?, turn?, text}`. */
+            source: unknown;
+            /** @description The project or agent it is narrowed to. */
+            target: string | null;
+            /** Format: int64 */
+            updated_at: number;
+            /** @description When it applies, in words. */
+            when: string;
+        };
+        /** @description How firmly a lesson is held. */
+        "learn.lessons.Level": "remind" | "ask" | "block";
+        /**
+         * @description Where a lesson applies.
+         * @enum {string}
+         */
+        "learn.lessons.Scope": "all" | "project" | "agent";
+        /** @description A check a lesson runs, in code, at one stage of a turn. */
+        "learn.retire.Check": {
+            /** @default [] */
+            chars: string[];
+            /** @constant */
+            type: "banned";
+            /** @default [] */
+            words: string[];
+        } | {
+            /** @default [] */
+            flags: string[];
+            /** @constant */
+            type: "command";
+            words: string[];
+        } | {
+            before: string[];
+            ran: string[][];
+            /** @constant */
+            type: "requires";
+        } | {
+            path: string;
+            /** @constant */
+            type: "touches";
+        };
+        /** @description How firmly a lesson is held. */
+        "learn.retire.Level": "remind" | "ask" | "block";
+        /**
+         * @description Where a lesson applies.
+         * @enum {string}
+         */
+        "learn.retire.Scope": "all" | "project" | "agent";
         /** @description A statement as a caller sees it: its rows in the threads it may see, folded into one. */
         "memory.facts.Fact": {
             /**
@@ -5227,6 +5468,343 @@ export interface operations {
                     "application/json": {
                         /** Array_of_Remembered */
                         data: components["schemas"]["harness.remembered.Remembered"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A check in code, instead of the one Vyre reads from the rule. */
+                    check?: components["schemas"]["learn.add.Check"] | null;
+                    level?: components["schemas"]["learn.add.Level"] | null;
+                    /** @description The rule, in words: "don't use em dashes", "never run `terraform destroy`". */
+                    rule: string;
+                    scope?: components["schemas"]["learn.add.Scope"] | null;
+                    /** @description The project or agent a narrowed lesson applies to. */
+                    target?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Lesson
+                         * @description A lesson, as `learn.lessons` lists it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            applied: number;
+                            /** Format: int64 */
+                            broken: number;
+                            /** @description Its check, when Vyre runs one in code. */
+                            check: components["schemas"]["learn.add.Check"] | null;
+                            /** Format: int64 */
+                            created_at: number;
+                            /** Format: int64 */
+                            lesson: number;
+                            level: components["schemas"]["learn.add.Level"];
+                            /**
+                             * @description Learned from words no person is known to have typed (a terminal's hook, which a session
+                             *     could also run): kept, shown, and applied only once the person confirms it.
+                             */
+                            pending: boolean;
+                            retired: boolean;
+                            rule: string;
+                            scope: components["schemas"]["learn.add.Scope"];
+                            /** @description Where it came from: `{kind: correction|remember|person|denied, thread?, turn?, text}`. */
+                            source: unknown;
+                            /** @description The project or agent it is narrowed to. */
+                            target: string | null;
+                            /** Format: int64 */
+                            updated_at: number;
+                            /** @description When it applies, in words. */
+                            when: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agent?: string | null;
+                    input?: unknown;
+                    /**
+                     * @description A prompt: read it for a correction (a terminal's; Vyre's own threads are read from
+                     *     their events).
+                     * @default false
+                     */
+                    learn?: boolean;
+                    /**
+                     * @description A person is known to have typed it: what it teaches applies at once (else it waits for
+                     *     the person to confirm it).
+                     * @default false
+                     */
+                    person?: boolean;
+                    /** @description The session's project and agent, for lessons narrowed to one. */
+                    project?: string | null;
+                    /** @description The session (its thread, or a terminal session's id). */
+                    session: string;
+                    stage: components["schemas"]["learn.check.Stage"];
+                    /** @description The answer (stop) or the prompt (prompt). */
+                    text?: string | null;
+                    tool?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Checked */
+                        data: {
+                            /** @description The lessons broken. */
+                            broken: number[];
+                            /** @description Reminders to add to the brief, the prompt or a tool call. */
+                            context: string | null;
+                            /** @description `allow`, `ask` or `deny` (a tool); `allow` or `block` (a stop). */
+                            decision: string;
+                            /** @description What Claude (or the person asked) reads: the lessons broken, quoted. */
+                            reason: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A new check (`{"type": ...}`), or null to make it a reminder only. */
+                    check?: components["schemas"]["learn.edit.Check"] | null;
+                    /**
+                     * @description Confirm a lesson learned from a terminal's words: it applies from now on.
+                     * @default false
+                     */
+                    confirm?: boolean;
+                    /** Format: int64 */
+                    lesson: number;
+                    level?: components["schemas"]["learn.edit.Level"] | null;
+                    rule?: string | null;
+                    scope?: components["schemas"]["learn.edit.Scope"] | null;
+                    target?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Lesson
+                         * @description A lesson, as `learn.lessons` lists it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            applied: number;
+                            /** Format: int64 */
+                            broken: number;
+                            /** @description Its check, when Vyre runs one in code. */
+                            check: components["schemas"]["learn.edit.Check"] | null;
+                            /** Format: int64 */
+                            created_at: number;
+                            /** Format: int64 */
+                            lesson: number;
+                            level: components["schemas"]["learn.edit.Level"];
+                            /**
+                             * @description Learned from words no person is known to have typed (a terminal's hook, which a session
+                             *     could also run): kept, shown, and applied only once the person confirms it.
+                             */
+                            pending: boolean;
+                            retired: boolean;
+                            rule: string;
+                            scope: components["schemas"]["learn.edit.Scope"];
+                            /** @description Where it came from: `{kind: correction|remember|person|denied, thread?, turn?, text}`. */
+                            source: unknown;
+                            /** @description The project or agent it is narrowed to. */
+                            target: string | null;
+                            /** Format: int64 */
+                            updated_at: number;
+                            /** @description When it applies, in words. */
+                            when: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.lessons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Retired lessons too.
+                     * @default false
+                     */
+                    all?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Lesson */
+                        data: components["schemas"]["learn.lessons.Lesson"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: int64 */
+                    lesson: number;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Lesson
+                         * @description A lesson, as `learn.lessons` lists it.
+                         */
+                        data: {
+                            /** Format: int64 */
+                            applied: number;
+                            /** Format: int64 */
+                            broken: number;
+                            /** @description Its check, when Vyre runs one in code. */
+                            check: components["schemas"]["learn.retire.Check"] | null;
+                            /** Format: int64 */
+                            created_at: number;
+                            /** Format: int64 */
+                            lesson: number;
+                            level: components["schemas"]["learn.retire.Level"];
+                            /**
+                             * @description Learned from words no person is known to have typed (a terminal's hook, which a session
+                             *     could also run): kept, shown, and applied only once the person confirms it.
+                             */
+                            pending: boolean;
+                            retired: boolean;
+                            rule: string;
+                            scope: components["schemas"]["learn.retire.Scope"];
+                            /** @description Where it came from: `{kind: correction|remember|person|denied, thread?, turn?, text}`. */
+                            source: unknown;
+                            /** @description The project or agent it is narrowed to. */
+                            target: string | null;
+                            /** Format: int64 */
+                            updated_at: number;
+                            /** @description When it applies, in words. */
+                            when: string;
+                        };
                     };
                 };
             };

@@ -124,6 +124,7 @@ pub(super) fn register(
             if let Some(text) = input.text {
                 let message = Message {
                     internal,
+                    person: cx.caller.is_person(),
                     ..Message::words(text)
                 };
                 b.send(&thread, message).await?;
@@ -146,6 +147,7 @@ pub(super) fn register(
                     mode: input.mode.unwrap_or_default(),
                     images,
                     internal,
+                    person: cx.caller.is_person(),
                 };
                 Ok(b.send(&input.thread, message).await?)
             },

@@ -24,6 +24,8 @@ pub struct Message {
     /// Vyre's own words (a greeting, an instruction), not the person's: the timeline marks them
     /// so, and surfaces hide them by default. Only modules send them.
     pub internal: bool,
+    /// A person sent them (not a session, an agent or a module): what Vyre may learn from.
+    pub person: bool,
 }
 
 impl Message {

@@ -19,56 +19,7 @@ pub(super) struct Gated {
     item: String,
 }
 
-/// What lets a checked call go on to the usual permissions.
-fn go_on() -> Value {
-    json!({ "continue": true })
-}
-
-fn ask(reason: &str) -> Value {
-    json!({ "hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": "ask",
-        "permissionDecisionReason": reason,
-    } })
-}
-
 impl Actor {
-    /// Answer the driver's Gate check for a call about to run.
-    pub(super) async fn on_checking(
-        &mut self,
-        session: &dyn Session,
-        request: String,
-        tool: String,
-        input: Value,
-        cwd: Option<String>,
-    ) {
-        if cwd.is_some() {
-            self.folder = cwd.clone();
-        }
-        let checked = self
-            .board
-            .ctx
-            .call(
-                "gate.check",
-                json!({ "tool": tool, "input": input, "cwd": cwd }),
-            )
-            .await;
-        let answer = match checked {
-            Ok(c) if c["held"] == true => ask(c["reason"]
-                .as_str()
-                .unwrap_or("Vyre's Gate holds this until you have seen it.")),
-            Ok(_) => go_on(),
-            Err(e) => {
-                tracing::warn!(thread = %self.thread, error = %e, "the Gate could not check a call; it is asked about");
-                ask(&format!(
-                    "Vyre's Gate could not check this call ({}), so you are asked.",
-                    e.message
-                ))
-            }
-        };
-        let _ = session.answer(&request, answer);
-    }
-
     /// Have the Gate hold a permission question it would hold; false when it does not (the
     /// question is then asked as usual).
     pub(super) async fn held_by_gate(&mut self, q: &Question) -> bool {

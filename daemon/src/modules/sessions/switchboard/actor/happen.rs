@@ -100,6 +100,9 @@ impl Actor {
                 cwd,
                 ..
             } => self.on_checking(session, request, tool, input, cwd).await,
+            Happening::Ending { request, text, .. } => {
+                self.on_ending(session, request, text).await;
+            }
             Happening::Withdrawn { request } => {
                 if let Some(ask) = self.asks.remove(&request) {
                     self.close_ask(&ask, "cancelled").await;

@@ -22,6 +22,7 @@ use super::{STOP_GRACE, Switchboard, rows, tell};
 use crate::kernel::contracts::provider::Session;
 
 mod asks;
+mod checked;
 mod gated;
 mod happen;
 mod subagent_slots;

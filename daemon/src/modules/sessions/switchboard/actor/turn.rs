@@ -83,6 +83,9 @@ fn content(message: Message) -> (String, Value, Value) {
     if message.internal {
         marks["internal"] = json!(true);
     }
+    if message.person {
+        marks["by_person"] = json!(true);
+    }
     if !message.images.is_empty() {
         marks["images"] = json!(message.images.len());
     }

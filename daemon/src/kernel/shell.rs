@@ -1,4 +1,5 @@
-//! A Bash command line as the simple commands it runs, each as its words, for the Gate's table:
+//! A Bash command line as the simple commands it runs, each as its words (for the Gate's table
+//! and the lessons' checks):
 //! quotes and escapes undone, lists (`;`, `&&`, `||`, `&`, newlines), pipes and substitutions
 //! (`$(...)`, backticks) split apart, and the wrappers that run another command (`sudo`, `env`,
 //! `nohup`, `timeout`, `xargs`, `sh -c`, `eval` ...) looked through. It reads what a person or a

@@ -118,6 +118,19 @@ async fn a_correction_becomes_a_lesson_that_sends_an_answer_back_and_escalates()
         (l["broken"].as_i64(), l["level"].as_str()),
         (Some(1), Some("remind"))
     );
+    // The thread's lesson events, for a chat opened later.
+    let said = r
+        .sock
+        .call("learn.events", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = said
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["lesson.learned", "lesson.broken"], "{said}");
     assert!(l["applied"].as_i64().unwrap() >= 1);
 
     // Broken again: it moves up to asking.

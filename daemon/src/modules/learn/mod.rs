@@ -93,6 +93,29 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<Check
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct EventsInput {
+    /// The thread whose lesson events are asked for.
+    #[schemars(length(min = 1, max = 200))]
+    thread: String,
+    /// At most this many of each kind, the newest (default 200).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: Option<u32>,
+}
+
+/// A lesson event of a thread (the shape of `system.events`' events).
+#[derive(Serialize, JsonSchema)]
+pub struct LessonEvent {
+    id: i64,
+    at: i64,
+    #[serde(rename = "type")]
+    kind: String,
+    thread: Option<String>,
+    payload: Value,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LessonInput {
     lesson: i64,
 }
@@ -499,6 +522,30 @@ impl Module for LearnModule {
                         })
                         .await?;
                     learned(&c, id).await
+                },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "learn.events",
+                    "A thread's lesson events so far (learned there, broken there, escalated), oldest first: for a chat opened later.",
+                ),
+                &ctx,
+                |c, input: EventsInput, _| async move {
+                    let limit = input.limit.unwrap_or(200).clamp(1, 1000) as usize;
+                    let mut out = Vec::new();
+                    for kind in ["lesson.learned", "lesson.broken", "lesson.escalated"] {
+                        for e in c.events().of_thread(&input.thread, kind, limit).await? {
+                            out.push(LessonEvent {
+                                id: e.id,
+                                at: e.at,
+                                payload: e.payload_value(),
+                                kind: e.kind.clone(),
+                                thread: e.thread.clone(),
+                            });
+                        }
+                    }
+                    out.sort_by_key(|e| e.id);
+                    Ok::<_, ToolError>(out)
                 },
             )?;
             ctx.tool_with(

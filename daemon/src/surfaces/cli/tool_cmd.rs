@@ -305,6 +305,14 @@ fn convert(raw: &str, types: &[String]) -> Result<Value, String> {
             _ => Err(format!("{raw:?} is not true or false")),
         };
     }
+    // A field that takes an object as well as text (or any JSON: a tool's input) takes what
+    // reads as a JSON object or array as one (`--input '{"command":"git push"}'`).
+    if has("object")
+        && raw.trim_start().starts_with(['{', '['])
+        && let Ok(v) = serde_json::from_str::<Value>(raw)
+    {
+        return Ok(v);
+    }
     if has("string") {
         return Ok(Value::String(raw.to_string()));
     }
@@ -320,6 +328,20 @@ fn convert(raw: &str, types: &[String]) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn any_json_is_given_as_json_and_a_word_as_text() {
+        let schema = serde_json::json!({ "type": "object", "properties": {
+            "tool": { "type": "string" }, "input": true
+        }, "required": ["tool", "input"] });
+        let got =
+            input_from_args(&schema, &words("--tool Bash --input {\"command\":\"ls\"}")).unwrap();
+        assert_eq!(got["input"], serde_json::json!({ "command": "ls" }));
+        let got = input_from_args(&schema, &words("--tool Bash --input plain")).unwrap();
+        assert_eq!(got["input"], "plain");
+        let got = input_from_args(&schema, &words("--tool {\"a\":1} --input x")).unwrap();
+        assert_eq!(got["tool"], "{\"a\":1}", "a text field stays text");
+    }
 
     #[test]
     fn an_optional_object_is_given_as_json() {

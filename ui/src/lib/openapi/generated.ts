@@ -461,6 +461,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/learn.events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A thread's lesson events so far (learned there, broken there, escalated), oldest first: for a chat opened later. */
+        post: operations["learn.events"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/learn.lessons": {
         parameters: {
             query?: never;
@@ -2728,6 +2745,16 @@ export interface components {
          * @enum {string}
          */
         "learn.edit.Scope": "all" | "project" | "agent";
+        /** @description A lesson event of a thread (the shape of `system.events`' events). */
+        "learn.events.LessonEvent": {
+            /** Format: int64 */
+            at: number;
+            /** Format: int64 */
+            id: number;
+            payload: unknown;
+            thread: string | null;
+            type: string;
+        };
         /** @description A check a lesson runs, in code, at one stage of a turn. */
         "learn.lessons.Check": {
             /** @default [] */
@@ -5693,6 +5720,50 @@ export interface operations {
                             /** @description When it applies, in words. */
                             when: string;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description At most this many of each kind, the newest (default 200).
+                     */
+                    limit?: number | null;
+                    /** @description The thread whose lesson events are asked for. */
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_LessonEvent */
+                        data: components["schemas"]["learn.events.LessonEvent"][];
                     };
                 };
             };

@@ -97,6 +97,21 @@ pub fn scan_str(s: &str) -> Option<&'static str> {
     scan_known(b).or_else(|| high_entropy(b).then_some(HIGH_ENTROPY))
 }
 
+/// `v` with every string in it passed through [`mask`]: each credential masked, the rest kept
+/// (what an event or a stored copy may hold of a tool call's input).
+pub fn mask_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(mask(s).into_owned()),
+        Value::Array(items) => Value::Array(items.iter().map(mask_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), mask_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// Walk a JSON value (object keys and string values, recursively). First finding wins.
 ///
 /// "First" follows the value's own order: array order, and object entries in

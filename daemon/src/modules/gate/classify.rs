@@ -295,55 +295,74 @@ fn extra_matches(e: &Extra, call: &Call<'_>, words: Option<&[&str]>) -> bool {
     e.tool.is_some()
 }
 
+/// What the person's rows say of one command (its words) or one tool call (no words).
+enum Person<'r> {
+    /// A `pass` row lets it through.
+    Pass,
+    /// A `hold` row (its index) holds it.
+    Hold(usize, &'r Extra),
+    /// No row names it: the built-in table decides.
+    Silent,
+}
+
+impl Rules {
+    fn person(&self, call: &Call<'_>, words: Option<&[&str]>) -> Person<'_> {
+        if self.pass.iter().any(|e| extra_matches(e, call, words)) {
+            return Person::Pass;
+        }
+        match self
+            .hold
+            .iter()
+            .enumerate()
+            .find(|(_, e)| extra_matches(e, call, words))
+        {
+            Some((n, e)) => Person::Hold(n, e),
+            None => Person::Silent,
+        }
+    }
+}
+
+/// A call a person's `hold` row `n` holds.
+fn held_by_person(n: usize, e: &Extra, what: String, words: Vec<String>) -> Held {
+    Held {
+        kind: e.kind.unwrap_or(Kind::Send),
+        rule: format!("person:{n}"),
+        what,
+        words,
+    }
+}
+
 /// Whether the table holds `call`, and why.
 pub fn classify(call: &Call<'_>, rules: &Rules) -> Option<Held> {
-    if call.tool == "Bash" {
-        let line = call.input["command"].as_str()?;
-        for words in commands(line) {
-            let plain = plain_words(&words);
-            if rules
-                .pass
-                .iter()
-                .any(|e| extra_matches(e, call, Some(&plain)))
-            {
-                continue;
+    if call.tool != "Bash" {
+        return match rules.person(call, None) {
+            Person::Pass => None,
+            Person::Hold(n, e) => Some(held_by_person(
+                n,
+                e,
+                format!("the tool {}", call.tool),
+                vec![],
+            )),
+            Person::Silent => mcp(call.tool, call.input),
+        };
+    }
+    let line = call.input["command"].as_str()?;
+    for words in commands(line) {
+        let plain = plain_words(&words);
+        match rules.person(call, Some(&plain)) {
+            Person::Pass => continue,
+            Person::Hold(n, e) => {
+                let what = e.command.clone().unwrap_or_else(|| plain.join(" "));
+                return Some(held_by_person(n, e, what, words));
             }
-            if let Some((n, e)) = rules
-                .hold
-                .iter()
-                .enumerate()
-                .find(|(_, e)| extra_matches(e, call, Some(&plain)))
-            {
-                return Some(Held {
-                    kind: e.kind.unwrap_or(Kind::Send),
-                    rule: format!("person:{n}"),
-                    what: e.command.clone().unwrap_or_else(|| plain.join(" ")),
-                    words,
-                });
-            }
-            if let Some(held) = command(&words, &plain, call.folder) {
-                return Some(held);
+            Person::Silent => {
+                if let Some(held) = command(&words, &plain, call.folder) {
+                    return Some(held);
+                }
             }
         }
-        return None;
     }
-    if rules.pass.iter().any(|e| extra_matches(e, call, None)) {
-        return None;
-    }
-    if let Some((n, e)) = rules
-        .hold
-        .iter()
-        .enumerate()
-        .find(|(_, e)| extra_matches(e, call, None))
-    {
-        return Some(Held {
-            kind: e.kind.unwrap_or(Kind::Send),
-            rule: format!("person:{n}"),
-            what: format!("the tool {}", call.tool),
-            words: vec![],
-        });
-    }
-    mcp(call.tool, call.input)
+    None
 }
 
 /// One simple command, by the table.

@@ -186,15 +186,10 @@ fn tag(item: &str) -> String {
     format!("gate:{item}")
 }
 
-/// Every string in `v` with each credential in it masked: what the Gate stores and says keeps
-/// no secret (the session's own call keeps its input; an edit is merged into it there).
+/// What the Gate stores and says keeps no secret (the session's own call keeps its input; an
+/// edit is merged into it there).
 fn masked(v: &Value) -> Value {
-    match v {
-        Value::String(s) => Value::String(crate::kernel::redact::mask(s).into_owned()),
-        Value::Array(a) => Value::Array(a.iter().map(masked).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), masked(v))).collect()),
-        v => v.clone(),
-    }
+    crate::kernel::redact::mask_value(v)
 }
 
 fn mask(s: &str) -> String {

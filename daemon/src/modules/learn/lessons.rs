@@ -96,6 +96,16 @@ pub enum Scope {
     Agent,
 }
 
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::Project => "project",
+            Scope::Agent => "agent",
+        }
+    }
+}
+
 /// A lesson, as `learn.lessons` lists it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Lesson {
@@ -186,11 +196,7 @@ pub fn add(conn: &Connection, n: &New<'_>) -> Result<(i64, bool), StoreError> {
     {
         return Ok((id, false));
     }
-    let scope = match n.scope {
-        Scope::All => "all",
-        Scope::Project => "project",
-        Scope::Agent => "agent",
-    };
+    let scope = n.scope.as_str();
     let now = crate::now_ms();
     conn.execute(
         "INSERT INTO learn_lessons (scope, target, rule, norm, check_json, level, source, pending, created_at, updated_at)
@@ -254,11 +260,7 @@ pub fn edit(
         )?;
     }
     if let Some((scope, target)) = scope {
-        let s = match scope {
-            Scope::All => "all",
-            Scope::Project => "project",
-            Scope::Agent => "agent",
-        };
+        let s = scope.as_str();
         changed += conn.execute(
             "UPDATE learn_lessons SET scope = ?2, target = ?3, updated_at = ?4 WHERE id = ?1",
             params![id, s, target, now],

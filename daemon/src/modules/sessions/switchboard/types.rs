@@ -291,16 +291,7 @@ pub(crate) fn clean(s: &str) -> String {
 
 /// A JSON value for an event: every string in it passes [`clean`].
 pub(crate) fn clean_value(v: &Value) -> Value {
-    match v {
-        Value::String(s) => Value::String(clean(s)),
-        Value::Array(items) => Value::Array(items.iter().map(clean_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), clean_value(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+    crate::kernel::redact::mask_value(v)
 }
 
 /// `extra`'s fields added to `payload`.

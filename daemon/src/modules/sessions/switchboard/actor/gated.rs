@@ -58,19 +58,7 @@ impl Actor {
             },
         );
         if matches!(self.turn, TurnState::Running(_)) {
-            let (t, turn) = (self.thread.clone(), self.last.clone());
-            self.record(move |tx| {
-                tell(
-                    tx,
-                    &t,
-                    "thread.state",
-                    json!({ "state": ThreadStatus::Waiting, "turn": turn }),
-                )?;
-                rows::runs::set_status(tx.conn(), &t, ThreadStatus::Waiting)?;
-                Ok(())
-            })
-            .await;
-            self.show(self.status());
+            self.state(ThreadStatus::Waiting, json!({})).await;
         }
         true
     }
@@ -109,19 +97,7 @@ impl Actor {
                 error,
             })?;
         if matches!(self.turn, TurnState::Running(_)) && !self.waits_on_person() {
-            let (t, turn) = (self.thread.clone(), self.last.clone());
-            self.record(move |tx| {
-                tell(
-                    tx,
-                    &t,
-                    "thread.state",
-                    json!({ "state": ThreadStatus::Running, "turn": turn }),
-                )?;
-                rows::runs::set_status(tx.conn(), &t, ThreadStatus::Running)?;
-                Ok(())
-            })
-            .await;
-            self.show(self.status());
+            self.state(ThreadStatus::Running, json!({})).await;
         }
         Ok(())
     }

@@ -14,6 +14,7 @@ mod faults;
 mod files;
 mod first_run;
 mod gate;
+mod gate_boundary;
 use vyre_fake_api as fake_api;
 mod fake_provider;
 mod harness;

@@ -39,6 +39,11 @@ pub(crate) async fn rig_with_harness(name: &str) -> Rig {
     rig_full(name, json!({}), true, json!({})).await
 }
 
+/// A rig whose sessions load the harness, with the top-level config sections of `top`.
+pub(crate) async fn rig_with_harness_configured(name: &str, top: Value) -> Rig {
+    rig_full(name, json!({}), true, top).await
+}
+
 async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
     let bin = claude_bin();
     let home = TempHome::new(name);

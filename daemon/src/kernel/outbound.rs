@@ -193,3 +193,95 @@ impl Answer {
         (200..300).contains(&self.status)
     }
 }
+
+/// A resolver that answers every name with addresses resolved (and checked) beforehand, so the
+/// connection goes where the caller looked and a second lookup cannot send it elsewhere (DNS
+/// rebinding).
+#[derive(Clone)]
+struct Pinned(std::sync::Arc<[std::net::SocketAddr]>);
+
+impl tower::Service<hyper_util::client::legacy::connect::dns::Name> for Pinned {
+    type Response = std::vec::IntoIter<std::net::SocketAddr>;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: hyper_util::client::legacy::connect::dns::Name) -> Self::Future {
+        // An owned iterator: the answer outlives this borrow of the addresses.
+        let addrs: Vec<std::net::SocketAddr> = self.0.iter().copied().collect();
+        std::future::ready(Ok(addrs.into_iter()))
+    }
+}
+
+/// What [`send_pinned`] came back with.
+pub struct Reply {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+    /// The body was longer than the cap and was cut there.
+    pub cut: bool,
+}
+
+/// Send `req` to `addrs` only (its URI's host names the TLS server and the `Host` header, never
+/// a lookup), within `timeout`, reading at most `max` bytes of the answer. No redirect is
+/// followed: a 3xx comes back as it is.
+pub async fn send_pinned(
+    addrs: Vec<std::net::SocketAddr>,
+    req: hyper::Request<Full<Bytes>>,
+    timeout: Duration,
+    max: usize,
+) -> Result<Reply, String> {
+    let mut http = HttpConnector::new_with_resolver(Pinned(addrs.into()));
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(timeout));
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .try_with_platform_verifier()
+        .map_err(|e| format!("cannot load the system's certificate roots: {e}"))?
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
+    let work = async {
+        let res = client.request(req).await.map_err(|e| {
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why = format!("{why}: {s}");
+                source = s.source();
+            }
+            why
+        })?;
+        let status = res.status().as_u16();
+        let headers = res.headers().clone();
+        let mut body = res.into_body();
+        let mut got = Vec::new();
+        let mut cut = false;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| e.to_string())?;
+            if let Ok(data) = frame.into_data() {
+                let room = max - got.len();
+                if data.len() > room {
+                    got.extend_from_slice(&data[..room]);
+                    cut = true;
+                    break;
+                }
+                got.extend_from_slice(&data);
+            }
+        }
+        Ok::<_, String>(Reply {
+            status,
+            headers,
+            body: Bytes::from(got),
+            cut,
+        })
+    };
+    tokio::time::timeout(timeout, work)
+        .await
+        .map_err(|_| format!("no answer within {} s", timeout.as_secs()))?
+}

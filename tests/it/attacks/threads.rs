@@ -264,6 +264,13 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             json!({ "thread": v, "call": "c", "allow": true }),
             "release",
         ),
+        // Sending through the Gate with a vault item takes the person's approval, which a
+        // session's own call never has.
+        (
+            "gate.request",
+            json!({ "method": "POST", "url": "https://example.com/x", "headers": { "Authorization": "Bearer {{vault:anthropic-api-key}}" } }),
+            "gate_request",
+        ),
         (
             "projects.add-threads",
             json!({ "project": "Mine", "threads": ["sess-theirs"] }),
@@ -364,6 +371,8 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("not_for_sessions"), "{out}: {said}");
     }
+    let said = read(&mine, "out-gate_request.json");
+    assert!(said.contains("not_approved"), "gate_request: {said}");
     for out in ["gate_approve", "learn_add"] {
         let said = read(&mine, &format!("out-{out}.json"));
         assert!(said.contains("person_only"), "{out}: {said}");
@@ -677,6 +686,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "agents.list",
         "agents.stop",
         "agents.threads",
+        "gate.request",
         "harness.binding",
         "harness.hook",
         "harness.remembered",

@@ -161,9 +161,15 @@ pub fn valid_item_name(name: &str) -> Result<(), VaultError> {
 pub type FetchFuture<'a> =
     Pin<Box<dyn Future<Output = Result<VaultValue, VaultError>> + Send + 'a>>;
 
+pub type MayFetchFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<super::secret::Kind, VaultError>> + Send + 'a>>;
+
 /// What the kernel hands modules as `ctx.vault()`: implemented by the vault module.
 pub trait VaultAccess: Send + Sync {
     fn fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> FetchFuture<'a>;
+    /// Whether `fetch` would release the item (it exists and is granted), and its kind; opens
+    /// nothing and records no use.
+    fn may_fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> MayFetchFuture<'a>;
 }
 
 impl super::Capability for dyn VaultAccess {

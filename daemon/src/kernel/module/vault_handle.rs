@@ -17,7 +17,28 @@ impl ModuleVault {
         crate::kernel::contracts::secret::VaultValue,
         crate::kernel::contracts::vault::VaultError,
     > {
-        use crate::kernel::contracts::vault::{Grantee, VaultAccess, VaultError};
+        use crate::kernel::contracts::vault::Grantee;
+        self.declared(name)?;
+        self.access()?
+            .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
+            .await
+    }
+
+    /// Whether [`Self::fetch`] would release item `name`, and its kind, without opening it: for
+    /// refusing a use before a person is asked to approve it.
+    pub async fn may_fetch(
+        &self,
+        name: &str,
+    ) -> Result<crate::kernel::contracts::secret::Kind, crate::kernel::contracts::vault::VaultError>
+    {
+        use crate::kernel::contracts::vault::Grantee;
+        self.declared(name)?;
+        self.access()?
+            .may_fetch(&Grantee::Module(self.ctx.name.to_string()), name)
+            .await
+    }
+
+    fn declared(&self, name: &str) -> Result<(), crate::kernel::contracts::vault::VaultError> {
         let declared = self
             .ctx
             .manifest
@@ -28,13 +49,25 @@ impl ModuleVault {
                 Some(prefix) => name.starts_with(prefix),
                 None => d == name,
             });
-        if !declared {
-            return Err(VaultError::NotDeclared {
+        if declared {
+            Ok(())
+        } else {
+            Err(crate::kernel::contracts::vault::VaultError::NotDeclared {
                 module: self.ctx.name.to_string(),
                 item: name.to_string(),
-            });
+            })
         }
-        let vault = self.ctx.get::<dyn VaultAccess>().ok_or_else(|| {
+    }
+
+    /// The vault, or why it is not there.
+    fn access(
+        &self,
+    ) -> Result<
+        std::sync::Arc<dyn crate::kernel::contracts::vault::VaultAccess>,
+        crate::kernel::contracts::vault::VaultError,
+    > {
+        use crate::kernel::contracts::vault::{VaultAccess, VaultError};
+        self.ctx.get::<dyn VaultAccess>().ok_or_else(|| {
             VaultError::Unavailable(
                 self.ctx
                     .kernel
@@ -45,10 +78,7 @@ impl ModuleVault {
                     .and_then(|m| m.reason)
                     .unwrap_or_else(|| "the vault module is not running".into()),
             )
-        })?;
-        vault
-            .fetch(&Grantee::Module(self.ctx.name.to_string()), name)
-            .await
+        })
     }
 
     /// The value of item `name` for agent `agent`: refused unless this module runs agents
@@ -94,17 +124,13 @@ impl ModuleVault {
         crate::kernel::contracts::secret::VaultValue,
         crate::kernel::contracts::vault::VaultError,
     > {
-        use crate::kernel::contracts::vault::{VaultAccess, VaultError};
+        use crate::kernel::contracts::vault::VaultError;
         if !may {
             return Err(VaultError::NotDeclared {
                 module: self.ctx.name.to_string(),
                 item: name.to_string(),
             });
         }
-        let vault = self
-            .ctx
-            .get::<dyn VaultAccess>()
-            .ok_or_else(|| VaultError::Unavailable("the vault module is not running".into()))?;
-        vault.fetch(&grantee, name).await
+        self.access()?.fetch(&grantee, name).await
     }
 }

@@ -57,6 +57,9 @@ impl ToolError {
     pub fn not_found(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotFound, code, message)
     }
+    pub fn unavailable(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unavailable, code, message)
+    }
     pub fn conflict(code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Conflict, code, message)
     }

@@ -14,10 +14,16 @@
 //! - `gate.approve {item, edited?}` and `gate.reject {item, why?}` (a person only): the session
 //!   is answered (`threads.release`), then `gate.approved` / `gate.rejected`.
 //! - `gate.withdraw {item, why}` (modules only): its turn ended; `gate.withdrawn`.
+//! - `gate.request {method, url, headers?, body?}`: an HTTP request vyred sends with vault values
+//!   added at the boundary where the session wrote `{{vault:NAME}}` ([`boundary`], [`request`],
+//!   ADR 0028); from a session, only the call a person approved; `gate.sent`.
 
+pub mod boundary;
 pub mod classify;
+mod decide;
 pub mod items;
 pub mod mcp;
+pub mod request;
 pub mod shown;
 
 use std::path::Path;
@@ -32,6 +38,7 @@ use crate::kernel::tools::{CallCx, Caller, ToolError};
 
 use classify::{Call, Extra, Kind, Rules};
 use items::Item;
+use request::{Boundary, RequestInput};
 
 pub struct GateModule;
 
@@ -58,6 +65,9 @@ pub struct Checked {
     what: Option<String>,
     /// What the permission question says (Claude Code shows it at a terminal).
     reason: Option<String>,
+    /// The Gate refuses the call outright, and why (for Claude): a command that names a vault
+    /// item, a request through the Gate it could never send.
+    denied: Option<String>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -136,10 +146,11 @@ pub struct Decided {
     edited: bool,
 }
 
-/// The person's rows (`gate.hold`, `gate.pass` in config).
-fn rules(ctx: &Ctx) -> Result<Rules, String> {
+/// The person's rows (`gate.hold`, `gate.pass` in config) and the addresses on this machine or
+/// a private network `gate.request` may reach (`gate.local`, `host` or `host:port`).
+fn rules(ctx: &Ctx) -> Result<(Rules, Vec<String>), String> {
     let Some(gate) = ctx.config().gate.clone() else {
-        return Ok(Rules::default());
+        return Ok((Rules::default(), vec![]));
     };
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -148,6 +159,8 @@ fn rules(ctx: &Ctx) -> Result<Rules, String> {
         hold: Vec<Extra>,
         #[serde(default)]
         pass: Vec<Extra>,
+        #[serde(default)]
+        local: Vec<String>,
     }
     let s: Section = serde_json::from_value(gate).map_err(|e| format!("config gate: {e}"))?;
     for e in s.hold.iter().chain(&s.pass) {
@@ -155,10 +168,65 @@ fn rules(ctx: &Ctx) -> Result<Rules, String> {
             return Err("config gate: each row names a `command` or a `tool`".into());
         }
     }
-    Ok(Rules {
-        hold: s.hold,
-        pass: s.pass,
-    })
+    if let Some(bad) = s
+        .local
+        .iter()
+        .find(|l| l.trim().is_empty() || l.contains('/'))
+    {
+        return Err(format!(
+            "config gate.local: {bad:?} is not a host or host:port"
+        ));
+    }
+    Ok((
+        Rules {
+            hold: s.hold,
+            pass: s.pass,
+        },
+        s.local,
+    ))
+}
+
+/// Whether the Gate would hold `input`'s call, refuse it, or let it be.
+async fn check(c: &Ctx, rules: &Rules, b: &Boundary, input: CheckInput) -> Checked {
+    let denied = |why: String| Checked {
+        held: false,
+        kind: None,
+        what: None,
+        reason: None,
+        denied: Some(why),
+    };
+    let held = if request::is_request(&input.tool) {
+        let shape = match request::read(&input.input) {
+            Ok((_, shape)) => shape,
+            Err(why) => return denied(format!("The Gate cannot send this request: {why}")),
+        };
+        if let Err(why) = request::usable(c, b, &shape).await {
+            return denied(format!("The Gate cannot send this request: {why}"));
+        }
+        Some(request::held(&shape))
+    } else if input.tool == "Bash"
+        && input.input["command"]
+            .as_str()
+            .is_some_and(boundary::mentions)
+    {
+        return denied(
+            "A command never holds a vault value. Send the request with Vyre's gate_request tool, writing {{vault:NAME}} where the credential goes: the Gate adds it as the request goes, once the person approves it.".into(),
+        );
+    } else {
+        let call = Call {
+            tool: &input.tool,
+            input: &input.input,
+            folder: input.cwd.as_deref().map(Path::new),
+        };
+        classify::classify(&call, rules)
+    };
+    Checked {
+        held: held.is_some(),
+        kind: held.as_ref().map(|h| h.kind),
+        reason: held.as_ref().map(|h| reason(&h.what, h.kind)),
+        what: held.map(|h| h.what),
+        denied: None,
+    }
 }
 
 fn modules_only(cx: &CallCx, tool: &str) -> Result<(), ToolError> {
@@ -182,7 +250,7 @@ fn reason(what: &str, kind: Kind) -> String {
 }
 
 /// A push notice's tag for an item.
-fn tag(item: &str) -> String {
+pub(crate) fn tag(item: &str) -> String {
     format!("gate:{item}")
 }
 
@@ -192,28 +260,41 @@ fn masked(v: &Value) -> Value {
     crate::kernel::redact::mask_value(v)
 }
 
-fn mask(s: &str) -> String {
+pub(crate) fn mask(s: &str) -> String {
     crate::kernel::redact::mask(s).into_owned()
 }
 
-async fn emit(ctx: &Ctx, kind: &str, thread: &str, payload: Value) {
+pub(crate) async fn emit(ctx: &Ctx, kind: &str, thread: &str, payload: Value) {
     let event = NewEvent::new(kind, masked(&payload)).thread(thread);
     if let Err(e) = ctx.events().emit(event).await {
         tracing::warn!(%thread, "the gate could not say {kind}: {e}");
     }
 }
 
-async fn hold(c: Ctx, rules: Rules, input: HoldInput) -> Result<Holding, ToolError> {
+async fn hold(c: Ctx, rules: Rules, b: Boundary, input: HoldInput) -> Result<Holding, ToolError> {
     let folder = input.cwd.as_deref().map(Path::new);
-    let call = Call {
-        tool: &input.tool,
-        input: &input.input,
-        folder,
+    let mut request: Option<RequestInput> = None;
+    let (held, shown) = if request::is_request(&input.tool) {
+        // Not one the Gate could send: asked as usual, and refused when it runs unapproved.
+        let Ok((req, shape)) = request::read(&input.input) else {
+            return Ok(Holding { item: None });
+        };
+        let shown = request::show(&req, &shape);
+        request = Some(req);
+        (request::held(&shape), shown)
+    } else {
+        let call = Call {
+            tool: &input.tool,
+            input: &input.input,
+            folder,
+        };
+        let Some(held) = classify::classify(&call, &rules) else {
+            return Ok(Holding { item: None });
+        };
+        let shown = shown::show(&held, &input.tool, &input.input, folder).await;
+        (held, shown)
     };
-    let Some(held) = classify::classify(&call, &rules) else {
-        return Ok(Holding { item: None });
-    };
-    let shown = shown::show(&held, &input.tool, &input.input, folder).await;
+    let shown = shown::cut(shown);
     let item = Item {
         item: crate::kernel::ids::random_hex(9),
         thread: input.thread,
@@ -238,6 +319,9 @@ async fn hold(c: Ctx, rules: Rules, input: HoldInput) -> Result<Holding, ToolErr
     c.store()
         .write(move |tx| items::insert(tx.conn(), &row))
         .await?;
+    if let Some(req) = request {
+        b.held(&item.item, &item.thread, req);
+    }
     emit(
         &c,
         "gate.held",
@@ -255,148 +339,6 @@ async fn hold(c: Ctx, rules: Rules, input: HoldInput) -> Result<Holding, ToolErr
     Ok(Holding { item: Some(item) })
 }
 
-async fn open_item(c: &Ctx, id: &str) -> Result<Item, ToolError> {
-    let key = id.to_string();
-    let item = c
-        .store()
-        .read(move |conn| items::get(conn, &key))
-        .await?
-        .ok_or_else(|| ToolError::not_found("no_item", format!("no held item {id}")))?;
-    if item.state != "held" {
-        return Err(ToolError::conflict(
-            "decided",
-            format!("item {id} is already {}", item.state),
-        ));
-    }
-    Ok(item)
-}
-
-/// Move `id` out of `held` for this decision, or say it was not there to take.
-async fn take(c: &Ctx, id: &str) -> Result<(), ToolError> {
-    let key = id.to_string();
-    if c.store()
-        .write(move |tx| items::take(tx.conn(), &key))
-        .await?
-    {
-        Ok(())
-    } else {
-        Err(ToolError::conflict(
-            "decided",
-            format!("item {id} is being decided or was decided"),
-        ))
-    }
-}
-
-/// The item's session is gone or no longer waits: withdrawn, said, and the notice taken back.
-async fn gone(c: &Ctx, item: &Item, why: &str) {
-    let (id, w) = (item.item.clone(), why.to_string());
-    if let Ok(true) = c
-        .store()
-        .write(move |tx| items::withdraw(tx.conn(), &id, &w))
-        .await
-    {
-        emit(
-            c,
-            "gate.withdrawn",
-            &item.thread,
-            json!({ "item": item.item, "why": why }),
-        )
-        .await;
-    }
-    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
-}
-
-async fn approve(c: Ctx, input: ApproveInput, cx: CallCx) -> Result<Decided, ToolError> {
-    let item = open_item(&c, &input.item).await?;
-    let mut release = json!({ "thread": item.thread, "call": item.call, "allow": true });
-    if let Some(edited) = &input.edited {
-        let Some(field) = &item.field else {
-            return Err(ToolError::invalid(format!(
-                "item {} cannot be edited here (its input has no text field); reject it with what to change",
-                item.item
-            )));
-        };
-        release["field"] = json!(field);
-        release["text"] = json!(edited);
-    }
-    take(&c, &item.item).await?;
-    let released = c.call("threads.release", release).await;
-    if let Err(e) = released {
-        gone(&c, &item, "its session no longer waits for it").await;
-        return Err(ToolError::conflict(
-            "gone",
-            format!(
-                "nothing was sent: the session no longer waits for item {} ({})",
-                item.item, e.message
-            ),
-        ));
-    }
-    let by = cx.caller.label();
-    let (id, edited, b) = (
-        item.item.clone(),
-        input.edited.as_deref().map(mask),
-        by.clone(),
-    );
-    c.store()
-        .write(move |tx| items::decide(tx.conn(), &id, "approved", edited.as_deref(), None, &b))
-        .await?;
-    emit(
-        &c,
-        "gate.approved",
-        &item.thread,
-        json!({ "item": item.item, "call": item.call, "by": by, "edited": input.edited.is_some() }),
-    )
-    .await;
-    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
-    Ok(Decided {
-        item: item.item,
-        state: "approved".into(),
-        edited: input.edited.is_some(),
-    })
-}
-
-async fn reject(c: Ctx, input: RejectInput, cx: CallCx) -> Result<Decided, ToolError> {
-    let item = open_item(&c, &input.item).await?;
-    take(&c, &item.item).await?;
-    let why = input
-        .why
-        .as_deref()
-        .map(str::trim)
-        .filter(|w| !w.is_empty());
-    let message = match why {
-        Some(w) => format!(
-            "The person refused this in Vyre's Gate ({}): {w}",
-            item.what
-        ),
-        None => format!("The person refused this in Vyre's Gate ({}).", item.what),
-    };
-    // A session that no longer waits sends nothing either way: the refusal stands.
-    let _ = c
-        .call(
-            "threads.release",
-            json!({ "thread": item.thread, "call": item.call, "allow": false, "message": message }),
-        )
-        .await;
-    let by = cx.caller.label();
-    let (id, w, b) = (item.item.clone(), why.map(String::from), by.clone());
-    c.store()
-        .write(move |tx| items::decide(tx.conn(), &id, "rejected", None, w.as_deref(), &b))
-        .await?;
-    emit(
-        &c,
-        "gate.rejected",
-        &item.thread,
-        json!({ "item": item.item, "call": item.call, "by": by, "why": why }),
-    )
-    .await;
-    c.notify_devices(json!({ "tag": tag(&item.item), "withdraw": true }));
-    Ok(Decided {
-        item: item.item,
-        state: "rejected".into(),
-        edited: false,
-    })
-}
-
 impl Module for GateModule {
     fn name(&self) -> &str {
         "gate"
@@ -407,7 +349,8 @@ impl Module for GateModule {
     fn start(&self, ctx: Ctx) -> StartFuture {
         Box::pin(async move {
             ctx.store().migrate(items::MIGRATIONS).await?;
-            let rules = rules(&ctx)?;
+            let (rules, local) = rules(&ctx)?;
+            let boundary = Boundary::new(local);
             // Items left held when vyred stopped: their sessions are gone with it.
             let open = ctx.store().read(items::open_ids).await?;
             for (id, thread) in open {
@@ -433,25 +376,13 @@ impl Module for GateModule {
                     "gate.check",
                     "Whether Vyre's Gate would hold a tool call (it sends as the person, spends their money or deletes beyond the session's folder), and why.",
                 ),
-                &ctx,
-                move |_c, input: CheckInput, _| {
+                &(ctx.clone(), boundary.clone()),
+                move |(c, b), input: CheckInput, _| {
                     let r = r.clone();
-                    async move {
-                        let call = Call {
-                            tool: &input.tool,
-                            input: &input.input,
-                            folder: input.cwd.as_deref().map(Path::new),
-                        };
-                        let held = classify::classify(&call, &r);
-                        Ok::<_, ToolError>(Checked {
-                            held: held.is_some(),
-                            kind: held.as_ref().map(|h| h.kind),
-                            reason: held.as_ref().map(|h| reason(&h.what, h.kind)),
-                            what: held.map(|h| h.what),
-                        })
-                    }
+                    async move { Ok::<_, ToolError>(check(&c, &r, &b, input).await) }
                 },
             )?;
+            let b = boundary.clone();
             ctx.tool_with(
                 ToolDef::new(
                     "gate.hold",
@@ -460,10 +391,10 @@ impl Module for GateModule {
                 .finishes(),
                 &ctx,
                 move |c, input: HoldInput, cx| {
-                    let r = rules.clone();
+                    let (r, b) = (rules.clone(), b.clone());
                     async move {
                         modules_only(&cx, "gate.hold")?;
-                        hold(c, r, input).await
+                        hold(c, r, b, input).await
                     }
                 },
             )?;
@@ -490,8 +421,8 @@ impl Module for GateModule {
                 )
                 .person_only()
                 .finishes(),
-                &ctx,
-                approve,
+                &(ctx.clone(), boundary.clone()),
+                |(c, b), input, cx| decide::approve(c, b, input, cx),
             )?;
             ctx.tool_with(
                 ToolDef::new(
@@ -500,8 +431,8 @@ impl Module for GateModule {
                 )
                 .person_only()
                 .finishes(),
-                &ctx,
-                reject,
+                &(ctx.clone(), boundary.clone()),
+                |(c, b), input, cx| decide::reject(c, b, input, cx),
             )?;
             ctx.tool_with(
                 ToolDef::new(
@@ -509,16 +440,25 @@ impl Module for GateModule {
                     "A held item's session no longer waits for it (Vyre's modules only).",
                 )
                 .finishes(),
-                &ctx,
-                |c, input: WithdrawInput, cx| async move {
+                &(ctx.clone(), boundary.clone()),
+                |(c, b), input: WithdrawInput, cx| async move {
                     modules_only(&cx, "gate.withdraw")?;
                     let key = input.item.clone();
                     let item = c.store().read(move |conn| items::get(conn, &key)).await?;
                     if let Some(item) = item {
-                        gone(&c, &item, &input.why).await;
+                        decide::gone(&c, &b, &item, &input.why).await;
                     }
                     Ok::<_, ToolError>(json!({ "item": input.item }))
                 },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    request::TOOL,
+                    "Send an HTTP request through Vyre's Gate, with credentials from the person's vault added as it goes: write {{vault:NAME}} where a value belongs (a header such as \"Authorization\": \"Bearer {{vault:NAME}}\", the URL's query, the body), or {{vault:NAME/basic}}, /username, /password, /totp of a login. You never see a value: the answer shows each as its reference. The person sees the request and approves it before it goes. No redirect is followed.",
+                )
+                .sessions_fenced(),
+                &(ctx.clone(), boundary),
+                |(c, b), input: RequestInput, cx| request::request(c, b, input, cx),
             )?;
             Ok(())
         })

@@ -28,11 +28,15 @@ pub struct Shown {
 
 /// What `held` (a call of `tool` with `input` in `folder`) shows.
 pub async fn show(held: &Held, tool: &str, input: &Value, folder: Option<&Path>) -> Shown {
-    let mut shown = if tool == "Bash" {
+    if tool == "Bash" {
         bash(held, input, folder).await
     } else {
         mcp(tool, input)
-    };
+    }
+}
+
+/// `shown` with its content cut at [`CONTENT_MAX`].
+pub fn cut(mut shown: Shown) -> Shown {
     if shown.content.len() > CONTENT_MAX {
         let mut cut = CONTENT_MAX;
         while !shown.content.is_char_boundary(cut) {

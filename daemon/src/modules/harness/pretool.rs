@@ -19,7 +19,8 @@ pub fn floor(input: &Value) -> Option<Value> {
 }
 
 /// The Gate's answer to a tool call it would hold (spec 7.7): Claude Code asks about it, so a
-/// terminal's person sees the command before it sends as them (a session Vyre runs is held in
+/// terminal's person sees the command before it sends as them, or denies it when the Gate
+/// refuses it outright (a command that names a vault item) (a session Vyre runs is held in
 /// the Gate itself, by its driver's own check). A Gate that cannot check asks too.
 pub async fn gate(ctx: &Ctx, input: &Value) -> Option<Value> {
     let tool = input["tool_name"].as_str()?;
@@ -32,18 +33,22 @@ pub async fn gate(ctx: &Ctx, input: &Value) -> Option<Value> {
             json!({ "tool": tool, "input": input["tool_input"], "cwd": input["cwd"] }),
         )
         .await;
-    let reason = match checked {
-        Ok(c) if c["held"] == true => c["reason"].as_str()?.to_string(),
+    let (decision, reason) = match checked {
+        Ok(c) if c["denied"].is_string() => ("deny", c["denied"].as_str()?.to_string()),
+        Ok(c) if c["held"] == true => ("ask", c["reason"].as_str()?.to_string()),
         Ok(_) => return None,
-        Err(e) => format!(
-            "Vyre's Gate could not check this call ({}), so you are asked.",
-            e.message
+        Err(e) => (
+            "ask",
+            format!(
+                "Vyre's Gate could not check this call ({}), so you are asked.",
+                e.message
+            ),
         ),
     };
     Some(json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": "ask",
+            "permissionDecision": decision,
             "permissionDecisionReason": reason,
         }
     }))

@@ -23,12 +23,15 @@ pub mod tools;
 pub use self::core::{KeyState, StopAfter, Vault};
 pub use crate::kernel::contracts::secret::{Kind, Secret, VaultValue};
 pub use crate::kernel::contracts::vault::{
-    FetchFuture, Grantee, VaultAccess, VaultError, valid_item_name,
+    FetchFuture, Grantee, MayFetchFuture, VaultAccess, VaultError, valid_item_name,
 };
 
 impl VaultAccess for Vault {
     fn fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> FetchFuture<'a> {
         Box::pin(Vault::fetch(self, grantee, name))
+    }
+    fn may_fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> MayFetchFuture<'a> {
+        Box::pin(Vault::may_fetch(self, grantee, name))
     }
 }
 

@@ -342,6 +342,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/gate.request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send an HTTP request through Vyre's Gate, with credentials from the person's vault added as it goes: write {{vault:NAME}} where a value belongs (a header such as "Authorization": "Bearer {{vault:NAME}}", the URL's query, the body), or {{vault:NAME/basic}}, /username, /password, /totp of a login. You never see a value: the answer shows each as its reference. The person sees the request and approves it before it goes. No redirect is followed. */
+        post: operations["gate.request"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/gate.withdraw": {
         parameters: {
             query?: never;
@@ -5167,6 +5184,11 @@ export interface operations {
                     "application/json": {
                         /** Checked */
                         data: {
+                            /**
+                             * @description The Gate refuses the call outright, and why (for Claude): a command that names a vault
+                             *     item, a request through the Gate it could never send.
+                             */
+                            denied: string | null;
                             /** @description The Gate would hold it. */
                             held: boolean;
                             kind: components["schemas"]["gate.check.Kind"] | null;
@@ -5311,6 +5333,78 @@ export interface operations {
                             item: string;
                             /** @description `approved`, `rejected` or `withdrawn`. */
                             state: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The body as text (JSON, a form ...), with `{{vault:NAME}}` where a value goes. */
+                    body?: string | null;
+                    /**
+                     * @description Header names and values; `{{vault:NAME}}` (or `{{vault:NAME/basic}}` for a login) where a
+                     *     credential goes, e.g. `"Authorization": "Bearer {{vault:github-token}}"`.
+                     * @default {}
+                     */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description GET, HEAD, POST, PUT, PATCH or DELETE. */
+                    method: string;
+                    /**
+                     * @description The whole URL with its scheme, host and port written out; `{{vault:NAME}}` may stand in
+                     *     its path or query.
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Sent */
+                        data: {
+                            /** @description The answer as text, each vault value shown as its reference; none when it is not text. */
+                            body: string | null;
+                            /**
+                             * Format: uint
+                             * @description Bytes read.
+                             */
+                            bytes: number;
+                            /** @description The answer's headers (without `set-cookie`), values masked. */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /** Format: uint16 */
+                            status: number;
+                            /** @description The answer was longer than what is shown. */
+                            truncated: boolean;
+                            /** @description The vault items filled in. */
+                            vault: string[];
                         };
                     };
                 };

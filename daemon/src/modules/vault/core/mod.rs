@@ -382,6 +382,32 @@ impl Vault {
         outcome.ok_or(VaultError::NotFound)
     }
 
+    /// Whether `grantee` could fetch item `name` (it exists and is granted), without opening
+    /// anything: for a caller that must refuse early, before a person is asked to approve a use.
+    pub async fn may_fetch(&self, grantee: &Grantee, name: &str) -> Result<Kind, VaultError> {
+        let who = grantee.to_string();
+        let item = name.to_string();
+        let (kind, granted) = self
+            .ctx
+            .store()
+            .read(move |c| {
+                let Some(row) = items::sealed_by_name(c, &item)? else {
+                    return Ok(None);
+                };
+                let granted = items::is_granted(c, &row.id, &who)?;
+                Ok(Some((row.kind, granted)))
+            })
+            .await?
+            .ok_or(VaultError::NotFound)?;
+        if !granted {
+            return Err(VaultError::NotGranted {
+                item: name.to_string(),
+                grantee: grantee.to_string(),
+            });
+        }
+        Kind::parse(&kind).ok_or_else(|| VaultError::Damaged(name.to_string()))
+    }
+
     /// An item's value for a grantee that holds a grant on it.
     pub async fn fetch(&self, grantee: &Grantee, name: &str) -> Result<VaultValue, VaultError> {
         let who = grantee.to_string();

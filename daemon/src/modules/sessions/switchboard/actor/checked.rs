@@ -40,6 +40,11 @@ impl Actor {
                 )
                 .await
             {
+                Ok(c) if c["denied"].is_string() => {
+                    let why = c["denied"].as_str().unwrap_or_default();
+                    let _ = session.answer(&request, pre_tool("deny", why));
+                    return;
+                }
                 Ok(c) if c["held"] == true => ask.push(
                     c["reason"]
                         .as_str()

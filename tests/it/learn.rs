@@ -209,6 +209,62 @@ async fn a_blocking_lesson_refuses_the_command_with_the_lesson_quoted() {
         said.contains("never run `touch` in this repository"),
         "the tool's result quotes the lesson: {said}"
     );
+    // A lesson narrowed to an agent holds that agent's sessions, and not the person's.
+    let juno = r
+        .sock
+        .call(
+            "agents.create",
+            &json!({ "name": "juno", "kind": "assistant" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "learn.add",
+            &json!({ "rule": "never run `mkdir` for the assistant", "level": "block", "scope": "agent", "target": "juno" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "agents.ask",
+            &json!({ "agent": "juno", "text": "RUNBASH mkdir by-juno" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
+    })
+    .await;
+    assert_eq!(
+        events.last().unwrap()["type"],
+        "thread.finished",
+        "{events:?}"
+    );
+    let folder = std::path::PathBuf::from(juno["cwd"].as_str().unwrap());
+    assert!(!folder.join("by-juno").exists());
+    let said = told(&r).last().unwrap().clone();
+    assert!(
+        said.contains("never run `mkdir` for the assistant"),
+        "{said}"
+    );
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH mkdir by-me" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
+    })
+    .await;
+    assert_eq!(
+        events.last().unwrap()["type"],
+        "ask.raised",
+        "the person's session is asked as usual: {events:?}"
+    );
+
     // A session cannot teach or unteach: the person's only.
     let refused = r
         .sock
@@ -324,4 +380,43 @@ async fn a_terminals_hooks_learn_remind_and_send_an_answer_back() {
         .unwrap_err();
     assert!(gone.to_string().contains("unknown_lesson"));
     vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_correction_queued_behind_a_turn_is_learned_when_its_turn_runs() {
+    let r = rig("learn-queued").await;
+    let mut stream = r
+        .sock
+        .events("types=thread.*,lesson.*", None)
+        .await
+        .unwrap();
+    let thread = start_thread(&r).await;
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "SLOWLY tell a long story" }),
+        )
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    let sent = send_as(&r, &thread, "never run `rmdir` in this folder", "queue").await;
+    assert_eq!(sent["via"], "queued", "{sent}");
+    let events = events_until(&mut stream, |e| e["type"] == "lesson.learned").await;
+    let turns = of_type(&events, "thread.turn");
+    assert_eq!(
+        turns.last().unwrap()["payload"]["by_person"],
+        true,
+        "{turns:?}"
+    );
+    let rules: Vec<String> = lessons(&r)
+        .await
+        .iter()
+        .map(|l| l["rule"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        rules.iter().any(|x| x.contains("rmdir")),
+        "the queued words taught: {rules:?}"
+    );
+    r.vyred.stop().await;
 }

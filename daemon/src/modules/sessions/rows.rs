@@ -104,4 +104,10 @@ pub const MIGRATIONS: &[Migration] = &[
         updated_at INTEGER NOT NULL
     );",
     },
+    Migration {
+        version: 8,
+        // A queued message a person sent: its turn is marked `by_person` when it runs, so what
+        // Vyre learns from a person's words (ADR 0027) learns from a queued one too.
+        sql: "ALTER TABLE threads_inbox ADD COLUMN by_person INTEGER NOT NULL DEFAULT 0;",
+    },
 ];

@@ -106,7 +106,7 @@ impl Switchboard {
         let held = self
             .change(move |tx| {
                 let waiting = rows::inbox::any_held(tx.conn(), &t)?;
-                let row = rows::inbox::insert(tx.conn(), &t, &u, &x, InboxStatus::Held)?;
+                let row = rows::inbox::insert(tx.conn(), &t, &u, &x, InboxStatus::Held, false)?;
                 if !rows::claim_sent(tx.conn(), &t, &u, Via::Queued, Some(row))? {
                     rows::inbox::remove(tx.conn(), row)?;
                     return Ok(None);

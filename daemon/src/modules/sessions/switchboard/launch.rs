@@ -340,6 +340,7 @@ impl Switchboard {
             self.clone(),
             thread,
             req.project.clone(),
+            agent.as_ref().map(|a| a.name.clone()),
             turns,
             tx.downgrade(),
             shown.clone(),

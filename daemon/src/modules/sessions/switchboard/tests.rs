@@ -141,7 +141,15 @@ async fn rig(name: &str) -> Rig {
     let session = Box::new(Listening { said: said.clone() });
     let (tx, rx) = mpsc::unbounded_channel();
     let shown = Shown::new(ThreadStatus::Idle);
-    let actor = Actor::new(board.clone(), "t", None, 0, tx.downgrade(), shown.clone());
+    let actor = Actor::new(
+        board.clone(),
+        "t",
+        None,
+        None,
+        0,
+        tx.downgrade(),
+        shown.clone(),
+    );
     let handle = Handle {
         tx,
         ids: session.ids(),

@@ -65,7 +65,7 @@ impl Actor {
         let lesson = ctx
             .call(
                 "learn.check",
-                json!({ "stage": "tool", "session": self.thread, "tool": tool, "input": input, "project": self.project }),
+                json!({ "stage": "tool", "session": self.thread, "tool": tool, "input": input, "project": self.project, "agent": self.agent }),
             )
             .await
             .unwrap_or_else(|e| {
@@ -99,7 +99,7 @@ impl Actor {
             .ctx
             .call(
                 "learn.check",
-                json!({ "stage": "stop", "session": self.thread, "text": text, "project": self.project }),
+                json!({ "stage": "stop", "session": self.thread, "text": text, "project": self.project, "agent": self.agent }),
             )
             .await;
         let answer = match checked {

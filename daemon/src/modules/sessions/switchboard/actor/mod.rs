@@ -46,6 +46,8 @@ pub(super) struct Actor {
     board: Arc<Switchboard>,
     thread: String,
     project: Option<String>,
+    /// The agent it runs for: lessons narrowed to an agent apply to its sessions.
+    agent: Option<String>,
     /// This actor's own command channel, for tasks it starts (a subagent waiting for a slot).
     me: mpsc::WeakUnboundedSender<Command>,
     shown: Arc<Mutex<Shown>>,
@@ -90,6 +92,7 @@ impl Actor {
         board: Arc<Switchboard>,
         thread: &str,
         project: Option<String>,
+        agent: Option<String>,
         turns: u64,
         me: mpsc::WeakUnboundedSender<Command>,
         shown: Arc<Mutex<Shown>>,
@@ -98,6 +101,7 @@ impl Actor {
             board,
             thread: thread.to_string(),
             project,
+            agent,
             me,
             shown,
             turn: TurnState::Idle,

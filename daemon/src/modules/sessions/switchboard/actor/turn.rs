@@ -153,12 +153,18 @@ impl Actor {
 
     /// "After this turn": Vyre's own queue, where it can be taken back or edited.
     pub(super) async fn queue(&mut self, message: Message, uuid: String) -> Result<Sent> {
-        let (t, u, text) = (self.thread.clone(), uuid.clone(), message.text);
+        let (t, u, text, person) = (
+            self.thread.clone(),
+            uuid.clone(),
+            message.text,
+            message.person,
+        );
         let payload = json!({ "uuid": uuid, "text": clean(&text), "turn": self.last, "status": InboxStatus::Queued });
         let queued = self
             .board
             .change(move |tx| {
-                let queued = rows::inbox::insert(tx.conn(), &t, &u, &text, InboxStatus::Queued)?;
+                let queued =
+                    rows::inbox::insert(tx.conn(), &t, &u, &text, InboxStatus::Queued, person)?;
                 if !rows::claim_sent(tx.conn(), &t, &u, Via::Queued, Some(queued))? {
                     rows::inbox::remove(tx.conn(), queued)?;
                     return Ok(None);
@@ -288,7 +294,7 @@ impl Actor {
                 tell(tx, &t, "thread.unqueued", json!({ "queued": queued, "uuid": w.uuid, "reason": "taken" }))?;
                 tell(tx, &t, "thread.sent", json!({ "text": clean(&w.text), "uuid": w.uuid, "via": Via::Now, "queued": queued, "turn": last }))?;
                 if let Some(turns) = next {
-                    Beginning::new(&t, turns, &w.uuid, &w.text, &json!({})).write(tx, false)?;
+                    Beginning::new(&t, turns, &w.uuid, &w.text, &w.marks()).write(tx, false)?;
                 }
                 Ok(Some(w))
             })
@@ -407,7 +413,7 @@ impl Actor {
                 }
                 tell(tx, &t, "thread.unqueued", json!({ "queued": w.queued, "uuid": w.uuid, "reason": "taken" }))?;
                 tell(tx, &t, "thread.sent", json!({ "text": clean(&w.text), "uuid": w.uuid, "via": Via::Turn, "queued": w.queued }))?;
-                Beginning::new(&t, turns, &w.uuid, &w.text, &json!({})).write(tx, false)?;
+                Beginning::new(&t, turns, &w.uuid, &w.text, &w.marks()).write(tx, false)?;
                 Ok(Some(w))
             })
             .await;

@@ -11,6 +11,19 @@ pub struct Waiting {
     pub queued: i64,
     pub uuid: String,
     pub text: String,
+    /// A person sent it.
+    pub person: bool,
+}
+
+impl Waiting {
+    /// What its turn's `thread.turn` says beyond its words.
+    pub fn marks(&self) -> serde_json::Value {
+        if self.person {
+            serde_json::json!({ "by_person": true })
+        } else {
+            serde_json::json!({})
+        }
+    }
 }
 
 /// A new waiting message; its row id.
@@ -20,10 +33,11 @@ pub fn insert(
     uuid: &str,
     text: &str,
     status: InboxStatus,
+    person: bool,
 ) -> rusqlite::Result<i64> {
     c.execute(
-        "INSERT INTO threads_inbox (thread, uuid, text, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![thread, uuid, text, status, crate::now_ms()],
+        "INSERT INTO threads_inbox (thread, uuid, text, status, created_at, by_person) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![thread, uuid, text, status, crate::now_ms(), person],
     )?;
     Ok(c.last_insert_rowid())
 }
@@ -40,13 +54,14 @@ pub fn any_held(c: &Connection, thread: &str) -> rusqlite::Result<bool> {
 /// The thread's queued message `id`, or its oldest, still queued.
 pub fn queued(c: &Connection, thread: &str, id: Option<i64>) -> rusqlite::Result<Option<Waiting>> {
     c.query_row(
-        "SELECT id, uuid, text FROM threads_inbox WHERE thread = ?1 AND status = 'queued' AND (?2 IS NULL OR id = ?2) ORDER BY id LIMIT 1",
+        "SELECT id, uuid, text, by_person FROM threads_inbox WHERE thread = ?1 AND status = 'queued' AND (?2 IS NULL OR id = ?2) ORDER BY id LIMIT 1",
         params![thread, id],
         |r| {
             Ok(Waiting {
                 queued: r.get(0)?,
                 uuid: r.get(1)?,
                 text: r.get(2)?,
+                person: r.get(3)?,
             })
         },
     )

@@ -81,11 +81,16 @@ fn a_run_keeps_its_options_state_and_turns() {
 #[test]
 fn a_queued_message_leaves_the_queue_once() {
     let c = db();
-    let one = inbox::insert(&c, "t", "u-1", "first", InboxStatus::Queued).unwrap();
-    let two = inbox::insert(&c, "t", "u-2", "second", InboxStatus::Queued).unwrap();
-    assert_eq!(inbox::queued(&c, "t", None).unwrap().unwrap().queued, one);
+    let one = inbox::insert(&c, "t", "u-1", "first", InboxStatus::Queued, true).unwrap();
+    let two = inbox::insert(&c, "t", "u-2", "second", InboxStatus::Queued, false).unwrap();
+    let first = inbox::queued(&c, "t", None).unwrap().unwrap();
+    assert_eq!(first.queued, one);
+    // A person's queued words keep saying so when their turn begins (what Vyre learns from).
+    assert_eq!(first.marks(), serde_json::json!({ "by_person": true }));
     assert!(inbox::take(&c, one).unwrap());
     assert!(!inbox::take(&c, one).unwrap());
+    let next = inbox::queued(&c, "t", None).unwrap().unwrap();
+    assert_eq!((next.queued, next.marks()), (two, serde_json::json!({})));
     assert_eq!(
         inbox::edit(&c, two, "changed").unwrap(),
         Some(("t".into(), "u-2".into()))
@@ -97,7 +102,7 @@ fn a_queued_message_leaves_the_queue_once() {
     assert_eq!(inbox::unqueue(&c, two).unwrap(), None);
     assert_eq!(inbox::thread_of(&c, two).unwrap().as_deref(), Some("t"));
     assert!(inbox::waiting(&c, "t").unwrap().is_empty());
-    inbox::insert(&c, "t", "u-3", "held", InboxStatus::Held).unwrap();
+    inbox::insert(&c, "t", "u-3", "held", InboxStatus::Held, false).unwrap();
     assert!(inbox::any_held(&c, "t").unwrap());
     let held = inbox::take_held(&c, "t", InboxStatus::Delivered).unwrap();
     assert_eq!(held.len(), 1);

@@ -1,4 +1,4 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|embed|hook|peer|link|network]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|embed|hook|changes|peer|link|network]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
 //! resumes, recall's index and search, the link's idle cost, the network's idle cost),
@@ -7,6 +7,7 @@
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
 //! failed to start).
 
+mod changes;
 mod embed;
 mod embed_idle;
 mod embed_large;
@@ -42,7 +43,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|embed|hook|peer|link|network]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|embed|hook|changes|peer|link|network]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -59,6 +60,7 @@ pub enum Bench {
     Recall,
     Embed,
     Hook,
+    Changes,
     Peer,
     Link,
     Network,
@@ -75,6 +77,7 @@ impl Bench {
             Bench::Recall => "recall",
             Bench::Embed => "embed",
             Bench::Hook => "hook",
+            Bench::Changes => "changes",
             Bench::Peer => "peer",
             Bench::Link => "link",
             Bench::Network => "network",
@@ -100,7 +103,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, resume, recall, embed, hook, peer, link or network",
+                "--only needs idle, events, start, sessions, resume, recall, embed, hook, changes, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -117,12 +120,13 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "recall" => Bench::Recall,
             "embed" => Bench::Embed,
             "hook" => Bench::Hook,
+            "changes" => Bench::Changes,
             "peer" => Bench::Peer,
             "link" => Bench::Link,
             "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall, embed, hook, peer, link or network, not {v:?}"
+                    "--only takes idle, events, start, sessions, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -168,6 +172,7 @@ async fn main() -> ExitCode {
         Bench::Recall,
         Bench::Embed,
         Bench::Hook,
+        Bench::Changes,
         Bench::Peer,
         Bench::Link,
         Bench::Network,
@@ -184,6 +189,7 @@ async fn main() -> ExitCode {
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Embed => embed::run(&opts, &mut report).await,
             Bench::Hook => hook::run(&opts, &mut report).await,
+            Bench::Changes => changes::run(&opts, &mut report).await,
             Bench::Peer => peer::run(&opts, &mut report).await,
             Bench::Link => link::run(&opts, &mut report).await,
             Bench::Network => network::run(&opts, &mut report).await,

@@ -87,6 +87,8 @@ pub enum Against {
     EveryVector,
     /// The same vyred with nothing planned (the reference of the idle cost of reminders).
     NothingPlanned,
+    /// `git status --porcelain` on the same repository (the reference of a turn's snapshot).
+    GitStatus,
 }
 
 impl Against {
@@ -105,6 +107,7 @@ impl Against {
             Against::FullText => "reference (full text)",
             Against::EveryVector => "reference (every vector)",
             Against::NothingPlanned => "reference (nothing planned)",
+            Against::GitStatus => "reference (git status)",
         }
     }
 
@@ -123,6 +126,7 @@ impl Against {
             Against::FullText => "reference_full_text",
             Against::EveryVector => "reference_every_vector",
             Against::NothingPlanned => "reference_nothing_planned",
+            Against::GitStatus => "reference_git_status",
         }
     }
 }

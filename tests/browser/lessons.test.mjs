@@ -6,11 +6,15 @@
 // chat says "Lesson kept" there and the screen counts the break; the level set to Block holds
 // over a reload; Retire takes it off the list (Show retired brings it back into view); a lesson
 // added on the screen is checked in code; one vyred learns elsewhere shows up without a reload.
-// The tests share one vyred, one session and one browser, and run in order.
-// Screenshots: screenshots/lessons-{settings,chat,list,retired,empty}-{desktop,phone}.png.
+// A lesson is narrowed to a project, then an agent, then applies everywhere again (a refusal says
+// why and keeps the choice). The tests share one vyred, one session and one browser, and run in
+// order. Screenshots: screenshots/lessons-{settings,chat,list,retired,empty,pending,narrow,
+// narrowed,refused}-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
 import { fromPage, openBrowser, shootingTest, shot } from './lib/browser.mjs';
 
@@ -278,5 +282,107 @@ it("a lesson learned from a terminal's words waits for the person: Confirm makes
   assert.deepEqual(edits[0], { lesson: id, confirm: true });
   await page.locator(`[data-testid="lesson-row"][data-lesson="${id}"]:not(.pending)`).waitFor();
   assert.equal(await page.getByTestId('lesson-confirm').count(), 0);
+  assert.deepEqual(browser.errors, []);
+});
+
+it('a lesson is narrowed to a project, then to an agent, then applies everywhere again; a refusal keeps the choice', T, async () => {
+  // A project on a folder of its own, an agent besides the assistant, and a lesson taught elsewhere.
+  const home = join(rig.dir, 'garden');
+  mkdirSync(home, { recursive: true });
+  await rig.sock('projects.create', { name: 'Garden shed', home });
+  await rig.sock('agents.create', { name: 'scout', kind: 'agent' });
+  const { lesson: id } = await rig.sock('learn.add', { rule: 'keep your replies short' });
+  const r = page.locator(`[data-testid="lesson-row"][data-lesson="${id}"]`);
+  await r.waitFor();
+  assert.equal(await r.getAttribute('data-scope'), 'all');
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'Everywhere');
+  const edits = [];
+  const sent = (q) => {
+    if (q.url().endsWith('/v1/tools/learn.edit')) edits.push(q.postDataJSON());
+  };
+  page.on('request', sent);
+  const stored = async () => (await lessons()).find((l) => l.lesson === id);
+
+  // Cancel (and Esc) close it unchanged.
+  await r.getByTestId('lesson-narrow').click();
+  await r.getByTestId('lesson-scope-form').waitFor();
+  assert.equal(await r.getByTestId('lesson-edit').isDisabled(), true, 'one box at a time');
+  await r.getByTestId('lesson-scope-cancel').click();
+  await r.getByTestId('lesson-scope-form').waitFor({ state: 'detached' });
+  await r.getByTestId('lesson-narrow').click();
+  await r.getByTestId('lesson-scope-select').press('Escape');
+  await r.getByTestId('lesson-scope-form').waitFor({ state: 'detached' });
+
+  // To the project: the choices are everywhere, each project and each agent (the assistant too).
+  await r.getByTestId('lesson-narrow').click();
+  const select = r.getByTestId('lesson-scope-select');
+  await select.locator('option[value="project:Garden shed"]').waitFor({ state: 'attached' });
+  assert.equal(await select.inputValue(), 'all', 'it starts where the lesson applies now');
+  assert.equal(await r.getByTestId('lesson-scope-save').isDisabled(), true, 'nothing to save yet');
+  const options = await select.locator('option').evaluateAll((os) => os.map((o) => [o.parentElement.getAttribute('label'), o.value, o.textContent]));
+  assert.deepEqual(options, [
+    [null, 'all', 'Everywhere'],
+    ['In a project', 'project:Garden shed', 'Garden shed'],
+    ['For an agent', 'agent:juno', 'Juno'],
+    ['For an agent', 'agent:scout', 'Scout'],
+  ]);
+  await select.selectOption('project:Garden shed');
+  await shot(page, 'lessons-narrow');
+  await r.getByTestId('lesson-scope-save').click();
+  await page.locator(`[data-testid="lesson-row"][data-lesson="${id}"][data-scope="project"]`).waitFor();
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'In project Garden shed');
+  assert.equal(await r.getByTestId('lesson-scope-form').count(), 0, 'the box closed');
+  let l = await stored();
+  assert.equal(l.scope, 'project');
+  assert.equal(l.target, 'Garden shed');
+  assert.equal(l.rule, 'keep your replies short', 'the rest is as it was');
+  assert.deepEqual(edits.at(-1), { lesson: id, scope: 'project', target: 'Garden shed' });
+
+  // To the agent.
+  await r.getByTestId('lesson-narrow').click();
+  assert.equal(await select.inputValue(), 'project:Garden shed');
+  await select.locator('option[value="agent:scout"]').waitFor({ state: 'attached' });
+  await select.selectOption('agent:scout');
+  await r.getByTestId('lesson-scope-save').click();
+  await page.locator(`[data-testid="lesson-row"][data-lesson="${id}"][data-scope="agent"]`).waitFor();
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'For agent Scout');
+  l = await stored();
+  assert.equal(l.scope, 'agent');
+  assert.equal(l.target, 'scout');
+  // It holds over a reload (read from vyred, not only the answer).
+  await page.reload();
+  await r.waitFor();
+  assert.equal(await r.getAttribute('data-target'), 'scout');
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'For agent Scout');
+  await shot(page, 'lessons-narrowed');
+
+  // A refusal (vyred's words, in a route: the app never sends what vyred refuses) is said in the
+  // box, which stays open with the choice; nothing changed.
+  const tool = '**/v1/tools/learn.edit';
+  const refusal = 'a lesson narrowed to a project or agent names it in `target`';
+  await page.route(tool, (route) => route.fulfill({ status: 400, json: { error: { code: 'invalid_input', message: refusal } } }));
+  await r.getByTestId('lesson-narrow').click();
+  await select.locator('option[value="all"]').waitFor({ state: 'attached' });
+  await select.selectOption('all');
+  await r.getByTestId('lesson-scope-save').click();
+  const error = r.getByTestId('lesson-scope-error');
+  await error.waitFor();
+  assert.equal(await error.innerText(), refusal);
+  assert.equal(await select.inputValue(), 'all', 'the choice is kept');
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'For agent Scout', 'the row still says where it applies');
+  assert.equal((await stored()).scope, 'agent');
+  await shot(page, 'lessons-refused');
+  await page.unroute(tool);
+
+  // Everywhere again: the same box, saved again.
+  await r.getByTestId('lesson-scope-save').click();
+  await page.locator(`[data-testid="lesson-row"][data-lesson="${id}"][data-scope="all"]`).waitFor();
+  assert.equal(await r.getByTestId('lesson-scope').innerText(), 'Everywhere');
+  assert.equal(await r.getByTestId('lesson-scope-form').count(), 0);
+  l = await stored();
+  assert.equal(l.scope, 'all');
+  assert.equal(l.target, null, 'everywhere names nothing');
+  assert.deepEqual(edits.at(-1), { lesson: id, scope: 'all' });
+  page.off('request', sent);
   assert.deepEqual(browser.errors, []);
 });

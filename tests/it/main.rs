@@ -7,6 +7,7 @@ mod adopt;
 mod agents;
 mod api;
 mod attacks;
+mod changes;
 mod claude_e2e;
 mod crash_cycles;
 mod events;

@@ -14,6 +14,9 @@ import {
   noticeLine,
   placeNotices,
   putLesson,
+  scopeChoices,
+  scopeKey,
+  scopeOfKey,
   scopeWords,
   shownLessons,
   sourceLabel,
@@ -97,11 +100,8 @@ test('each level says what it does for what the lesson checks', () => {
   assert.match(levelMeaning('block', null), /reminder/);
 });
 
-test('counts, scope and the order of the list', () => {
+test('counts and the order of the list', () => {
   assert.equal(countsLine(lesson(1, { applied: 4, broken: 1 })), 'applied 4 · broken 1');
-  assert.equal(scopeWords(lesson(1)), null);
-  assert.equal(scopeWords(lesson(1, { scope: 'project', target: 'news' })), 'Only in the project news');
-  assert.equal(scopeWords(lesson(1, { scope: 'agent', target: 'juno' })), 'Only for juno');
   const list = [lesson(3), lesson(1, { retired: true }), lesson(2), lesson(4, { pending: true })];
   assert.deepEqual(shownLessons(list, false).map((l) => l.lesson), [4, 2, 3], 'waiting for the person first, then oldest first; no retired');
   assert.deepEqual(shownLessons(list, true).map((l) => l.lesson), [4, 2, 3, 1], 'retired last when asked for');
@@ -226,4 +226,52 @@ test('the level control marks the lesson\'s level and says what each does', () =
   assert.match(html, /data-testid="lesson-level-remind"[^>]*>Remind</);
   assert.match(html, /aria-checked="true"[^>]*title="You are asked before the command runs\."[^>]*data-testid="lesson-level-ask"/);
   assert.equal((html.match(/aria-checked="true"/g) ?? []).length, 1);
+});
+
+test('where a lesson applies, in words', () => {
+  assert.equal(scopeWords(lesson(1)), 'Everywhere');
+  assert.equal(scopeWords(lesson(1, { target: 'news' })), 'Everywhere', 'a target left over does not narrow it');
+  assert.equal(scopeWords(lesson(1, { scope: 'project', target: 'news' })), 'In project news');
+  assert.equal(scopeWords(lesson(1, { scope: 'project', target: 'Garden shed' })), 'In project Garden shed', 'a project keeps its name as written');
+  assert.equal(scopeWords(lesson(1, { scope: 'agent', target: 'juno' })), 'For agent Juno', 'an agent as the app writes it');
+  assert.equal(scopeWords(lesson(1, { scope: 'project', target: null })), 'Nowhere (no project named)');
+  assert.equal(scopeWords(lesson(1, { scope: 'agent', target: null })), 'Nowhere (no agent named)');
+});
+
+test('where a lesson applies, as a choice and back as learn.edit fields', () => {
+  assert.equal(scopeKey(lesson(1)), 'all');
+  assert.equal(scopeKey(lesson(1, { target: 'news' })), 'all');
+  assert.equal(scopeKey(lesson(1, { scope: 'project', target: 'news' })), 'project:news');
+  assert.equal(scopeKey(lesson(1, { scope: 'agent', target: 'juno' })), 'agent:juno');
+  assert.deepEqual(scopeOfKey('all'), { scope: 'all' }, 'everywhere names nothing');
+  assert.deepEqual(scopeOfKey('project:news'), { scope: 'project', target: 'news' });
+  assert.deepEqual(scopeOfKey('project:a: b'), { scope: 'project', target: 'a: b' }, 'a name with a colon in it');
+  assert.deepEqual(scopeOfKey('agent:juno'), { scope: 'agent', target: 'juno' });
+  for (const bad of ['', 'project:', 'agent:', 'thread:x', ':news', 'news']) assert.equal(scopeOfKey(bad), null, bad);
+  // Round trips.
+  for (const l of [lesson(1), lesson(1, { scope: 'project', target: 'a: b' }), lesson(1, { scope: 'agent', target: 'juno' })]) {
+    const back = scopeOfKey(scopeKey(l));
+    assert.equal(back.scope, l.scope);
+    assert.equal(back.target ?? null, l.scope === 'all' ? null : l.target);
+  }
+});
+
+test('what a lesson can be narrowed to', () => {
+  const c = scopeChoices(lesson(1), ['news', 'Garden', 'atlas'], ['scout', 'juno']);
+  assert.deepEqual(c.everywhere, { key: 'all', label: 'Everywhere' });
+  assert.deepEqual(c.projects.map((x) => x.key), ['project:atlas', 'project:Garden', 'project:news'], 'sorted, whatever the case');
+  assert.deepEqual(c.agents, [
+    { key: 'agent:juno', label: 'Juno' },
+    { key: 'agent:scout', label: 'Scout' },
+  ]);
+  // Where it applies now is a choice even when that project or agent is gone from the lists.
+  const gone = scopeChoices(lesson(1, { scope: 'project', target: 'old' }), ['news'], []);
+  assert.deepEqual(gone.projects.map((x) => x.label), ['news', 'old']);
+  assert.deepEqual(gone.agents, []);
+  assert.deepEqual(scopeChoices(lesson(1, { scope: 'agent', target: 'juno' }), [], ['juno']).agents.map((x) => x.key), ['agent:juno'], 'once');
+  // A project and an agent may share a name: each is its own choice.
+  const both = scopeChoices(lesson(1), ['news'], ['news']);
+  assert.deepEqual([...both.projects, ...both.agents].map((x) => x.key), ['project:news', 'agent:news']);
+  assert.deepEqual(scopeChoices(lesson(1), ['', '  '], []).projects, [], 'no blank names');
+  assert.deepEqual(scopeChoices(lesson(1), [], []), { everywhere: { key: 'all', label: 'Everywhere' }, projects: [], agents: [] });
 });

@@ -9,6 +9,7 @@ pub mod device_tokens;
 pub mod events;
 pub mod floor;
 pub mod folders;
+pub mod git;
 pub mod ids;
 pub mod jail;
 pub mod link_calls;

@@ -720,6 +720,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "system.events",
         "system.modules",
         "system.status",
+        "threads.changes",
         "threads.commands",
         "threads.edit",
         "threads.files",

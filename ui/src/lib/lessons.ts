@@ -1,8 +1,9 @@
 // Lessons (spec 7.11): what Vyre learned from how the person corrects it, as the app shows them.
 // The Lessons screen's words (where a lesson came from, whether it is checked in code, what its
-// check looks for, its counts), the one function that folds `lesson.*` events into the list, and
-// the one-line notices a chat shows where a lesson was learned or kept. Pure: no DOM, no fetch,
-// so node --test covers it (ui/test/lessons.test.mjs). lib/lessons.svelte.ts keeps the list.
+// check looks for, its counts, where it applies and what it can be narrowed to), the one function
+// that folds `lesson.*` events into the list, and the one-line notices a chat shows where a
+// lesson was learned or kept. Pure: no DOM, no fetch, so node --test covers it
+// (ui/test/lessons.test.mjs). lib/lessons.svelte.ts keeps the list.
 // No word here uses an em dash: a lesson people teach first is often "don't use em dashes".
 
 import type { components } from './openapi/generated';
@@ -11,6 +12,7 @@ import type { components } from './openapi/generated';
 export type Lesson = components['schemas']['learn.lessons.Lesson'];
 export type Check = components['schemas']['learn.lessons.Check'];
 export type Level = components['schemas']['learn.lessons.Level'];
+export type Scope = components['schemas']['learn.lessons.Scope'];
 
 /** The levels, least firm first, as the segmented control shows them. */
 export const LEVELS: { value: Level; label: string }[] = [
@@ -147,11 +149,52 @@ export function countsLine(l: Pick<Lesson, 'applied' | 'broken'>): string {
   return `applied ${l.applied} · broken ${l.broken}`;
 }
 
-/** Where it applies, when it is narrowed ("Only in the project news"); null for everywhere. */
-export function scopeWords(l: Pick<Lesson, 'scope' | 'target'>): string | null {
-  if (l.scope === 'project' && l.target) return `Only in the project ${l.target}`;
-  if (l.scope === 'agent' && l.target) return `Only for ${l.target}`;
-  return null;
+/** An agent's name as the app writes it (`juno` → `Juno`, as `pretty` in app.svelte.ts). */
+const agentName = (n: string): string => (n ? n[0].toUpperCase() + n.slice(1) : n);
+
+/** Where it applies, in words: "Everywhere", "In project news", "For agent Juno". A narrowed
+ * lesson without a name applies nowhere (vyred matches its target), and says so. */
+export function scopeWords(l: Pick<Lesson, 'scope' | 'target'>): string {
+  if (l.scope === 'project') return l.target ? `In project ${l.target}` : 'Nowhere (no project named)';
+  if (l.scope === 'agent') return l.target ? `For agent ${agentName(l.target)}` : 'Nowhere (no agent named)';
+  return 'Everywhere';
+}
+
+/** Where a lesson applies, as one value a choice can hold: `all`, `project:news`, `agent:juno`. */
+export function scopeKey(l: Pick<Lesson, 'scope' | 'target'>): string {
+  return l.scope === 'all' ? 'all' : `${l.scope}:${l.target ?? ''}`;
+}
+
+/** A `scopeKey` back as `learn.edit`'s fields: everywhere names nothing (its target is cleared),
+ * a project or an agent names it. Null for a key that is not a choice. */
+export function scopeOfKey(key: string): { scope: Scope; target?: string } | null {
+  if (key === 'all') return { scope: 'all' };
+  const at = key.indexOf(':');
+  const scope = key.slice(0, at);
+  const target = key.slice(at + 1);
+  return at > 0 && target && (scope === 'project' || scope === 'agent') ? { scope, target } : null;
+}
+
+/** One entry of the "where it applies" choice. */
+export interface ScopeChoice {
+  key: string;
+  label: string;
+}
+
+/** What a lesson can be narrowed to: everywhere, each project, each agent (by name, sorted), and
+ * where it applies now even when that project or agent is gone from the lists. */
+export function scopeChoices(
+  l: Pick<Lesson, 'scope' | 'target'>,
+  projects: string[],
+  agents: string[],
+): { everywhere: ScopeChoice; projects: ScopeChoice[]; agents: ScopeChoice[] } {
+  const names = (list: string[], now: string | null): string[] =>
+    [...new Set(now ? [...list, now] : list)].filter((n) => n.trim()).sort((a, b) => a.localeCompare(b, undefined, { sensitivity: 'base' }));
+  return {
+    everywhere: { key: 'all', label: 'Everywhere' },
+    projects: names(projects, l.scope === 'project' ? l.target : null).map((n) => ({ key: `project:${n}`, label: n })),
+    agents: names(agents, l.scope === 'agent' ? l.target : null).map((n) => ({ key: `agent:${n}`, label: agentName(n) })),
+  };
 }
 
 /** The list as the screen shows it: those waiting for the person's confirmation first, then

@@ -242,56 +242,16 @@ async fn git_push(words: &[String], command: String, folder: Option<&Path>) -> S
 }
 
 /// A git command's output in `dir`, read under settings no repository can override into running
-/// a program: no hooks, no fsmonitor, no external diff or text conversion, no pager, no system
-/// config; in its own process group, killed after [`GIT_WAIT`]. `None` when it fails.
+/// a program ([`crate::kernel::git`]), killed after [`GIT_WAIT`]. `None` when it fails.
 pub async fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let mut cmd = tokio::process::Command::new("git");
-    cmd.arg("--no-pager")
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(["-c", "safe.directory=*", "-c", "log.showSignature=false"])
-        .args(["-c", "gpg.program=false", "-c", "core.untrackedCache=false"])
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .process_group(0);
-    let child = cmd.spawn().ok()?;
-    let pid = child.id();
-    match tokio::time::timeout(GIT_WAIT, child.wait_with_output()).await {
-        Ok(Ok(out)) if out.status.success() => {
-            let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-            if text.len() > CONTENT_MAX * 2 {
-                let mut cut = CONTENT_MAX * 2;
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                text.truncate(cut);
-            }
-            Some(text.trim_end().to_string())
-        }
-        Ok(_) => None,
-        Err(_) => {
-            if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-            None
-        }
+    let ran = crate::kernel::git::run(Some(dir), args, &[], GIT_WAIT, CONTENT_MAX * 2)
+        .await
+        .ok()?;
+    let mut text = String::from_utf8_lossy(&ran.stdout).into_owned();
+    while text.len() > CONTENT_MAX * 2 {
+        text.pop();
     }
+    Some(text.trim_end().to_string())
 }
 
 /// An MCP tool: its server and whom it addresses; the content is its input.

@@ -8,6 +8,7 @@ pub mod about;
 pub mod agents;
 pub mod always;
 pub mod caution;
+pub mod changes;
 pub mod claude;
 pub mod claude_cli;
 pub mod claude_provider;

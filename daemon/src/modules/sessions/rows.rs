@@ -110,4 +110,22 @@ pub const MIGRATIONS: &[Migration] = &[
         // Vyre learns from a person's words (ADR 0027) learns from a queued one too.
         sql: "ALTER TABLE threads_inbox ADD COLUMN by_person INTEGER NOT NULL DEFAULT 0;",
     },
+    Migration {
+        version: 9,
+        // What each turn changed in its folder (issue 25, `sessions/changes/`): the folder's
+        // snapshots before and after (trees in Vyre's own object store for the folder), the
+        // files that differ and whether a tool call said it would change them, or why the turn
+        // was not followed.
+        sql: "CREATE TABLE threads_changes (
+        thread TEXT NOT NULL,
+        turn TEXT NOT NULL,
+        folder TEXT NOT NULL,
+        before TEXT,
+        after TEXT,
+        files TEXT NOT NULL DEFAULT '[]',
+        note TEXT,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (thread, turn)
+    );",
+    },
 ];

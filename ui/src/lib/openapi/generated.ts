@@ -1634,6 +1634,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/threads.changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every file a thread's turns changed in its folder, by a tool call or by a command without saying so (`announced: false`), with unified diffs; one turn's with `turn`. */
+        post: operations["threads.changes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/threads.commands": {
         parameters: {
             query?: never;
@@ -3888,6 +3905,33 @@ export interface components {
         "threads.answer.AnswerVia": "notification";
         /** @description A person's answer to an ask. */
         "threads.answer.Decision": ("allow" | "deny") | "always";
+        /** @description A changed file as stored and listed. */
+        "threads.changes.FileChange": {
+            /**
+             * @description An Edit, Write or NotebookEdit call of the turn named it; false for a change a command
+             *     made without saying so.
+             */
+            announced: boolean;
+            /** @description The diff was cut (at 256 KiB for one file). */
+            cut: boolean;
+            /**
+             * @description The unified diff ("Binary files ... differ" for a binary file); null once the answer's
+             *     diffs passed 2 MiB.
+             */
+            diff: string | null;
+            path: string;
+            /** @description `added`, `modified`, `deleted` or `type`. */
+            status: string;
+        };
+        "threads.changes.TurnChanges": {
+            /** Format: int64 */
+            at: number;
+            files: components["schemas"]["threads.changes.FileChange"][];
+            folder: string;
+            /** @description Why the turn's changes are not known (a folder too big to follow, the home folder ...). */
+            note: string | null;
+            turn: string;
+        };
         /** @description A slash command a session offers, as a surface's `/` menu shows it. */
         "threads.commands.SlashCommand": {
             /** @description What to type after it (`<instructions>`); empty when it takes nothing. */
@@ -9317,6 +9361,46 @@ export interface operations {
                     "application/json": {
                         /** AnyValue */
                         data: unknown;
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    thread: string;
+                    /** @description One turn (`<thread>:<n>`, as events name it); every turn when left out. */
+                    turn?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_TurnChanges */
+                        data: components["schemas"]["threads.changes.TurnChanges"][];
                     };
                 };
             };

@@ -31,6 +31,7 @@ pub(super) fn register(
     home: Arc<PathBuf>,
 ) -> Result<(), crate::kernel::module::StartError> {
     crate::modules::sessions::timeline::tools::register(ctx, board.clone())?;
+    crate::modules::sessions::changes::register(ctx)?;
     let b = board.clone();
     let c = ctx.clone();
     ctx.tool_with(

@@ -344,7 +344,8 @@ impl Switchboard {
             turns,
             tx.downgrade(),
             shown.clone(),
-        );
+        )
+        .following(&req.cwd);
         self.live.lock().expect("live").insert(
             thread.to_string(),
             Handle {

@@ -29,6 +29,7 @@ impl Actor {
         if cwd.is_some() {
             self.folder = cwd.clone();
         }
+        self.changes_before_tool(&tool, &input).await;
         let ctx = &self.board.ctx;
         // The Gate: what it holds is asked about (and then held); a Gate that cannot check asks.
         let mut ask: Vec<String> = Vec::new();

@@ -22,6 +22,7 @@ use super::{STOP_GRACE, Switchboard, rows, tell};
 use crate::kernel::contracts::provider::Session;
 
 mod asks;
+mod changed;
 mod checked;
 mod gated;
 mod happen;
@@ -72,6 +73,17 @@ pub(super) struct Actor {
     gated: HashMap<String, gated::Gated>,
     /// The session's folder, as its hooks last said.
     folder: Option<String>,
+    /// What each turn changes in the thread's folder (issue 25).
+    changes: Following,
+}
+
+/// The thread's folder followed across turns: the follower, the current turn's first snapshot
+/// (awaited before a tool runs) and the files its tool calls said they would change.
+struct Following {
+    follower: Option<crate::modules::sessions::changes::follow::Follower>,
+    folder: Option<std::path::PathBuf>,
+    started: Option<oneshot::Receiver<()>>,
+    announced: std::collections::BTreeSet<std::path::PathBuf>,
 }
 
 /// Why the actor's loop ended.
@@ -115,7 +127,23 @@ impl Actor {
             mode_by: None,
             gated: HashMap::new(),
             folder: None,
+            changes: Following {
+                follower: None,
+                folder: None,
+                started: None,
+                announced: Default::default(),
+            },
         }
+    }
+
+    /// Follow what each turn changes in `folder` (the thread's own, as it was launched).
+    pub(super) fn following(mut self, folder: &std::path::Path) -> Actor {
+        self.changes.follower = Some(crate::modules::sessions::changes::follow::Follower::spawn(
+            &self.board.ctx,
+            &self.thread,
+        ));
+        self.changes.folder = Some(folder.to_path_buf());
+        self
     }
 
     /// No turn and no open question: what the idle timer and an idle-only stop wait for.

@@ -134,6 +134,7 @@ impl Actor {
     fn open(&mut self, text: &str, uuid: &str) {
         self.turns += 1;
         self.last = Some(format!("{}:{}", self.thread, self.turns));
+        self.changes_begin();
         self.turn = TurnState::Running(Turn {
             uuid: uuid.to_string(),
             text: text.to_string(),
@@ -337,6 +338,7 @@ impl Actor {
         let TurnState::Running(turn) = std::mem::replace(&mut self.turn, TurnState::Idle) else {
             return;
         };
+        self.changes_end();
         let last = self.last.clone();
         let usage = json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "turn": last });
         let mut end = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "tokens": tokens, "turn": last });
@@ -441,6 +443,7 @@ impl Actor {
         ) {
             return;
         }
+        self.changes_end();
         let mut payload = json!({ "ok": false, "turn": self.last });
         merge(&mut payload, &extra);
         let t = self.thread.clone();

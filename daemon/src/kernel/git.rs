@@ -1,0 +1,131 @@
+//! git, run by vyred on folders it does not trust (a session's, a cloned repository's): under
+//! settings no repository's config, attributes or hooks can turn into running a program (no
+//! hooks, no fsmonitor, no external diff or text conversion, no pager, no system or global
+//! config, no credential prompt), in its own process group, killed as a group at its deadline,
+//! its output capped.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::time::Duration;
+
+/// Settings every run gets, ahead of the repository's own (`-c` wins over config files).
+const SAFE: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.untrackedCache=false",
+    "core.pager=cat",
+    "safe.directory=*",
+    "log.showSignature=false",
+    "gpg.program=false",
+    "core.quotePath=false",
+    "credential.helper=",
+];
+
+/// What a run came back with.
+pub struct Ran {
+    pub stdout: Vec<u8>,
+    /// The output went past the cap and was cut there.
+    pub cut: bool,
+}
+
+/// Run `git args` (in `dir`, when given) with `env` added, within `wait`, reading at most `max`
+/// bytes of its output. An error says why in words (its stderr's first line, a timeout).
+pub async fn run<S: AsRef<OsStr>>(
+    dir: Option<&Path>,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+    wait: Duration,
+    max: usize,
+) -> Result<Ran, String> {
+    use tokio::io::AsyncReadExt;
+    let mut cmd = tokio::process::Command::new("git");
+    cmd.arg("--no-pager");
+    for s in SAFE {
+        cmd.args(["-c", s]);
+    }
+    if let Some(dir) = dir {
+        cmd.arg("-C").arg(dir);
+    }
+    cmd.args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
+    let pid = child.id().and_then(|p| i32::try_from(p).ok());
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let work = async {
+        let mut out = Vec::new();
+        let mut cut = false;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = stdout.read(&mut buf).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                break;
+            }
+            let room = max.saturating_sub(out.len());
+            if n > room {
+                out.extend_from_slice(&buf[..room]);
+                cut = true;
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        let mut err = Vec::new();
+        if !cut {
+            let _ = (&mut stderr).take(4096).read_to_end(&mut err).await;
+        }
+        Ok::<_, String>((out, cut, err))
+    };
+    let killed = || {
+        if let Some(pid) = pid {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    };
+    let (out, cut, err) = match tokio::time::timeout(wait, work).await {
+        Ok(r) => r?,
+        Err(_) => {
+            killed();
+            return Err(format!("git took longer than {} s", wait.as_secs()));
+        }
+    };
+    if cut {
+        // What was read is enough; the rest is not waited for.
+        killed();
+        let _ = child.wait().await;
+        return Ok(Ran { stdout: out, cut });
+    }
+    let status = match tokio::time::timeout(wait, child.wait()).await {
+        Ok(s) => s.map_err(|e| e.to_string())?,
+        Err(_) => {
+            killed();
+            return Err(format!("git took longer than {} s", wait.as_secs()));
+        }
+    };
+    if !status.success() {
+        let why = String::from_utf8_lossy(&err);
+        let why = why
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no reason given");
+        return Err(format!("git {}: {why}", status));
+    }
+    Ok(Ran { stdout: out, cut })
+}

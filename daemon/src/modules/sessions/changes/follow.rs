@@ -1,0 +1,213 @@
+//! Following one thread's folder across its turns: a snapshot when a turn begins and when it
+//! ends, in order, on a task of the thread's own, so the session's first tool call waits at
+//! most for the first snapshot (the actor awaits [`Follower::start`]'s answer before it lets a
+//! tool run) and a turn's end never waits at all. At the end the files that differ are written
+//! with the turn (`threads_changes`) and said in `thread.changed` (paths and counts, never
+//! content), each marked by whether an Edit, Write or NotebookEdit call of the turn named it.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+
+use super::shadow::{Shadow, unfollowable};
+use crate::kernel::events::NewEvent;
+use crate::kernel::module::Ctx;
+
+/// Paths a `thread.changed` event names at most (the tool has them all).
+const EVENT_PATHS: usize = 100;
+
+/// A changed file as stored and listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct File {
+    pub path: String,
+    /// `added`, `modified`, `deleted` or `type`.
+    pub status: String,
+    /// An Edit, Write or NotebookEdit call of the turn named it; false for a change a command
+    /// made without saying so.
+    pub announced: bool,
+}
+
+enum Job {
+    Start {
+        turn: String,
+        folder: PathBuf,
+        done: oneshot::Sender<()>,
+    },
+    End {
+        turn: String,
+        announced: BTreeSet<PathBuf>,
+    },
+}
+
+/// A thread's follower: cheap to hold, its work on its own task.
+pub struct Follower {
+    tx: mpsc::UnboundedSender<Job>,
+}
+
+/// The turn being followed: its snapshot before, or why it is not followed.
+struct Open {
+    turn: String,
+    folder: PathBuf,
+    before: Result<(Shadow, String), String>,
+}
+
+impl Follower {
+    pub fn spawn(ctx: &Ctx, thread: &str) -> Follower {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let root = ctx.home().root().join("changes");
+        ctx.spawn(run(ctx.clone(), thread.to_string(), root, rx));
+        Follower { tx }
+    }
+
+    /// Turn `turn` begins in `folder`: its snapshot is taken; the answer comes when it is.
+    pub fn start(&self, turn: &str, folder: &Path) -> oneshot::Receiver<()> {
+        let (done, rx) = oneshot::channel();
+        let _ = self.tx.send(Job::Start {
+            turn: turn.to_string(),
+            folder: folder.to_path_buf(),
+            done,
+        });
+        rx
+    }
+
+    /// Turn `turn` ended; `announced` are the files its tool calls said they would change.
+    pub fn end(&self, turn: &str, announced: BTreeSet<PathBuf>) {
+        let _ = self.tx.send(Job::End {
+            turn: turn.to_string(),
+            announced,
+        });
+    }
+}
+
+async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedReceiver<Job>) {
+    let mut shadows: HashMap<PathBuf, Shadow> = HashMap::new();
+    let mut open: Option<Open> = None;
+    while let Some(job) = rx.recv().await {
+        match job {
+            Job::Start { turn, folder, done } => {
+                let before = match unfollowable(&folder) {
+                    Some(why) => Err(why),
+                    None => snapshot(&root, &folder, &mut shadows).await,
+                };
+                open = Some(Open {
+                    turn,
+                    folder,
+                    before,
+                });
+                let _ = done.send(());
+            }
+            Job::End { turn, announced } => {
+                let Some(o) = open.take().filter(|o| o.turn == turn) else {
+                    continue;
+                };
+                let (files, note, trees) = match &o.before {
+                    Err(why) => (vec![], Some(why.clone()), None),
+                    Ok((shadow, before)) => match shadow.snapshot().await {
+                        Err(e) => (vec![], Some(too_big(&e)), Some((before.clone(), None))),
+                        Ok(after) => match shadow.changed(before, &after).await {
+                            Ok(changed) => {
+                                let files = changed
+                                    .into_iter()
+                                    .map(|c| File {
+                                        announced: announced.contains(&o.folder.join(&c.path)),
+                                        path: c.path,
+                                        status: c.status.to_string(),
+                                    })
+                                    .collect();
+                                (files, None, Some((before.clone(), Some(after))))
+                            }
+                            Err(e) => (vec![], Some(e), Some((before.clone(), Some(after)))),
+                        },
+                    },
+                };
+                if let Err(e) = record(&ctx, &thread, &o, files, note, trees).await {
+                    tracing::warn!(%thread, %turn, error = %e, "a turn's changes were not recorded");
+                }
+            }
+        }
+    }
+}
+
+fn too_big(e: &str) -> String {
+    if e.contains("longer than") {
+        format!(
+            "the folder is too big to follow within {} s",
+            super::shadow::SNAPSHOT_WAIT.as_secs()
+        )
+    } else {
+        format!("the folder could not be read: {e}")
+    }
+}
+
+async fn snapshot(
+    root: &Path,
+    folder: &Path,
+    shadows: &mut HashMap<PathBuf, Shadow>,
+) -> Result<(Shadow, String), String> {
+    let shadow = match shadows.get(folder) {
+        Some(s) => s.clone(),
+        None => {
+            let s = Shadow::open(root, folder).await?;
+            shadows.insert(folder.to_path_buf(), s.clone());
+            s
+        }
+    };
+    let tree = shadow.snapshot().await.map_err(|e| too_big(&e))?;
+    Ok((shadow, tree))
+}
+
+type Trees = Option<(String, Option<String>)>;
+
+async fn record(
+    ctx: &Ctx,
+    thread: &str,
+    o: &Open,
+    files: Vec<File>,
+    note: Option<String>,
+    trees: Trees,
+) -> Result<(), crate::kernel::store::StoreError> {
+    if files.is_empty() && note.is_none() {
+        return Ok(());
+    }
+    let (before, after) = match trees {
+        Some((b, a)) => (Some(b), a),
+        None => (None, None),
+    };
+    let count = |s: &str| files.iter().filter(|f| f.status == s).count();
+    let unannounced = files.iter().filter(|f| !f.announced).count();
+    let mut payload = json!({
+        "turn": o.turn,
+        "files": files.len(),
+        "added": count("added"),
+        "modified": count("modified") + count("type"),
+        "deleted": count("deleted"),
+        "unannounced": unannounced,
+        "paths": files.iter().take(EVENT_PATHS).map(|f| json!({ "path": f.path, "status": f.status, "announced": f.announced })).collect::<Vec<_>>(),
+    });
+    if let Some(n) = &note {
+        payload["note"] = json!(n);
+    }
+    let (t, turn, folder) = (
+        thread.to_string(),
+        o.turn.clone(),
+        o.folder.to_string_lossy().into_owned(),
+    );
+    let stored = serde_json::to_string(&files).unwrap_or_else(|_| "[]".into());
+    ctx.store()
+        .write(move |tx| {
+            tx.conn().execute(
+                "INSERT OR REPLACE INTO threads_changes (thread, turn, folder, before, after, files, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![t, turn, folder, before, after, stored, note, crate::now_ms()],
+            )?;
+            crate::modules::sessions::timeline::record(
+                tx,
+                NewEvent::new("thread.changed", payload).thread(&t),
+            )?;
+            Ok(())
+        })
+        .await
+}

@@ -1,0 +1,274 @@
+//! A folder's snapshots in a git object store of Vyre's own (floor rule 5, issue 25): one
+//! "shadow" git directory per followed folder under `VYRE_HOME/changes/`, with the folder as its
+//! work tree and its own index. A snapshot is `git add -A` into that index and `git write-tree`:
+//! the index's stat cache means only files that changed are read again, and nothing of the
+//! person's repository (its index, stash, refs, objects, config) is touched or read, so a
+//! hostile repository's config cannot run anything either. The folder's `.gitignore` files are
+//! honoured (a build's output is not followed); git never adds a `.git`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+/// How long one snapshot may take before the folder is said to be too big to follow.
+pub const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
+/// The most a diff reads back.
+pub const DIFF_MAX: usize = 4 * 1024 * 1024;
+
+/// One followed folder.
+#[derive(Debug, Clone)]
+pub struct Shadow {
+    /// The shadow git directory.
+    git_dir: PathBuf,
+    /// The folder followed.
+    folder: PathBuf,
+}
+
+/// A file's change between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// `added`, `modified`, `deleted` or `type` (a file became a link, ...).
+    pub status: &'static str,
+    pub path: String,
+}
+
+/// Why a folder is not followed.
+pub fn unfollowable(folder: &Path) -> Option<String> {
+    if folder.parent().is_none() {
+        return Some("the root folder is not followed".into());
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    if home.as_deref() == Some(folder) {
+        return Some("a home folder is not followed whole: start the session in a project".into());
+    }
+    None
+}
+
+impl Shadow {
+    /// The shadow of `folder` under `root` (made on first use).
+    pub async fn open(root: &Path, folder: &Path) -> Result<Shadow, String> {
+        let key = Sha256::digest(folder.as_os_str().as_encoded_bytes());
+        let name: String = key[..10].iter().map(|b| format!("{b:02x}")).collect();
+        let git_dir = root.join(name);
+        let shadow = Shadow {
+            git_dir,
+            folder: folder.to_path_buf(),
+        };
+        if !shadow.git_dir.join("HEAD").exists() {
+            std::fs::create_dir_all(root).map_err(|e| format!("{}: {e}", root.display()))?;
+            crate::kernel::paths::private_dir(root).map_err(|e| e.to_string())?;
+            shadow
+                .git(&["init", "-q"], 1024)
+                .await
+                .map_err(|e| format!("cannot make the folder's snapshot store: {e}"))?;
+            // Its own settings: plain bytes in, no line-ending or mode guesses, never a gc
+            // that would drop the trees the turns name.
+            for (k, v) in [
+                ("core.autocrlf", "false"),
+                ("core.safecrlf", "false"),
+                ("core.filemode", "true"),
+                ("core.symlinks", "true"),
+                ("gc.auto", "0"),
+                ("gc.pruneExpire", "never"),
+                ("advice.addEmbeddedRepo", "false"),
+            ] {
+                shadow.git(&["config", k, v], 1024).await?;
+            }
+            std::fs::write(
+                shadow.git_dir.join("folder"),
+                folder.as_os_str().as_encoded_bytes(),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(shadow)
+    }
+
+    async fn git(&self, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
+        let mut all: Vec<&std::ffi::OsStr> = vec![
+            "--git-dir".as_ref(),
+            self.git_dir.as_os_str(),
+            "--work-tree".as_ref(),
+            self.folder.as_os_str(),
+        ];
+        all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+        let ran = crate::kernel::git::run(None, &all, &[], SNAPSHOT_WAIT, max).await?;
+        Ok(ran.stdout)
+    }
+
+    /// The folder as it is now: a tree id.
+    pub async fn snapshot(&self) -> Result<String, String> {
+        self.git(&["add", "-A", "--ignore-errors", "."], 64 * 1024)
+            .await
+            .or_else(|e| {
+                // A file that vanished or cannot be read while it is added is left out; the
+                // rest is written.
+                if e.contains("unable to index") || e.contains("Permission denied") {
+                    Ok(vec![])
+                } else {
+                    Err(e)
+                }
+            })?;
+        let out = self.git(&["write-tree"], 1024).await?;
+        let tree = String::from_utf8_lossy(&out).trim().to_string();
+        if tree.len() < 40 || !tree.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("git write-tree said {tree:?}"));
+        }
+        Ok(tree)
+    }
+
+    /// What changed from tree `a` to tree `b`.
+    pub async fn changed(&self, a: &str, b: &str) -> Result<Vec<Changed>, String> {
+        if a == b {
+            return Ok(vec![]);
+        }
+        let out = self
+            .git(
+                &[
+                    "diff-tree",
+                    "-r",
+                    "-z",
+                    "--no-renames",
+                    "--name-status",
+                    a,
+                    b,
+                ],
+                DIFF_MAX,
+            )
+            .await?;
+        let mut parts = out.split(|b| *b == 0).filter(|p| !p.is_empty());
+        let mut files = vec![];
+        while let (Some(status), Some(path)) = (parts.next(), parts.next()) {
+            let status = match status.first() {
+                Some(b'A') => "added",
+                Some(b'D') => "deleted",
+                Some(b'T') => "type",
+                _ => "modified",
+            };
+            files.push(Changed {
+                status,
+                path: String::from_utf8_lossy(path).into_owned(),
+            });
+        }
+        Ok(files)
+    }
+
+    /// The unified diff of `path` from tree `a` to tree `b` (git says "Binary files ... differ"
+    /// for a binary file), at most `max` bytes, and whether it was cut.
+    pub async fn diff(
+        &self,
+        a: &str,
+        b: &str,
+        path: &str,
+        max: usize,
+    ) -> Result<(String, bool), String> {
+        let spec = format!(":(literal){path}");
+        let out = self
+            .git(
+                &[
+                    "diff-tree",
+                    "-p",
+                    "--no-renames",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "-U3",
+                    a,
+                    b,
+                    "--",
+                    &spec,
+                ],
+                max + 1,
+            )
+            .await?;
+        let cut = out.len() > max;
+        let mut text = String::from_utf8_lossy(&out[..out.len().min(max)]).into_owned();
+        if cut {
+            while !text.ends_with('\n') && !text.is_empty() {
+                text.pop();
+            }
+        }
+        Ok((text, cut))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("vyre-shadow-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("f")).unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn snapshots_show_what_changed_between_them_and_nothing_else() {
+        let dir = scratch("changes");
+        let f = dir.join("f");
+        std::fs::write(f.join("a.txt"), "one\ntwo\n").unwrap();
+        std::fs::write(f.join("gone.txt"), "bye\n").unwrap();
+        std::fs::write(f.join(".gitignore"), "build/\n").unwrap();
+        std::fs::create_dir_all(f.join("build")).unwrap();
+        std::fs::create_dir_all(f.join("sub/.git")).unwrap();
+        std::fs::write(f.join("sub/.git/config"), "[core]\n").unwrap();
+        let shadow = Shadow::open(&dir.join("store"), &f).await.unwrap();
+        let before = shadow.snapshot().await.unwrap();
+        assert_eq!(
+            shadow.snapshot().await.unwrap(),
+            before,
+            "same folder, same tree"
+        );
+
+        std::fs::write(f.join("a.txt"), "one\nTWO\n").unwrap();
+        std::fs::remove_file(f.join("gone.txt")).unwrap();
+        std::fs::write(f.join("bin.dat"), [0u8, 159, 146, 150, 0, 1]).unwrap();
+        std::fs::write(f.join("build/out.o"), "ignored").unwrap();
+        std::os::unix::fs::symlink("a.txt", f.join("link")).unwrap();
+        let after = shadow.snapshot().await.unwrap();
+        let changed = shadow.changed(&before, &after).await.unwrap();
+        let got: Vec<(&str, &str)> = changed
+            .iter()
+            .map(|c| (c.path.as_str(), c.status))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a.txt", "modified"),
+                ("bin.dat", "added"),
+                ("gone.txt", "deleted"),
+                ("link", "added"),
+            ]
+        );
+        let (diff, cut) = shadow.diff(&before, &after, "a.txt", 10_000).await.unwrap();
+        assert!(
+            diff.contains("-two") && diff.contains("+TWO") && !cut,
+            "{diff}"
+        );
+        let (binary, _) = shadow
+            .diff(&before, &after, "bin.dat", 10_000)
+            .await
+            .unwrap();
+        assert!(binary.contains("Binary files"), "{binary}");
+        let (short, cut) = shadow.diff(&before, &after, "a.txt", 40).await.unwrap();
+        assert!(cut && short.len() <= 40, "{short}");
+        // A path that reads as a pathspec's magic is taken as it is.
+        let (none, _) = shadow
+            .diff(&before, &after, ":(glob)*", 10_000)
+            .await
+            .unwrap();
+        assert!(none.is_empty(), "{none}");
+        assert!(!f.join(".git").exists(), "nothing is written in the folder");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_root_and_the_home_folder_are_not_followed() {
+        assert!(unfollowable(Path::new("/")).is_some());
+        if let Some(home) = std::env::var_os("HOME") {
+            assert!(unfollowable(Path::new(&home)).is_some());
+        }
+        assert!(unfollowable(Path::new("/srv/project")).is_none());
+    }
+}

@@ -138,6 +138,77 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
     );
     assert!(!all.to_string().contains("keep.txt"), "{all}");
 
+    // Putting a turn back: a session may not; a person may, one file or all; never over work
+    // that came after.
+    let socket = r.home.vyre_home().join("s").join(format!("{thread}.sock"));
+    let refused = vyre::surfaces::client::Client::socket(&socket)
+        .call("threads.revert", &json!({ "thread": thread, "turn": turn }))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("person_only"), "{refused}");
+    assert!(r.work.join("made.txt").exists());
+    let written_turn = all[1]["turn"].clone();
+    std::fs::write(&written, "the person's later words\n").unwrap();
+    let newer = r
+        .sock
+        .call(
+            "threads.revert",
+            &json!({ "thread": thread, "turn": written_turn }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(newer.code(), Some("changed_since"), "{newer}");
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap(),
+        "the person's later words\n"
+    );
+    let one = r
+        .sock
+        .call(
+            "threads.revert",
+            &json!({ "thread": thread, "turn": turn, "path": "made.txt" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(one["paths"], json!(["made.txt"]));
+    assert!(!r.work.join("made.txt").exists());
+    assert!(
+        std::fs::read_to_string(r.work.join("notes.txt"))
+            .unwrap()
+            .contains("new plan")
+    );
+    // A link planted where the file was: the revert refuses rather than write through it.
+    let outside = r.home.dir.join("outside.txt");
+    std::fs::write(&outside, "not the session's\n").unwrap();
+    std::fs::remove_file(r.work.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, r.work.join("notes.txt")).unwrap();
+    let linked = r
+        .sock
+        .call("threads.revert", &json!({ "thread": thread, "turn": turn }))
+        .await
+        .unwrap_err();
+    assert_eq!(linked.code(), Some("changed_since"), "{linked}");
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "not the session's\n"
+    );
+    std::fs::remove_file(r.work.join("notes.txt")).unwrap();
+    std::fs::write(r.work.join("notes.txt"), "the new plan\nline two\n").unwrap();
+    let all_back = r
+        .sock
+        .call("threads.revert", &json!({ "thread": thread, "turn": turn }))
+        .await
+        .unwrap();
+    assert_eq!(
+        all_back["paths"],
+        json!(["notes.txt"]),
+        "made.txt is already gone: {all_back}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(r.work.join("notes.txt")).unwrap(),
+        "the old plan\nline two\n"
+    );
+
     // The person's repository: nothing in .git changed, and nothing it names ran.
     assert!(
         !marker.exists(),

@@ -156,6 +156,14 @@ impl Dir {
         &self.path
     }
 
+    /// Remove the file (or link: never what it points at) `name` in this folder.
+    pub fn remove_file(&self, name: impl AsRef<OsStr>) -> Result<(), FsError> {
+        unlinkat(&self.fd, name.as_ref(), UnlinkatFlags::NoRemoveDir).map_err(|e| FsError::Io {
+            path: self.path.join(name.as_ref()),
+            source: std::io::Error::from(e),
+        })
+    }
+
     /// The folder `name` in this one, never through a link.
     pub fn child(&self, name: impl AsRef<OsStr>) -> Result<Dir, FsError> {
         let path = self.path.join(name.as_ref());

@@ -1889,6 +1889,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/threads.revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Put back what one turn changed in the thread's folder (one file with `path`, or all of them) as it was before the turn; refused, with nothing written, for a file that changed again since (a person only). */
+        post: operations["threads.revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/threads.rewind": {
         parameters: {
             query?: never;
@@ -10046,6 +10063,52 @@ export interface operations {
                              *     fork); null before its first message.
                              */
                             title: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Only this file (as `threads.changes` names it); every file of the turn when left out. */
+                    path?: string | null;
+                    thread: string;
+                    /** @description The turn (`<thread>:<n>`) whose changes are put back. */
+                    turn: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Reverted */
+                        data: {
+                            /** @description The files put back as they were before the turn (an added file is removed). */
+                            paths: string[];
+                            turn: string;
                         };
                     };
                 };

@@ -4,6 +4,7 @@
 //! `threads.changes {thread, turn?}` lists each turn's files with their unified diffs.
 
 pub mod follow;
+pub mod revert;
 pub mod shadow;
 
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ pub struct TurnChanges {
     pub files: Vec<FileChange>,
 }
 
-struct Row {
+pub(crate) struct Row {
     turn: String,
     folder: String,
     before: Option<String>,
@@ -65,7 +66,7 @@ struct Row {
     at: i64,
 }
 
-fn rows(
+pub(crate) fn rows(
     conn: &rusqlite::Connection,
     thread: &str,
     turn: Option<&str>,
@@ -141,5 +142,15 @@ pub fn register(ctx: &Ctx) -> Result<(), StartError> {
         .sessions_see_thread("thread"),
         ctx,
         |c, input: ChangesInput, _| changes(c, input),
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.revert",
+            "Put back what one turn changed in the thread's folder (one file with `path`, or all of them) as it was before the turn; refused, with nothing written, for a file that changed again since (a person only).",
+        )
+        .person_only()
+        .finishes(),
+        ctx,
+        revert::revert,
     )
 }

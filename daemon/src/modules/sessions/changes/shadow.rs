@@ -192,6 +192,30 @@ impl Shadow {
     }
 }
 
+impl Shadow {
+    /// Put `path` back as it is in tree `tree` (git refuses to write beyond a link).
+    pub async fn restore(&self, tree: &str, path: &str) -> Result<(), String> {
+        let spec = format!(":(literal){path}");
+        self.git(&["checkout", tree, "--", &spec], 64 * 1024)
+            .await
+            .map(|_| ())
+    }
+
+    /// Remove the file `path` (a path inside the folder, checked by the caller), reaching it
+    /// one folder at a time and following no link: a link planted on the way is refused, a
+    /// link at the end is removed itself.
+    pub fn remove(&self, path: &str) -> Result<(), String> {
+        use crate::kernel::nofollow::Dir;
+        let mut dir = Dir::open(&self.folder).map_err(|e| e.to_string())?;
+        let mut parts: Vec<&str> = path.split('/').collect();
+        let name = parts.pop().ok_or("an empty path")?;
+        for p in parts {
+            dir = dir.child(p).map_err(|e| e.to_string())?;
+        }
+        dir.remove_file(name).map_err(|e| e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ const MODULES: &[&str] = &[
     "modules/recall",
     "modules/sessions",
     "modules/system",
+    "modules/usage",
     "modules/vault",
     "modules/watchers",
 ];

@@ -51,6 +51,7 @@ mod threads_finding;
 mod threads_flow;
 mod timeline;
 mod upgrade;
+mod usage;
 mod vault;
 mod watchers;
 mod watchers_e2e;

@@ -16,6 +16,7 @@ pub mod push;
 pub mod recall;
 pub mod sessions;
 pub mod system;
+pub mod usage;
 pub mod vault;
 pub mod watchers;
 
@@ -51,6 +52,7 @@ pub fn modules(kernel: &Kernel) -> Vec<Arc<dyn Module>> {
         Arc::new(crate::modules::harness::HarnessModule),
         Arc::new(crate::modules::gate::GateModule),
         Arc::new(crate::modules::learn::LearnModule),
+        Arc::new(crate::modules::usage::UsageModule),
         Arc::new(crate::modules::onboarding::OnboardingModule),
         Arc::new(crate::modules::pairing::PairingModule),
         Arc::new(crate::modules::network::NetworkModule),

@@ -2042,6 +2042,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/usage.summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What Vyre's sessions cost between `from` and `to` (the last 30 days by default), added up by day, thread, project or agent: turns, dollars and tokens as Claude Code reported them. */
+        post: operations["usage.summary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.delete": {
         parameters: {
             query?: never;
@@ -4255,6 +4272,25 @@ export interface components {
             uuid: string;
             /** @description `person`, `steer`, `queued`, `internal` or `terminal`. */
             via: string;
+        };
+        /** @enum {string} */
+        "usage.summary.By": "thread" | "project" | "agent" | "day";
+        /** @description What a group of turns cost. */
+        "usage.summary.Line": {
+            /** Format: int64 */
+            cache_read_tokens: number;
+            /** Format: int64 */
+            cache_write_tokens: number;
+            /** Format: double */
+            cost_usd: number;
+            /** Format: int64 */
+            input_tokens: number;
+            /** @description The day (`2026-12-03`), thread, project or agent; null for turns of no project or agent. */
+            key: string | null;
+            /** Format: int64 */
+            output_tokens: number;
+            /** Format: int64 */
+            turns: number;
         };
         /** @description An item as `vault.list` shows it: never a value. */
         "vault.list.ItemInfo": {
@@ -10526,6 +10562,67 @@ export interface operations {
                         /** Done */
                         data: {
                             ok: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "usage.summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How the turns are added up: `day` (this machine's calendar days), `thread`, `project`
+                     *     or `agent`.
+                     */
+                    by?: components["schemas"]["usage.summary.By"] | null;
+                    /**
+                     * Format: int64
+                     * @description From this time (ms since the epoch), inclusive; the last 30 days when left out.
+                     */
+                    from?: number | null;
+                    /**
+                     * Format: int64
+                     * @description Until this time (ms), exclusive; now when left out.
+                     */
+                    to?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Summary */
+                        data: {
+                            by: components["schemas"]["usage.summary.By"];
+                            /** Format: int64 */
+                            from: number;
+                            /** @description One line per key, the costliest first (by day: oldest first). */
+                            lines: components["schemas"]["usage.summary.Line"][];
+                            /** Format: int64 */
+                            to: number;
+                            total: components["schemas"]["usage.summary.Line"];
                         };
                     };
                 };

@@ -1,0 +1,181 @@
+//! What each turn cost, kept from the sessions' `thread.usage` events (one row per turn: its
+//! cost and tokens), with the thread's project and agent asked once of `threads.get`. What was
+//! said while vyred was down (or before this module existed) is read back from the log after a
+//! mark; the mark moves with the live events only once that catching up is done, and a turn is
+//! kept once whichever way it arrives.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::{Value, json};
+
+use crate::kernel::events::{Event, Filter};
+use crate::kernel::module::Ctx;
+use crate::kernel::store::Migration;
+
+/// The module whose events are read.
+const FROM: &str = "threads";
+const PAGE: usize = 256;
+
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "CREATE TABLE usage_turns (
+        thread TEXT NOT NULL,
+        turn TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        input INTEGER NOT NULL,
+        output INTEGER NOT NULL,
+        cache_read INTEGER NOT NULL,
+        cache_write INTEGER NOT NULL,
+        PRIMARY KEY (thread, turn)
+    );
+    CREATE INDEX usage_turns_at ON usage_turns(at);
+    CREATE TABLE usage_threads (
+        thread TEXT PRIMARY KEY,
+        project TEXT,
+        agent TEXT
+    );
+    CREATE TABLE usage_mark (id INTEGER NOT NULL);
+    INSERT INTO usage_mark (id) VALUES (0);",
+}];
+
+/// A token count from the CLI's `usage`.
+fn tokens(t: &Value, key: &str) -> i64 {
+    t[key].as_i64().unwrap_or(0).max(0)
+}
+
+pub fn follow(ctx: &Ctx) {
+    let caught_up = Arc::new(AtomicBool::new(false));
+    let (c, done) = (ctx.clone(), caught_up.clone());
+    let live = Filter {
+        types: vec!["thread.usage".into()],
+        ..Default::default()
+    };
+    ctx.events().on(live, move |e| {
+        let (c, done) = (c.clone(), done.clone());
+        async move {
+            let mark = done.load(Ordering::Acquire).then_some(e.id);
+            keep(&c, vec![e], mark).await;
+        }
+    });
+    let c = ctx.clone();
+    ctx.spawn(async move {
+        let end = c.events().latest_id();
+        let mut after = match c
+            .store()
+            .read(|conn| {
+                Ok(conn.query_row("SELECT id FROM usage_mark", [], |r| r.get::<_, i64>(0))?)
+            })
+            .await
+        {
+            Ok(m) => m,
+            Err(e) => return tracing::warn!(error = %e, "the usage mark cannot be read"),
+        };
+        while after < end {
+            let page = match c
+                .events()
+                .since_from(after, FROM, "thread.usage", PAGE)
+                .await
+            {
+                Ok(p) => p,
+                Err(e) => {
+                    return tracing::warn!(error = %e, "the event log cannot be read for usage");
+                }
+            };
+            let Some(last) = page.last().map(|e| e.id) else {
+                break;
+            };
+            after = last;
+            let page: Vec<Arc<Event>> = page
+                .into_iter()
+                .filter(|e| e.id <= end)
+                .map(Arc::new)
+                .collect();
+            keep(&c, page, Some(last.min(end))).await;
+        }
+        keep(&c, vec![], Some(end)).await;
+        caught_up.store(true, Ordering::Release);
+    });
+}
+
+/// Keep `events`' turns (asking `threads.get` for threads not seen before), and move the mark
+/// to `read` when given.
+async fn keep(ctx: &Ctx, events: Vec<Arc<Event>>, read: Option<i64>) {
+    let events: Vec<Arc<Event>> = events
+        .into_iter()
+        .filter(|e| e.source == FROM && e.kind == "thread.usage" && e.thread.is_some())
+        .collect();
+    let threads: BTreeSet<String> = events.iter().filter_map(|e| e.thread.clone()).collect();
+    let mut meta = vec![];
+    for t in threads {
+        let key = t.clone();
+        let known = ctx
+            .store()
+            .read(move |c| {
+                Ok(c.query_row(
+                    "SELECT 1 FROM usage_threads WHERE thread = ?1",
+                    [key],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some())
+            })
+            .await
+            .unwrap_or(false);
+        if known {
+            continue;
+        }
+        let got = ctx
+            .call("threads.get", json!({ "thread": t }))
+            .await
+            .unwrap_or(Value::Null);
+        meta.push((
+            t,
+            got["project"].as_str().map(String::from),
+            got["agent"].as_str().map(String::from),
+        ));
+    }
+    let kept = ctx
+        .store()
+        .write(move |tx| {
+            for (t, project, agent) in &meta {
+                tx.conn().execute(
+                    "INSERT OR IGNORE INTO usage_threads (thread, project, agent) VALUES (?1, ?2, ?3)",
+                    params![t, project, agent],
+                )?;
+            }
+            for e in &events {
+                let p = e.payload_value();
+                let (Some(thread), Some(turn)) = (&e.thread, p["turn"].as_str()) else {
+                    continue;
+                };
+                let t = &p["tokens"];
+                tx.conn().execute(
+                    "INSERT OR IGNORE INTO usage_turns (thread, turn, at, cost_usd, input, output, cache_read, cache_write)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        thread,
+                        turn,
+                        e.at,
+                        p["cost_usd"].as_f64().unwrap_or(0.0).max(0.0),
+                        tokens(t, "input_tokens"),
+                        tokens(t, "output_tokens"),
+                        tokens(t, "cache_read_input_tokens"),
+                        tokens(t, "cache_creation_input_tokens"),
+                    ],
+                )?;
+            }
+            if let Some(read) = read {
+                tx.conn()
+                    .execute("UPDATE usage_mark SET id = max(id, ?1)", [read])?;
+            }
+            Ok(())
+        })
+        .await;
+    if let Err(e) = kept {
+        tracing::warn!(error = %e, "usage was not kept");
+    }
+}

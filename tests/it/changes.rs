@@ -208,6 +208,25 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
         std::fs::read_to_string(r.work.join("notes.txt")).unwrap(),
         "the old plan\nline two\n"
     );
+    // What the person put back is a learning signal, kept with its turn.
+    let mut reverted = vec![];
+    for _ in 0..50 {
+        let signals = r.sock.call("learn.signals", &json!({})).await.unwrap();
+        reverted = signals
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] == "reverted")
+            .cloned()
+            .collect();
+        if reverted.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(reverted.len(), 2, "{reverted:?}");
+    assert_eq!(reverted[0]["turn"], turn);
+    assert!(reverted[1]["text"].as_str().unwrap().contains("made.txt"));
 
     // The person's repository: nothing in .git changed, and nothing it names ran.
     assert!(

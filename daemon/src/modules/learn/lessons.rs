@@ -328,3 +328,37 @@ pub fn signal(
     )?;
     Ok(conn.last_insert_rowid())
 }
+
+/// A signal as `learn.signals` lists it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Signal {
+    pub id: i64,
+    /// `correction`, `remember`, `denied`, `edited`, `refused` or `reverted`.
+    pub kind: String,
+    pub thread: Option<String>,
+    pub turn: Option<String>,
+    /// What was said or done (credentials masked).
+    pub text: String,
+    /// The lesson it taught, if any.
+    pub lesson: Option<i64>,
+    pub at: i64,
+}
+
+/// The newest `limit` signals, newest first.
+pub fn signals(conn: &Connection, limit: usize) -> Result<Vec<Signal>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT id, kind, thread, turn, text, lesson, at FROM learn_signals ORDER BY id DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([limit as i64], |r| {
+        Ok(Signal {
+            id: r.get(0)?,
+            kind: r.get(1)?,
+            thread: r.get(2)?,
+            turn: r.get(3)?,
+            text: r.get(4)?,
+            lesson: r.get(5)?,
+            at: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}

@@ -524,6 +524,7 @@ impl Module for LearnModule {
                     learned(&c, id).await
                 },
             )?;
+            signals::register(&ctx)?;
             ctx.tool_with(
                 ToolDef::new(
                     "learn.events",

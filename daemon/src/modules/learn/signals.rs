@@ -1,7 +1,8 @@
 //! Signals (spec 7.11): what the person does that teaches Vyre, each kept with the turn it came
 //! from. Vyre's own threads are read from their events: a person's prompt (`thread.turn`,
 //! `thread.sent` marked `by_person`) that corrects, a tool call denied with a reason (`ask.answered`), a Gate item edited before
-//! approval or refused with a reason (`gate.approved`, `gate.rejected`). A terminal's prompts
+//! approval or refused with a reason (`gate.approved`, `gate.rejected`), a turn's changes the
+//! person put back (`thread.reverted`). A terminal's prompts
 //! come through the harness's UserPromptSubmit hook (`learn.check {stage: prompt, learn}`).
 
 use serde_json::{Value, json};
@@ -134,6 +135,7 @@ pub fn follow(ctx: &Ctx) {
             "ask.answered".into(),
             "gate.approved".into(),
             "gate.rejected".into(),
+            "thread.reverted".into(),
         ],
         ..Filter::default()
     };
@@ -180,8 +182,46 @@ pub fn follow(ctx: &Ctx) {
                         from_prompt(&c, thread, turn, why, false).await;
                     }
                 }
+                "thread.reverted" => {
+                    let paths: Vec<&str> = p["paths"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    let text = format!("the person put back {}", paths.join(", "));
+                    record(&c, "reverted", thread, turn, &text, None).await;
+                }
                 _ => {}
             }
         }
     });
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignalsInput {
+    /// At most this many, the newest (100).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
+    limit: Option<u32>,
+}
+
+/// `learn.signals`: what Vyre noticed the person do that may teach it, newest first.
+pub fn register(ctx: &Ctx) -> Result<(), crate::kernel::module::StartError> {
+    ctx.tool_with(
+        crate::kernel::module::ToolDef::new(
+            "learn.signals",
+            "What Vyre noticed the person do that may teach it, newest first: corrections, denied calls, Gate items edited or refused, changes put back; each with its thread and turn, and the lesson it taught if any.",
+        ),
+        ctx,
+        |c, input: SignalsInput, _| async move {
+            let limit = input.limit.unwrap_or(100).clamp(1, 1000) as usize;
+            Ok::<_, ToolError>(
+                c.store()
+                    .read(move |conn| lessons::signals(conn, limit))
+                    .await?,
+            )
+        },
+    )
 }

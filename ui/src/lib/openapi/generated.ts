@@ -529,6 +529,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/learn.signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What Vyre noticed the person do that may teach it, newest first: corrections, denied calls, Gate items edited or refused, changes put back; each with its thread and turn, and the lesson it taught if any. */
+        post: operations["learn.signals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/memory.facts": {
         parameters: {
             query?: never;
@@ -2915,6 +2932,24 @@ export interface components {
          * @enum {string}
          */
         "learn.retire.Scope": "all" | "project" | "agent";
+        /** @description A signal as `learn.signals` lists it. */
+        "learn.signals.Signal": {
+            /** Format: int64 */
+            at: number;
+            /** Format: int64 */
+            id: number;
+            /** @description `correction`, `remember`, `denied`, `edited`, `refused` or `reverted`. */
+            kind: string;
+            /**
+             * Format: int64
+             * @description The lesson it taught, if any.
+             */
+            lesson: number | null;
+            /** @description What was said or done (credentials masked). */
+            text: string;
+            thread: string | null;
+            turn: string | null;
+        };
         /** @description A statement as a caller sees it: its rows in the threads it may see, folded into one. */
         "memory.facts.Fact": {
             /**
@@ -6067,6 +6102,48 @@ export interface operations {
                             /** @description When it applies, in words. */
                             when: string;
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "learn.signals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uint32
+                     * @description At most this many, the newest (100).
+                     */
+                    limit?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_Signal */
+                        data: components["schemas"]["learn.signals.Signal"][];
                     };
                 };
             };

@@ -22,6 +22,14 @@ async fn turn(
     events_until(stream, |e| e["type"] == "thread.finished").await
 }
 
+/// The events until a turn ends or asks the person (a lesson that refuses a call never asks).
+async fn finished_or_asked(stream: &mut vyre::surfaces::client::EventStream) -> Vec<Value> {
+    events_until(stream, |e| {
+        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
+    })
+    .await
+}
+
 async fn lessons(r: &Rig) -> Vec<Value> {
     r.sock
         .call("learn.lessons", &json!({}))
@@ -193,10 +201,7 @@ async fn a_blocking_lesson_refuses_the_command_with_the_lesson_quoted() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| {
-        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
-    })
-    .await;
+    let events = finished_or_asked(&mut stream).await;
     assert_eq!(
         events.last().unwrap()["type"],
         "thread.finished",
@@ -232,10 +237,7 @@ async fn a_blocking_lesson_refuses_the_command_with_the_lesson_quoted() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| {
-        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
-    })
-    .await;
+    let events = finished_or_asked(&mut stream).await;
     assert_eq!(
         events.last().unwrap()["type"],
         "thread.finished",
@@ -255,10 +257,7 @@ async fn a_blocking_lesson_refuses_the_command_with_the_lesson_quoted() {
         )
         .await
         .unwrap();
-    let events = events_until(&mut stream, |e| {
-        matches!(e["type"].as_str(), Some("thread.finished" | "ask.raised"))
-    })
-    .await;
+    let events = finished_or_asked(&mut stream).await;
     assert_eq!(
         events.last().unwrap()["type"],
         "ask.raised",

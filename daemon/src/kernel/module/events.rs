@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::Ctx;
 use crate::kernel::events::{Event, Filter, Follower, NewEvent};
@@ -112,6 +113,63 @@ impl ModuleEvents {
                     None => return,
                 }
             }
+        });
+    }
+
+    /// Keep up with what module `source` tells under types starting `prefix` (`live` the same
+    /// as a filter), from this module's mark in the log: live events are followed first, so none
+    /// falls between, and what was told after the mark (while vyred was down, or before this
+    /// module existed) is read back page by page. `keep` gets each batch with the mark to move
+    /// to; a live event carries one only once the reading back is done, so a stop in the middle
+    /// of it leaves nothing behind. An event may come twice (read back and live): `keep` keeps
+    /// it once.
+    pub fn keep_up<M, K, Fut>(
+        &self,
+        live: Filter,
+        source: &'static str,
+        prefix: &'static str,
+        mark: M,
+        keep: K,
+    ) where
+        M: FnOnce(&rusqlite::Connection) -> Result<i64, StoreError> + Send + 'static,
+        K: Fn(Vec<Arc<Event>>, Option<i64>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        const PAGE: usize = 256;
+        let caught_up = Arc::new(AtomicBool::new(false));
+        let (k, done) = (keep.clone(), caught_up.clone());
+        self.on(live, move |e| {
+            let (k, done) = (k.clone(), done.clone());
+            async move {
+                let mark = done.load(Ordering::Acquire).then_some(e.id);
+                k(vec![e], mark).await;
+            }
+        });
+        let ctx = self.ctx.clone();
+        let name = self.ctx.name.clone();
+        self.ctx.spawn(async move {
+            let end = ctx.events().latest_id();
+            let mut after = match ctx.store().read(mark).await {
+                Ok(m) => m,
+                Err(e) => {
+                    return tracing::warn!(module = %name, error = %e, "its mark in the event log cannot be read");
+                }
+            };
+            while after < end {
+                let page = match ctx.events().since_from(after, source, prefix, PAGE).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        return tracing::warn!(module = %name, error = %e, "the event log cannot be read back");
+                    }
+                };
+                let Some(last) = page.last().map(|e| e.id) else {
+                    break;
+                };
+                after = last;
+                keep(page.into_iter().map(Arc::new).collect(), Some(last.min(end))).await;
+            }
+            keep(vec![], Some(end)).await;
+            caught_up.store(true, Ordering::Release);
         });
     }
 }

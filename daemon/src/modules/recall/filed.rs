@@ -7,7 +7,6 @@
 //! (the replay and the live follower overlap) is kept once, by its event's id.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::params;
 use serde::{Deserialize, Serialize};
@@ -69,50 +68,19 @@ struct Told {
     url: Option<String>,
 }
 
-/// Events read per page while catching up.
-const PAGE: usize = 256;
-
 /// Keep what the watchers file: what was told since the mark (while vyred was down), then each
-/// as it comes. The mark moves with the live events only once the catching up is done, so a stop
-/// in the middle of it leaves nothing behind.
+/// as it comes.
 pub fn follow(ctx: &Ctx) {
-    let caught_up = Arc::new(AtomicBool::new(false));
-    let (c, done) = (ctx.clone(), caught_up.clone());
-    // Live first, so nothing told while the catching up runs falls between the two.
     let live = Filter {
         types: vec!["watch.*".into()],
         ..Default::default()
     };
-    ctx.events().on(live, move |e| {
-        let (c, done) = (c.clone(), done.clone());
-        async move {
-            let mark = done.load(Ordering::Acquire).then_some(e.id);
-            keep(&c, vec![e], mark).await;
-        }
-    });
     let c = ctx.clone();
-    ctx.spawn(async move {
-        let end = c.events().latest_id();
-        let mut after = match c.store().read(mark).await {
-            Ok(m) => m,
-            Err(e) => return tracing::warn!(error = %e, "the filed items' mark cannot be read"),
-        };
-        loop {
-            let page = match c.events().since_from(after, FROM, "watch.", PAGE).await {
-                Ok(p) => p,
-                Err(e) => {
-                    return tracing::warn!(error = %e, "the event log cannot be read for filed items");
-                }
-            };
-            let Some(last) = page.last().map(|e| e.id) else {
-                break;
-            };
-            after = last;
-            keep(&c, page.into_iter().map(Arc::new).collect(), Some(last)).await;
-        }
-        keep(&c, vec![], Some(end)).await;
-        caught_up.store(true, Ordering::Release);
-    });
+    ctx.events()
+        .keep_up(live, FROM, "watch.", mark, move |events, read| {
+            let c = c.clone();
+            async move { keep(&c, events, read).await }
+        });
 }
 
 /// Keep `events`' items, and move the mark to `read` when given (and further than it was).

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
@@ -17,7 +16,6 @@ use crate::kernel::store::Migration;
 
 /// The module whose events are read.
 const FROM: &str = "threads";
-const PAGE: usize = 256;
 
 pub const MIGRATIONS: &[Migration] = &[Migration {
     version: 1,
@@ -48,57 +46,21 @@ fn tokens(t: &Value, key: &str) -> i64 {
 }
 
 pub fn follow(ctx: &Ctx) {
-    let caught_up = Arc::new(AtomicBool::new(false));
-    let (c, done) = (ctx.clone(), caught_up.clone());
     let live = Filter {
         types: vec!["thread.usage".into()],
         ..Default::default()
     };
-    ctx.events().on(live, move |e| {
-        let (c, done) = (c.clone(), done.clone());
-        async move {
-            let mark = done.load(Ordering::Acquire).then_some(e.id);
-            keep(&c, vec![e], mark).await;
-        }
-    });
     let c = ctx.clone();
-    ctx.spawn(async move {
-        let end = c.events().latest_id();
-        let mut after = match c
-            .store()
-            .read(|conn| {
-                Ok(conn.query_row("SELECT id FROM usage_mark", [], |r| r.get::<_, i64>(0))?)
-            })
-            .await
-        {
-            Ok(m) => m,
-            Err(e) => return tracing::warn!(error = %e, "the usage mark cannot be read"),
-        };
-        while after < end {
-            let page = match c
-                .events()
-                .since_from(after, FROM, "thread.usage", PAGE)
-                .await
-            {
-                Ok(p) => p,
-                Err(e) => {
-                    return tracing::warn!(error = %e, "the event log cannot be read for usage");
-                }
-            };
-            let Some(last) = page.last().map(|e| e.id) else {
-                break;
-            };
-            after = last;
-            let page: Vec<Arc<Event>> = page
-                .into_iter()
-                .filter(|e| e.id <= end)
-                .map(Arc::new)
-                .collect();
-            keep(&c, page, Some(last.min(end))).await;
-        }
-        keep(&c, vec![], Some(end)).await;
-        caught_up.store(true, Ordering::Release);
-    });
+    ctx.events().keep_up(
+        live,
+        FROM,
+        "thread.usage",
+        |conn| Ok(conn.query_row("SELECT id FROM usage_mark", [], |r| r.get::<_, i64>(0))?),
+        move |events, read| {
+            let c = c.clone();
+            async move { keep(&c, events, read).await }
+        },
+    );
 }
 
 /// Keep `events`' turns (asking `threads.get` for threads not seen before), and move the mark

@@ -17,6 +17,9 @@ use super::shadow::{Shadow, unfollowable};
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
 
+/// What a turn says when a tool ran before its first snapshot was taken.
+const LATE: &str = "the folder's snapshot was still being taken when the turn's first tool ran: a change that tool made may be missing here";
+
 /// Paths a `thread.changed` event names at most (the tool has them all).
 const EVENT_PATHS: usize = 100;
 
@@ -32,6 +35,9 @@ pub struct File {
 }
 
 enum Job {
+    /// Read the folder into its store ahead of the first turn (a launch), so the first turn's
+    /// snapshot finds only what changed.
+    Warm { folder: PathBuf },
     Start {
         turn: String,
         folder: PathBuf,
@@ -40,6 +46,8 @@ enum Job {
     End {
         turn: String,
         announced: BTreeSet<PathBuf>,
+        /// A tool ran before the turn's first snapshot was taken.
+        late: bool,
     },
 }
 
@@ -63,6 +71,13 @@ impl Follower {
         Follower { tx }
     }
 
+    /// The thread was launched in `folder`: read it into its store now.
+    pub fn warm(&self, folder: &Path) {
+        let _ = self.tx.send(Job::Warm {
+            folder: folder.to_path_buf(),
+        });
+    }
+
     /// Turn `turn` begins in `folder`: its snapshot is taken; the answer comes when it is.
     pub fn start(&self, turn: &str, folder: &Path) -> oneshot::Receiver<()> {
         let (done, rx) = oneshot::channel();
@@ -74,11 +89,13 @@ impl Follower {
         rx
     }
 
-    /// Turn `turn` ended; `announced` are the files its tool calls said they would change.
-    pub fn end(&self, turn: &str, announced: BTreeSet<PathBuf>) {
+    /// Turn `turn` ended; `announced` are the files its tool calls said they would change;
+    /// `late` when a tool ran before the turn's first snapshot was taken.
+    pub fn end(&self, turn: &str, announced: BTreeSet<PathBuf>, late: bool) {
         let _ = self.tx.send(Job::End {
             turn: turn.to_string(),
             announced,
+            late,
         });
     }
 }
@@ -88,6 +105,13 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
     let mut open: Option<Open> = None;
     while let Some(job) = rx.recv().await {
         match job {
+            Job::Warm { folder } => {
+                if unfollowable(&folder).is_none()
+                    && let Err(e) = snapshot(&root, &folder, &mut shadows).await
+                {
+                    tracing::debug!(%thread, error = %e, "the folder was not read ahead");
+                }
+            }
             Job::Start { turn, folder, done } => {
                 let before = match unfollowable(&folder) {
                     Some(why) => Err(why),
@@ -100,7 +124,11 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
                 });
                 let _ = done.send(());
             }
-            Job::End { turn, announced } => {
+            Job::End {
+                turn,
+                announced,
+                late,
+            } => {
                 let Some(o) = open.take().filter(|o| o.turn == turn) else {
                     continue;
                 };
@@ -123,6 +151,10 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
                             Err(e) => (vec![], Some(e), Some((before.clone(), Some(after)))),
                         },
                     },
+                };
+                let note = match (note, late) {
+                    (None, true) => Some(LATE.to_string()),
+                    (note, _) => note,
                 };
                 if let Err(e) = record(&ctx, &thread, &o, files, note, trees).await {
                     tracing::warn!(%thread, %turn, error = %e, "a turn's changes were not recorded");

@@ -382,34 +382,8 @@ impl Vault {
         outcome.ok_or(VaultError::NotFound)
     }
 
-    /// Whether `grantee` could fetch item `name` (it exists and is granted), without opening
-    /// anything: for a caller that must refuse early, before a person is asked to approve a use.
-    pub async fn may_fetch(&self, grantee: &Grantee, name: &str) -> Result<Kind, VaultError> {
-        let who = grantee.to_string();
-        let item = name.to_string();
-        let (kind, granted) = self
-            .ctx
-            .store()
-            .read(move |c| {
-                let Some(row) = items::sealed_by_name(c, &item)? else {
-                    return Ok(None);
-                };
-                let granted = items::is_granted(c, &row.id, &who)?;
-                Ok(Some((row.kind, granted)))
-            })
-            .await?
-            .ok_or(VaultError::NotFound)?;
-        if !granted {
-            return Err(VaultError::NotGranted {
-                item: name.to_string(),
-                grantee: grantee.to_string(),
-            });
-        }
-        Kind::parse(&kind).ok_or_else(|| VaultError::Damaged(name.to_string()))
-    }
-
-    /// An item's value for a grantee that holds a grant on it.
-    pub async fn fetch(&self, grantee: &Grantee, name: &str) -> Result<VaultValue, VaultError> {
+    /// Item `name`'s sealed row, when it exists and `grantee` holds a grant on it.
+    async fn granted_row(&self, grantee: &Grantee, name: &str) -> Result<SealedRow, VaultError> {
         let who = grantee.to_string();
         let item = name.to_string();
         let (row, granted) = self
@@ -430,6 +404,19 @@ impl Vault {
                 grantee: grantee.to_string(),
             });
         }
+        Ok(row)
+    }
+
+    /// Whether `grantee` could fetch item `name` (it exists and is granted), without opening
+    /// anything: for a caller that must refuse early, before a person is asked to approve a use.
+    pub async fn may_fetch(&self, grantee: &Grantee, name: &str) -> Result<Kind, VaultError> {
+        let row = self.granted_row(grantee, name).await?;
+        Kind::parse(&row.kind).ok_or_else(|| VaultError::Damaged(name.to_string()))
+    }
+
+    /// An item's value for a grantee that holds a grant on it.
+    pub async fn fetch(&self, grantee: &Grantee, name: &str) -> Result<VaultValue, VaultError> {
+        let row = self.granted_row(grantee, name).await?;
         let ring = {
             let mut keys = self.keys.lock().await;
             self.ring(&mut keys, false).await?

@@ -10,12 +10,15 @@ use serde_json::Value;
 
 use super::*;
 
-/// The longest a tool call waits for its turn's first snapshot.
-const FIRST_SNAPSHOT_WAIT: Duration = Duration::from_secs(25);
+/// The longest a tool call waits for its turn's first snapshot (the folder is read ahead at
+/// launch, so this is a large folder's first turn); after it the tool runs and the turn says
+/// its changes may be incomplete.
+const FIRST_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
 
 impl Actor {
     pub(super) fn changes_begin(&mut self) {
         self.changes.announced.clear();
+        self.changes.late = false;
         if let (Some(f), Some(folder), Some(turn)) =
             (&self.changes.follower, &self.changes.folder, &self.last)
         {
@@ -27,7 +30,7 @@ impl Actor {
         self.changes.started = None;
         let announced = std::mem::take(&mut self.changes.announced);
         if let (Some(f), Some(turn)) = (&self.changes.follower, &self.last) {
-            f.end(turn, announced);
+            f.end(turn, announced, self.changes.late);
         }
     }
 
@@ -39,6 +42,7 @@ impl Actor {
                 .is_err()
         {
             tracing::warn!(thread = %self.thread, "a turn's first snapshot took too long; its tool runs");
+            self.changes.late = true;
         }
         let key = match tool {
             "Edit" | "Write" | "MultiEdit" => "file_path",

@@ -84,6 +84,8 @@ struct Following {
     folder: Option<std::path::PathBuf>,
     started: Option<oneshot::Receiver<()>>,
     announced: std::collections::BTreeSet<std::path::PathBuf>,
+    /// A tool of this turn ran before its first snapshot was taken.
+    late: bool,
 }
 
 /// Why the actor's loop ended.
@@ -132,16 +134,19 @@ impl Actor {
                 folder: None,
                 started: None,
                 announced: Default::default(),
+                late: false,
             },
         }
     }
 
     /// Follow what each turn changes in `folder` (the thread's own, as it was launched).
     pub(super) fn following(mut self, folder: &std::path::Path) -> Actor {
-        self.changes.follower = Some(crate::modules::sessions::changes::follow::Follower::spawn(
+        let follower = crate::modules::sessions::changes::follow::Follower::spawn(
             &self.board.ctx,
             &self.thread,
-        ));
+        );
+        follower.warm(folder);
+        self.changes.follower = Some(follower);
         self.changes.folder = Some(folder.to_path_buf());
         self
     }

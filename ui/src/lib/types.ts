@@ -116,3 +116,7 @@ export interface Health {
   uptime_s: number;
 }
 
+/** One turn's changes in its thread's folder, with a diff per file (`threads.changes`). */
+export type TurnChanges = Schema<'threads.changes.TurnChanges'>;
+/** A file a turn changed: its status, whether a tool call said so, its unified diff. */
+export type ChangedFile = Schema<'threads.changes.FileChange'>;

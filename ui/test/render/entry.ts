@@ -12,6 +12,9 @@ import FiledHits from '../../src/components/FiledHits.svelte';
 import SourceFiles from '../../src/components/SourceFiles.svelte';
 import LessonNotice from '../../src/components/LessonNotice.svelte';
 import LessonLevel from '../../src/components/LessonLevel.svelte';
+import ChangeRow from '../../src/components/ChangeRow.svelte';
+import type { TurnMark } from '../../src/lib/changes';
+import type { Line } from '../../src/lib/diff';
 import type { Check, Level, LessonNotice as Notice } from '../../src/lib/lessons';
 import type { OpenFile } from '../../src/lib/filelinks';
 import type { FiledHit } from '../../src/lib/filed';
@@ -27,7 +30,17 @@ export function markdown(
   return render(Markdown, { props: { source, streaming, onfile, memory } }).body;
 }
 
-export function diff(props: { path: string; old?: string; new?: string; edits?: { old_string: string; new_string: string }[] }): string {
+export function diff(props: {
+  path: string;
+  old?: string;
+  new?: string;
+  edits?: { old_string: string; new_string: string }[];
+  hunks?: { old: string; new: string; oldStart: number; newStart: number }[];
+  created?: boolean | null;
+  named?: boolean;
+  onpick?: ((line: Line) => void) | null;
+  picked?: ((line: Line) => boolean) | null;
+}): string {
   return render(Diff, { props }).body;
 }
 
@@ -61,4 +74,8 @@ export function lessonNotice(props: { notice: Notice; check?: Check | null; onop
 
 export function lessonLevel(props: { level: Level; check: Check | null; busy?: boolean; disabled?: boolean }): string {
   return render(LessonLevel, { props: { onchange: () => {}, ...props } }).body;
+}
+
+export function changeRow(props: { mark: TurnMark; reverted?: number; onopen?: (() => void) | null }): string {
+  return render(ChangeRow, { props }).body;
 }

@@ -103,6 +103,8 @@ impl Follower {
 async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedReceiver<Job>) {
     let mut shadows: HashMap<PathBuf, Shadow> = HashMap::new();
     let mut open: Option<Open> = None;
+    // Why the last turn was not followed: said once, not after every turn.
+    let mut said: Option<String> = None;
     while let Some(job) = rx.recv().await {
         match job {
             Job::Warm { folder } => {
@@ -156,6 +158,10 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
                     (None, true) => Some(LATE.to_string()),
                     (note, _) => note,
                 };
+                if files.is_empty() && note.is_some() && note == said {
+                    continue;
+                }
+                said = note.clone();
                 if let Err(e) = record(&ctx, &thread, &o, files, note, trees).await {
                     tracing::warn!(%thread, %turn, error = %e, "a turn's changes were not recorded");
                 }

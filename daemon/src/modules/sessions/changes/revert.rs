@@ -36,6 +36,11 @@ pub struct Reverted {
     pub paths: Vec<String>,
 }
 
+/// A turn as a person reads it: `<thread>:3` is turn 3.
+fn turn_number(turn: &str) -> &str {
+    turn.rsplit_once(':').map_or(turn, |(_, n)| n)
+}
+
 /// A path inside the folder, as git names it: relative, no `..`, no root.
 fn inside(path: &str) -> bool {
     let p = Path::new(path);
@@ -127,7 +132,7 @@ pub async fn revert(c: Ctx, input: RevertInput, cx: CallCx) -> Result<Reverted, 
             format!(
                 "nothing was put back: {} changed again after turn {} ended, and putting it back would lose that",
                 newer.join(", "),
-                input.turn
+                turn_number(&input.turn)
             ),
         ));
     }
@@ -166,6 +171,12 @@ pub async fn revert(c: Ctx, input: RevertInput, cx: CallCx) -> Result<Reverted, 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_turn_reads_as_its_number() {
+        assert_eq!(super::turn_number("3d76f743-7f8e:12"), "12");
+        assert_eq!(super::turn_number("odd"), "odd");
+    }
+
     #[test]
     fn only_plain_paths_inside_the_folder() {
         for ok in ["a.txt", "src/a.rs", ".hidden"] {

@@ -228,6 +228,32 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
     assert_eq!(reverted[0]["turn"], turn);
     assert!(reverted[1]["text"].as_str().unwrap().contains("made.txt"));
 
+    // A session that writes a huge file cannot fill Vyre's store: the change is said, its
+    // content left out.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "RUNBASH truncate -s 70M huge.bin" }),
+        )
+        .await
+        .unwrap();
+    allow_until_finished(&r, &mut stream, &thread).await;
+    let events = events_until(&mut stream, |e| e["type"] == "thread.changed").await;
+    let changed = &events.last().unwrap()["payload"];
+    assert!(
+        changed["note"]
+            .as_str()
+            .unwrap()
+            .contains("huge.bin (70 MiB)"),
+        "{changed}"
+    );
+    assert_eq!(changed["paths"][0]["path"], "huge.bin", "{changed}");
+    let store: u64 = files(&r.home.vyre_home().join("changes"))
+        .iter()
+        .map(|(_, b)| b.len() as u64)
+        .sum();
+    assert!(store < 8 * 1024 * 1024, "the store holds {store} bytes");
+
     // The person's repository: nothing in .git changed, and nothing it names ran.
     assert!(
         !marker.exists(),

@@ -3991,6 +3991,11 @@ export interface components {
             path: string;
             /** @description `added`, `modified`, `deleted` or `type`. */
             status: string;
+            /**
+             * @description Over the size Vyre keeps: its change is said, its content is not kept or shown.
+             * @default false
+             */
+            too_big: boolean;
         };
         "threads.changes.TurnChanges": {
             /** Format: int64 */

@@ -32,6 +32,9 @@ pub struct File {
     /// An Edit, Write or NotebookEdit call of the turn named it; false for a change a command
     /// made without saying so.
     pub announced: bool,
+    /// Over the size Vyre keeps: its change is said, its content is not kept or shown.
+    #[serde(default)]
+    pub too_big: bool,
 }
 
 enum Job {
@@ -138,19 +141,22 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
                     Err(why) => (vec![], Some(why.clone()), None),
                     Ok((shadow, before)) => match shadow.snapshot().await {
                         Err(e) => (vec![], Some(too_big(&e)), Some((before.clone(), None))),
-                        Ok(after) => match shadow.changed(before, &after).await {
+                        Ok(after) => match shadow.changed(before, &after.tree).await {
                             Ok(changed) => {
-                                let files = changed
+                                let mut files: Vec<File> = changed
                                     .into_iter()
                                     .map(|c| File {
                                         announced: announced.contains(&o.folder.join(&c.path)),
                                         path: c.path,
                                         status: c.status.to_string(),
+                                        too_big: false,
                                     })
                                     .collect();
-                                (files, None, Some((before.clone(), Some(after))))
+                                let note =
+                                    left_out(&mut files, &after.left_out, &announced, &o.folder);
+                                (files, note, Some((before.clone(), Some(after.tree))))
                             }
-                            Err(e) => (vec![], Some(e), Some((before.clone(), Some(after)))),
+                            Err(e) => (vec![], Some(e), Some((before.clone(), Some(after.tree)))),
                         },
                     },
                 };
@@ -168,6 +174,43 @@ async fn run(ctx: Ctx, thread: String, root: PathBuf, mut rx: mpsc::UnboundedRec
             }
         }
     }
+}
+
+/// Files the snapshot left out as too big: listed among the turn's files (one kept before shows
+/// as modified, not deleted) and said in the note; their content is not kept.
+fn left_out(
+    files: &mut Vec<File>,
+    big: &[(String, u64)],
+    announced: &BTreeSet<PathBuf>,
+    folder: &Path,
+) -> Option<String> {
+    if big.is_empty() {
+        return None;
+    }
+    for (path, _) in big {
+        match files.iter_mut().find(|f| &f.path == path) {
+            Some(f) => {
+                f.status = "modified".into();
+                f.too_big = true;
+            }
+            None => files.push(File {
+                path: path.clone(),
+                status: "added".into(),
+                announced: announced.contains(&folder.join(path)),
+                too_big: true,
+            }),
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let named: Vec<String> = big
+        .iter()
+        .map(|(p, n)| format!("{p} ({} MiB)", n / (1024 * 1024)))
+        .collect();
+    Some(format!(
+        "over {} MiB, so not kept and not shown: {}",
+        super::shadow::FILE_MAX / (1024 * 1024),
+        named.join(", ")
+    ))
 }
 
 fn too_big(e: &str) -> String {
@@ -194,7 +237,7 @@ async fn snapshot(
             s
         }
     };
-    let tree = shadow.snapshot().await.map_err(|e| too_big(&e))?;
+    let tree = shadow.snapshot().await.map_err(|e| too_big(&e))?.tree;
     Ok((shadow, tree))
 }
 

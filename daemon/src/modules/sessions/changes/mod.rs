@@ -109,7 +109,7 @@ async fn changes(ctx: Ctx, input: ChangesInput) -> Result<Vec<TurnChanges>, Tool
         };
         for file in row.files {
             let (diff, cut) = match (&shadow, &row.before, &row.after) {
-                (Some(s), Some(a), Some(b)) if budget > 0 => {
+                (Some(s), Some(a), Some(b)) if budget > 0 && !file.too_big => {
                     match s.diff(a, b, &file.path, FILE_DIFF_MAX.min(budget)).await {
                         Ok((d, cut)) => {
                             budget = budget.saturating_sub(d.len());

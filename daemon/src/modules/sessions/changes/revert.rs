@@ -97,7 +97,8 @@ pub async fn revert(c: Ctx, input: RevertInput, cx: CallCx) -> Result<Reverted, 
     let now = shadow
         .snapshot()
         .await
-        .map_err(|e| ToolError::unavailable("no_snapshots", e))?;
+        .map_err(|e| ToolError::unavailable("no_snapshots", e))?
+        .tree;
     let since: Vec<String> = shadow
         .changed(&after, &now)
         .await

@@ -15,6 +15,15 @@ use sha2::{Digest, Sha256};
 pub const SNAPSHOT_WAIT: Duration = Duration::from_secs(20);
 /// The most a diff reads back.
 pub const DIFF_MAX: usize = 4 * 1024 * 1024;
+/// A file over this is not kept in the store (its change is said, not shown).
+pub const FILE_MAX: u64 = 64 * 1024 * 1024;
+
+/// A snapshot: its tree, and the files left out of it as too big (path, bytes).
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub tree: String,
+    pub left_out: Vec<(String, u64)>,
+}
 
 /// One followed folder.
 #[derive(Debug, Clone)]
@@ -96,8 +105,61 @@ impl Shadow {
         Ok(ran.stdout)
     }
 
-    /// The folder as it is now: a tree id.
-    pub async fn snapshot(&self) -> Result<String, String> {
+    /// Files that changed or appeared since the last snapshot and are over [`FILE_MAX`]: left out
+    /// of this and every later snapshot (listed in the store's own `info/exclude`; one kept
+    /// before is dropped from its index), so a session cannot fill Vyre's store by writing a
+    /// huge file. Their paths and sizes.
+    async fn leave_out_big(&self) -> Result<Vec<(String, u64)>, String> {
+        let listed = self
+            .git(
+                &["ls-files", "-z", "-o", "-m", "--exclude-standard"],
+                64 * 1024 * 1024,
+            )
+            .await?;
+        let mut big = vec![];
+        for raw in listed.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            let path = String::from_utf8_lossy(raw).into_owned();
+            if let Ok(meta) = std::fs::symlink_metadata(self.folder.join(&path))
+                && meta.is_file()
+                && meta.len() > FILE_MAX
+                && !big.iter().any(|(p, _)| p == &path)
+            {
+                big.push((path, meta.len()));
+            }
+        }
+        if big.is_empty() {
+            return Ok(big);
+        }
+        let exclude = self.git_dir.join("info").join("exclude");
+        std::fs::create_dir_all(self.git_dir.join("info")).map_err(|e| e.to_string())?;
+        let mut lines = std::fs::read_to_string(&exclude).unwrap_or_default();
+        for (path, _) in &big {
+            // Anchored and literal: each of git's pattern characters escaped.
+            let mut line = String::from("/");
+            for c in path.chars() {
+                if matches!(c, '*' | '?' | '[' | ']' | '\\' | '!' | '#' | ' ') {
+                    line.push('\\');
+                }
+                line.push(c);
+            }
+            lines.push_str(&line);
+            lines.push('\n');
+            let spec = format!(":(literal){path}");
+            // Kept before (it was small then): dropped from the store's index, not the folder.
+            let _ = self
+                .git(
+                    &["rm", "-q", "--cached", "--ignore-unmatch", "--", &spec],
+                    1024,
+                )
+                .await;
+        }
+        std::fs::write(&exclude, lines).map_err(|e| e.to_string())?;
+        Ok(big)
+    }
+
+    /// The folder as it is now: a tree id, and the files left out as too big.
+    pub async fn snapshot(&self) -> Result<Snapshot, String> {
+        let left_out = self.leave_out_big().await?;
         self.git(&["add", "-A", "--ignore-errors", "."], 64 * 1024)
             .await
             .or_else(|e| {
@@ -114,7 +176,7 @@ impl Shadow {
         if tree.len() < 40 || !tree.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(format!("git write-tree said {tree:?}"));
         }
-        Ok(tree)
+        Ok(Snapshot { tree, left_out })
     }
 
     /// What changed from tree `a` to tree `b`.
@@ -238,9 +300,9 @@ mod tests {
         std::fs::create_dir_all(f.join("sub/.git")).unwrap();
         std::fs::write(f.join("sub/.git/config"), "[core]\n").unwrap();
         let shadow = Shadow::open(&dir.join("store"), &f).await.unwrap();
-        let before = shadow.snapshot().await.unwrap();
+        let before = shadow.snapshot().await.unwrap().tree;
         assert_eq!(
-            shadow.snapshot().await.unwrap(),
+            shadow.snapshot().await.unwrap().tree,
             before,
             "same folder, same tree"
         );
@@ -250,7 +312,7 @@ mod tests {
         std::fs::write(f.join("bin.dat"), [0u8, 159, 146, 150, 0, 1]).unwrap();
         std::fs::write(f.join("build/out.o"), "ignored").unwrap();
         std::os::unix::fs::symlink("a.txt", f.join("link")).unwrap();
-        let after = shadow.snapshot().await.unwrap();
+        let after = shadow.snapshot().await.unwrap().tree;
         let changed = shadow.changed(&before, &after).await.unwrap();
         let got: Vec<(&str, &str)> = changed
             .iter()
@@ -285,6 +347,54 @@ mod tests {
         assert!(none.is_empty(), "{none}");
         assert!(!f.join(".git").exists(), "nothing is written in the folder");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_huge_file_is_left_out_of_the_store_and_said() {
+        let dir = scratch("huge");
+        let f = dir.join("f");
+        std::fs::write(f.join("grows.bin"), "small at first").unwrap();
+        let store = dir.join("store");
+        let shadow = Shadow::open(&store, &f).await.unwrap();
+        let before = shadow.snapshot().await.unwrap();
+        assert!(before.left_out.is_empty());
+        // Sparse: a huge size without the disk it would take to write it.
+        for name in ["grows.bin", "new [1].bin"] {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(true)
+                .write(true)
+                .open(f.join(name))
+                .unwrap();
+            file.set_len(FILE_MAX + 1).unwrap();
+        }
+        let after = shadow.snapshot().await.unwrap();
+        let mut left: Vec<&str> = after.left_out.iter().map(|(p, _)| p.as_str()).collect();
+        left.sort();
+        assert_eq!(left, vec!["grows.bin", "new [1].bin"]);
+        let store_size: u64 = walk_size(&store);
+        assert!(
+            store_size < 1024 * 1024,
+            "the store holds {store_size} bytes"
+        );
+        // Left out for good: the next snapshot neither keeps nor lists them again.
+        let again = shadow.snapshot().await.unwrap();
+        assert!(again.left_out.is_empty(), "{:?}", again.left_out);
+        assert_eq!(again.tree, after.tree);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn walk_size(dir: &Path) -> u64 {
+        let mut total = 0;
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let m = e.metadata().unwrap();
+            total += if m.is_dir() {
+                walk_size(&e.path())
+            } else {
+                m.len()
+            };
+        }
+        total
     }
 
     #[test]

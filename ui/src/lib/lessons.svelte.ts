@@ -6,7 +6,8 @@
 
 import { call, toolMissing } from './api';
 import { coalesced } from './coalesce';
-import { foldLesson, putLesson, type Lesson } from './lessons';
+import { foldLesson, foldNotice, putLesson, type Lesson, type LessonNotice } from './lessons';
+import type { VyreEvent } from './types';
 import { hub } from './stream';
 
 export const lessons = $state({
@@ -58,4 +59,21 @@ export function putAnswer(l: Lesson): void {
 /** One lesson, by its id. */
 export function lessonById(id: number): Lesson | undefined {
   return lessons.list.find((l) => l.lesson === id);
+}
+
+/** Where a lesson was learned or kept in one thread (`lesson.*`): its events read when the chat
+ * opens (`learn.events`) and followed after, one quiet notice each in the chat. */
+export class ThreadLessons {
+  events = $state<LessonNotice[]>([]);
+
+  follow(thread: string, events: (f: (e: VyreEvent) => void, types?: string[]) => () => void): () => void {
+    const off = events((e) => (this.events = foldNotice(this.events, e)), ['lesson.*']);
+    void (async () => {
+      await loadLessons();
+      if (lessons.missing) return;
+      const before = await call('learn.events', { thread, limit: 200 });
+      for (const e of before) this.events = foldNotice(this.events, e);
+    })().catch((e) => console.warn('lesson events', e));
+    return off;
+  }
 }

@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing } from './lib/rig.mjs';
 import { openBrowser, shot, shootingTest } from './lib/browser.mjs';
+import { onboardWithKey } from './lib/onboard.mjs';
 
 const noClaude = claudeMissing();
 const TODO = Array.from({ length: 80 }, (_, i) => `line ${i + 1} of the todo`).join('\n') + '\n';
@@ -51,21 +52,7 @@ before(async () => {
   await rig.sock('projects.create', { name: 'notes', home: rig.work });
   browser = await openBrowser();
   page = browser.page;
-  // The onboarding's tools straight from the page (app.test.mjs walks its screens).
-  await page.goto(await rig.onboardLink());
-  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
-  await page.evaluate(async (key) => {
-    const post = async (path, body) => {
-      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
-      const r = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
-      const j = await r.json();
-      if (j.error) throw new Error(`${path}: ${j.error.code}: ${j.error.message}`);
-      return j.data;
-    };
-    await post('/v1/tools/onboarding.you', { name: 'Ada', assistant_name: 'Juno' });
-    await post('/v1/tools/onboarding.claude', { mode: 'api-key', value: key });
-    return post('/v1/session/finish', {});
-  }, API_KEY);
+  await onboardWithKey(rig, page, API_KEY);
 });
 
 after(async () => {

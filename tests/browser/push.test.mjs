@@ -17,6 +17,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, startFakeApi, waitFor } from './lib/rig.mjs';
 import { DESKTOP, PHONE, SHOTS, fromPage, openBrowser, shot, shootingTest } from './lib/browser.mjs';
+import { onboardWithKey } from './lib/onboard.mjs';
 
 const noClaude = claudeMissing();
 const T = { timeout: 180_000 };
@@ -68,20 +69,7 @@ before(async () => {
   }, sub);
   // The onboarding's tools straight from the page (app.test.mjs walks its screens), with the
   // API key the sessions use.
-  await page.goto(await rig.onboardLink());
-  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
-  await page.evaluate(async (key) => {
-    const post = async (path, body) => {
-      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
-      const r = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
-      const j = await r.json();
-      if (j.error) throw new Error(`${path}: ${j.error.code}: ${j.error.message}`);
-      return j.data;
-    };
-    await post('/v1/tools/onboarding.you', { name: 'Ada', assistant_name: 'Juno' });
-    await post('/v1/tools/onboarding.claude', { mode: 'api-key', value: key });
-    return post('/v1/session/finish', {});
-  }, API_KEY);
+  await onboardWithKey(rig, page, API_KEY);
   await page.goto(`${rig.base}/app/`);
   device = await page.evaluate(async () => {
     const r = await fetch('/v1/session', { headers: { 'x-vyre-key': localStorage.getItem('vyre_key') } });

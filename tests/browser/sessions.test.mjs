@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
 import { SHOTS, openBrowser, shootingTest } from './lib/browser.mjs';
+import { onboardWithKey } from './lib/onboard.mjs';
 
 const noClaude = claudeMissing();
 const DESKTOP = { width: 1440, height: 900 };
@@ -27,21 +28,7 @@ before(async () => {
   page.on('response', (r) => {
     if (r.status() === 404 && new URL(r.url()).pathname.startsWith('/v1/tools/')) missing.push(new URL(r.url()).pathname);
   });
-  // The onboarding's tools straight from the page (app.test.mjs walks its screens).
-  await page.goto(await rig.onboardLink());
-  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
-  await page.evaluate(async (key) => {
-    const post = async (path, body) => {
-      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
-      const r = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
-      const j = await r.json();
-      if (j.error) throw new Error(`${path}: ${j.error.code}: ${j.error.message}`);
-      return j.data;
-    };
-    await post('/v1/tools/onboarding.you', { name: 'Ada', assistant_name: 'Juno' });
-    await post('/v1/tools/onboarding.claude', { mode: 'api-key', value: key });
-    return post('/v1/session/finish', {});
-  }, API_KEY);
+  await onboardWithKey(rig, page, API_KEY);
   mkdirSync(join(rig.home, 'src/tilde-app'), { recursive: true });
   await page.goto(`${rig.base}/app/`);
   await page.getByTestId('chat-title').filter({ hasText: 'Juno' }).waitFor();

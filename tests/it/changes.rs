@@ -125,7 +125,7 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
 
     // What the person changes between turns is not the session's.
     std::fs::write(r.work.join("keep.txt"), "the person's own edit\n").unwrap();
-    send_and_wait(&r, &mut stream, &thread, "just words").await;
+    send_until_finished(&r, &mut stream, &thread, "just words").await;
     let all = r
         .sock
         .call("threads.changes", &json!({ "thread": thread }))
@@ -264,17 +264,4 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
         "the person's .git was touched"
     );
     r.vyred.stop().await;
-}
-
-async fn send_and_wait(
-    r: &Rig,
-    stream: &mut vyre::surfaces::client::EventStream,
-    thread: &str,
-    text: &str,
-) {
-    r.sock
-        .call("threads.send", &json!({ "thread": thread, "text": text }))
-        .await
-        .unwrap();
-    events_until(stream, |e| e["type"] == "thread.finished").await;
 }

@@ -9,19 +9,6 @@ use serde_json::{Value, json};
 use crate::support::*;
 use crate::threads_e2e::*;
 
-async fn turn(
-    r: &Rig,
-    stream: &mut vyre::surfaces::client::EventStream,
-    thread: &str,
-    text: &str,
-) -> Vec<Value> {
-    r.sock
-        .call("threads.send", &json!({ "thread": thread, "text": text }))
-        .await
-        .unwrap();
-    events_until(stream, |e| e["type"] == "thread.finished").await
-}
-
 /// The events until a turn ends or asks the person (a lesson that refuses a call never asks).
 async fn finished_or_asked(stream: &mut vyre::surfaces::client::EventStream) -> Vec<Value> {
     events_until(stream, |e| {
@@ -62,7 +49,7 @@ async fn a_correction_becomes_a_lesson_that_sends_an_answer_back_and_escalates()
         .await
         .unwrap();
     let thread = start_thread(&r).await;
-    let events = turn(
+    let events = send_until_finished(
         &r,
         &mut stream,
         &thread,
@@ -86,7 +73,7 @@ async fn a_correction_becomes_a_lesson_that_sends_an_answer_back_and_escalates()
 
     // The model's answer has an em dash: the turn does not end with it.
     let before = told(&r).len();
-    let events = turn(&r, &mut stream, &thread, "EMDASH tell me the plan").await;
+    let events = send_until_finished(&r, &mut stream, &thread, "EMDASH tell me the plan").await;
     let sent: Vec<String> = told(&r)[before..].to_vec();
     assert_eq!(sent.len(), 2, "the answer, then the answer again: {sent:?}");
     assert!(
@@ -142,7 +129,7 @@ async fn a_correction_becomes_a_lesson_that_sends_an_answer_back_and_escalates()
     assert!(l["applied"].as_i64().unwrap() >= 1);
 
     // Broken again: it moves up to asking.
-    let events = turn(&r, &mut stream, &thread, "EMDASH and once more").await;
+    let events = send_until_finished(&r, &mut stream, &thread, "EMDASH and once more").await;
     let up = events
         .iter()
         .find(|e| e["type"] == "lesson.escalated")
@@ -163,7 +150,7 @@ async fn a_correction_becomes_a_lesson_that_sends_an_answer_back_and_escalates()
         .await
         .unwrap();
     let before = told(&r).len();
-    turn(&r, &mut stream, &thread, "EMDASH after it was retired").await;
+    send_until_finished(&r, &mut stream, &thread, "EMDASH after it was retired").await;
     assert_eq!(
         told(&r).len() - before,
         1,

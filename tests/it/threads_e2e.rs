@@ -110,6 +110,20 @@ pub(crate) async fn send_as(r: &Rig, thread: &str, text: &str, mode: &str) -> Va
     r.sock.call("threads.send", &input).await.unwrap()
 }
 
+/// Send `text` to `thread` and wait for its turn's end: the events until then.
+pub(crate) async fn send_until_finished(
+    r: &Rig,
+    stream: &mut EventStream,
+    thread: &str,
+    text: &str,
+) -> Vec<Value> {
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    events_until(stream, |e| e["type"] == "thread.finished").await
+}
+
 /// Events of `thread` until one matches `until`.
 pub(crate) async fn events_until(
     stream: &mut EventStream,

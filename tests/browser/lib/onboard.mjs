@@ -28,3 +28,25 @@ export async function onboardByScreens(rig, page, { address, devices } = {}) {
   if (devices) await devices(page);
   await page.getByTestId('ob-finish').click();
 }
+
+/**
+ * Onboard `page` on `rig`'s vyred through the onboarding's own tools, called from the page with
+ * its onboarding key (app.test.mjs walks the screens): the person's name, the assistant Juno,
+ * the API key `key` for sessions, then the onboarding's end. The browser is then signed in.
+ */
+export async function onboardWithKey(rig, page, key) {
+  await page.goto(await rig.onboardLink());
+  await page.waitForURL((u) => u.pathname === '/onboard' && !u.search.includes('t='));
+  await page.evaluate(async (key) => {
+    const post = async (path, body) => {
+      const headers = { 'content-type': 'application/json', 'x-vyre-key': localStorage.getItem('vyre_key') };
+      const r = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
+      const j = await r.json();
+      if (j.error) throw new Error(`${path}: ${j.error.code}: ${j.error.message}`);
+      return j.data;
+    };
+    await post('/v1/tools/onboarding.you', { name: 'Ada', assistant_name: 'Juno' });
+    await post('/v1/tools/onboarding.claude', { mode: 'api-key', value: key });
+    return post('/v1/session/finish', {});
+  }, key);
+}

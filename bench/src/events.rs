@@ -1,23 +1,22 @@
 //! Event throughput and delivery: a vyred started in this process (library API), events
 //! appended through the store, and 0, 10 or 100 subscribers reading `GET /v1/events` as
-//! Server-Sent Events over the unix socket.
+//! Server-Sent Events over the unix socket, in a process of their own (this binary run as
+//! `vyre-bench --subscribe`, [`crate::events_subscribers`]), so their reading and parsing is not
+//! counted as vyred's: they still share the machine's cores with it, as a person's devices
+//! would not.
 //!
-//! Each event carries `t`, nanoseconds since a process-wide [`Instant`] taken just before the
-//! write is queued; a subscriber takes the difference on receipt. Emitters, daemon and
-//! subscribers share this process and its cores, so the figures are conservative.
+//! Each event carries `t`, the system clock in nanoseconds just before the write is queued
+//! (both processes read the same clock); a subscriber takes the difference on receipt.
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use tokio::sync::watch;
 use vyre::kernel::Kernel;
 use vyre::kernel::events::NewEvent;
 use vyre::kernel::paths::VyreHome;
-use vyre::surfaces::client::{Client, EventStream};
 
 use crate::Opts;
 use crate::inproc::InProcess;
@@ -28,17 +27,13 @@ use crate::spawn::TempDir;
 const EMITTERS: usize = 64;
 /// Events per second in the paced latency runs.
 const PACED_RATE: u64 = 1_000;
-/// How long subscribers get, after the last append, to receive everything.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(180);
-const KIND: &str = "bench.pinged";
+pub const KIND: &str = "bench.pinged";
 
-fn base() -> Instant {
-    static BASE: OnceLock<Instant> = OnceLock::new();
-    *BASE.get_or_init(Instant::now)
-}
-
-fn now_ns() -> u64 {
-    base().elapsed().as_nanos() as u64
+/// The system clock in nanoseconds, which the subscribers' process reads too.
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 #[derive(Clone, Copy)]
@@ -57,30 +52,28 @@ struct Scenario {
 
 struct Outcome {
     appended_per_s: f64,
-    /// Delivery latencies of every event at every subscriber, in microseconds, sorted.
-    latencies_us: Vec<u32>,
+    /// Delivery latency at the 50th and 99th percentile of every event at every subscriber
+    /// (ms); none without subscribers.
+    p50_ms: Option<f64>,
+    p99_ms: Option<f64>,
     /// Events each subscriber got, in order and without repeats.
     received: Vec<u64>,
     /// Subscribers that saw an id out of order or twice.
     disordered: usize,
     /// From the first append to the last delivery.
     all_delivered_after: Option<Duration>,
+    /// CPU time over the run (s): this process (vyred and the emitters) and the subscribers'.
+    own_cpu_s: f64,
+    subscribers_cpu_s: f64,
 }
 
 impl Outcome {
     fn percentile_ms(&self, p: f64) -> Option<f64> {
-        if self.latencies_us.is_empty() {
-            return None;
-        }
-        let i = ((self.latencies_us.len() as f64 * p).ceil() as usize)
-            .clamp(1, self.latencies_us.len())
-            - 1;
-        Some(self.latencies_us[i] as f64 / 1000.0)
+        if p < 0.9 { self.p50_ms } else { self.p99_ms }
     }
 }
 
 pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
-    base();
     let (flat_n, seq_n, paced_n) = if opts.quick {
         (10_000, 2_000, 1_000)
     } else {
@@ -161,6 +154,23 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
                 none(),
                 "",
             );
+            // Where the two cores went: vyred's process (and the emitters in it) against the
+            // subscribers' own, per thousand deliveries.
+            let per_k = |s: f64| Val::Num(s * 1e6 / total.max(1) as f64, 2);
+            report.row(
+                &format!("events.cpu_ms_per_k.vyred.subs_{subs}"),
+                &format!("  CPU per 1,000 deliveries (ms), vyred + emitters, {what}"),
+                per_k(out.own_cpu_s),
+                none(),
+                "",
+            );
+            report.row(
+                &format!("events.cpu_ms_per_k.subscribers.subs_{subs}"),
+                &format!("  CPU per 1,000 deliveries (ms), the subscribers, {what}"),
+                per_k(out.subscribers_cpu_s),
+                none(),
+                "",
+            );
         }
     }
 
@@ -189,7 +199,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         );
     }
     report.note(format!(
-        "events: vyred in-process; payload {{\"i\",\"t\"}}; full load = {EMITTERS} emitters awaiting their writes in a loop ({flat_n} events), sequential = {seq_n}, paced = {paced_n} at {PACED_RATE}/s; subscribers read SSE over the unix socket in the same process, so with 100 of them their own reading and parsing shares the 2 cores with vyred and bounds the append rate (a profile shows the time spread over socket wake-ups, copies and the clients' parsing, not one hot spot in vyred); no Node equivalent, reference columns empty"
+        "events: vyred in-process; payload {{\"i\",\"t\"}}; full load = {EMITTERS} emitters awaiting their writes in a loop ({flat_n} events), sequential = {seq_n}, paced = {paced_n} at {PACED_RATE}/s; subscribers read SSE over the unix socket in a process of their own (`vyre-bench --subscribe`), so their reading and parsing is not vyred's, though with 100 of them they still share the 2 cores with it and bound the append rate; latency is the system clock at receipt minus the clock just before the append, both processes reading the same clock; no Node equivalent, reference columns empty"
     ));
     Ok(())
 }
@@ -220,58 +230,51 @@ async fn scenario(s: Scenario) -> Result<Outcome, String> {
 }
 
 async fn drive(s: &Scenario, kernel: &Kernel, socket: &Path) -> Result<Outcome, String> {
-    let (give_up, give_up_rx) = watch::channel(false);
-    let last_delivery = Arc::new(AtomicU64::new(0));
-    let mut subscribers = Vec::with_capacity(s.subscribers);
-    for _ in 0..s.subscribers {
-        // The stream is subscribed to the bus before the answer's headers arrive.
-        let stream = Client::socket(socket)
-            .events(&format!("types={KIND}"), None)
-            .await
-            .map_err(|e| format!("cannot subscribe: {e}"))?;
-        subscribers.push(tokio::spawn(subscriber(
-            stream,
-            s.events,
-            give_up_rx.clone(),
-            last_delivery.clone(),
-        )));
-    }
+    // Every stream is subscribed before the subscribers' process says it is ready.
+    let subscribers = match s.subscribers {
+        0 => None,
+        n => Some(crate::events_subscribers::Subscribers::spawn(socket, n, s.events).await?),
+    };
 
     let start_ns = now_ns();
     let start = Instant::now();
+    let cpu = || {
+        crate::procfs::cpu_ticks(std::process::id())
+            .map_or(0.0, |t| t as f64 / crate::procfs::clk_tck().0 as f64)
+    };
+    let cpu_before = cpu();
     match s.load {
         Load::Flat(n) => emit_flat(kernel, n, s.events).await?,
         Load::Paced(rate) => emit_paced(kernel, rate, s.events).await?,
     }
     let appended = start.elapsed();
-
-    // Give subscribers until the deadline to receive everything.
-    let timer = tokio::spawn(async move {
-        tokio::time::sleep(DRAIN_TIMEOUT).await;
-        let _ = give_up.send(true);
-    });
-    let mut latencies_us = Vec::new();
-    let mut received = Vec::new();
-    let mut disordered = 0;
-    for sub in subscribers {
-        let got = sub
-            .await
-            .map_err(|e| format!("a subscriber task failed: {e}"))?;
-        latencies_us.extend(got.latencies_us);
-        received.push(got.count);
-        disordered += usize::from(got.disordered);
-    }
-    timer.abort();
-    latencies_us.sort_unstable();
-    let complete = received.iter().all(|&r| r == s.events);
-    let last = last_delivery.load(Ordering::Relaxed);
+    let appended_per_s = s.events as f64 / appended.as_secs_f64();
+    let Some(subscribers) = subscribers else {
+        return Ok(Outcome {
+            appended_per_s,
+            p50_ms: None,
+            p99_ms: None,
+            received: vec![],
+            disordered: 0,
+            all_delivered_after: None,
+            own_cpu_s: cpu() - cpu_before,
+            subscribers_cpu_s: 0.0,
+        });
+    };
+    let got = subscribers.finish().await?;
+    let own_cpu_s = cpu() - cpu_before;
+    let complete = got.received.iter().all(|&r| r == s.events);
+    let last = got.last_delivery_ns;
     Ok(Outcome {
-        appended_per_s: s.events as f64 / appended.as_secs_f64(),
-        latencies_us,
-        received,
-        disordered,
-        all_delivered_after: (s.subscribers > 0 && complete && last > start_ns)
+        appended_per_s,
+        p50_ms: got.p50_us.map(|u| u as f64 / 1000.0),
+        p99_ms: got.p99_us.map(|u| u as f64 / 1000.0),
+        received: got.received,
+        disordered: got.disordered,
+        all_delivered_after: (complete && last > start_ns)
             .then(|| Duration::from_nanos(last - start_ns)),
+        own_cpu_s,
+        subscribers_cpu_s: got.cpu_s,
     })
 }
 
@@ -315,70 +318,4 @@ async fn emit_paced(kernel: &Kernel, rate: u64, events: u64) -> Result<(), Strin
         append(kernel, i).await?;
     }
     Ok(())
-}
-
-struct Received {
-    count: u64,
-    latencies_us: Vec<u32>,
-    disordered: bool,
-}
-
-/// Read until `expected` events arrived, the stream ends, or the drain deadline passes.
-async fn subscriber(
-    mut stream: EventStream,
-    expected: u64,
-    mut give_up: watch::Receiver<bool>,
-    last_delivery: Arc<AtomicU64>,
-) -> Received {
-    let mut got = Received {
-        count: 0,
-        latencies_us: Vec::new(),
-        disordered: false,
-    };
-    let mut last_id = 0i64;
-    let mut last_at = 0;
-    while got.count < expected {
-        let msg = tokio::select! {
-            msg = stream.next() => msg,
-            _ = give_up.wait_for(|g| *g) => break,
-        };
-        let Some(Ok(msg)) = msg else { break };
-        let now = now_ns();
-        let id: i64 = msg.id.as_deref().and_then(|i| i.parse().ok()).unwrap_or(0);
-        if id <= last_id {
-            got.disordered = true;
-            continue;
-        }
-        last_id = id;
-        last_at = now;
-        got.count += 1;
-        if let Some(t) = field_u64(&msg.data, "\"t\":") {
-            got.latencies_us
-                .push((now.saturating_sub(t) / 1000).min(u32::MAX as u64) as u32);
-        }
-    }
-    last_delivery.fetch_max(last_at, Ordering::Relaxed);
-    got
-}
-
-/// The number after `key` in a JSON text, without parsing the whole document.
-fn field_u64(text: &str, key: &str) -> Option<u64> {
-    let at = memchr::memmem::find(text.as_bytes(), key.as_bytes())? + key.len();
-    let digits: &str = text[at..].trim_start();
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_timestamp() {
-        let data = r#"{"id":3,"at":1,"type":"bench.pinged","payload":{"i":2,"t":12345}}"#;
-        assert_eq!(field_u64(data, "\"t\":"), Some(12345));
-        assert_eq!(field_u64(data, "\"x\":"), None);
-    }
 }

@@ -13,6 +13,8 @@ mod embed_idle;
 mod embed_large;
 mod embed_quality;
 mod events;
+mod events_subscribers;
+mod first_words;
 mod hook;
 mod idle;
 mod inproc;
@@ -136,6 +138,17 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // The events benchmark runs its subscribers as this binary in a process of their own.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--subscribe") {
+        return match events_subscribers::child(&args[1..]).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("vyre-bench --subscribe: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let opts = match parse_args(std::env::args().skip(1)) {
         Ok(o) => o,
         Err(e) if e.is_empty() => {

@@ -74,6 +74,25 @@ fn status_value(status: &str, key: &str) -> Option<u64> {
     })
 }
 
+/// A `kB` line of `/proc/<pid>/smaps_rollup` (`Rss`, `Pss`, `Private_Clean`, ...): memory
+/// counted with shared pages split among their sharers (`Pss`) or left out (`Private_*`).
+pub fn rollup_kb(pid: u32, key: &str) -> io::Result<u64> {
+    let rollup = fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))?;
+    status_value(&rollup, key)
+        .ok_or_else(|| io::Error::other(format!("no {key} in /proc/{pid}/smaps_rollup")))
+}
+
+/// A process's command line, its arguments joined by spaces.
+pub fn cmdline(pid: u32) -> io::Result<String> {
+    let raw = fs::read(format!("/proc/{pid}/cmdline"))?;
+    Ok(raw
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect::<Vec<_>>()
+        .join(" "))
+}
+
 /// Every process descended from `pid` now (children, their children, ...), found through the
 /// parent pid in each `/proc/<pid>/stat`.
 pub fn descendants(pid: u32) -> io::Result<Vec<u32>> {

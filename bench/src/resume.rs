@@ -21,7 +21,7 @@ use crate::fake_api::FakeApi;
 use crate::report::{Against, Report, Val};
 use crate::sessions::{self, mib, percentile};
 use crate::spawn::{self, Server};
-use crate::{resume_history, resume_latency};
+use crate::{first_words, resume_history, resume_latency};
 
 /// `sessions.idle_minutes` for these runs: a session closes 0.6 s after its turn ends.
 pub const IDLE_MINUTES: f64 = 0.01;
@@ -37,6 +37,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         return Ok(());
     };
     let threads = if opts.quick { 5 } else { 20 };
+    let first = first_words::run(&cli, threads).await?;
+    first_words_rows(report, &first);
     let latency = resume_latency::run(&cli, threads).await?;
     latency_rows(report, &latency);
     let shape = if opts.quick {
@@ -174,6 +176,72 @@ pub fn disk_bytes(path: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
+    let ms = |v: f64| Val::Num(v, 0);
+    for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
+        report.row_against(
+            Against::ClaudeCli,
+            &format!("start.warm_first_delta_{name}_ms"),
+            &format!("new session on a warm spare: first delta, {name} (ms)"),
+            ms(percentile(&f.warm, p)),
+            ms(percentile(&f.direct, p)),
+            if name == "p50" { "< 100" } else { "" },
+        );
+    }
+    for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
+        report.row_against(
+            Against::ClaudeCli,
+            &format!("start.cold_first_delta_{name}_ms"),
+            &format!("  no spare (cold start), {name} (ms)"),
+            ms(percentile(&f.cold, p)),
+            ms(percentile(&f.direct, p)),
+            "",
+        );
+    }
+    for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
+        report.row_against(
+            Against::ClaudeCli,
+            &format!("start.bare_first_delta_{name}_ms"),
+            &format!("  cold without the harness plugin, {name} (ms)"),
+            ms(percentile(&f.bare, p)),
+            ms(percentile(&f.direct, p)),
+            "",
+        );
+    }
+    report.row_against(
+        Against::ClaudeCli,
+        "start.plugin_first_turn_ms",
+        "  the plugin's cost to a first turn (cold minus bare, p50, ms)",
+        ms(percentile(&f.cold, 0.5) - percentile(&f.bare, 0.5)),
+        Val::Missing("-".into()),
+        "< 15",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.plugin_rss_mib",
+        "  the plugin's memory after a first turn (with minus without, MiB)",
+        Val::Num(
+            (f.turn_rss as f64 - f.bare_turn_rss as f64) / (1024.0 * 1024.0),
+            1,
+        ),
+        Val::Missing("-".into()),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.spare_rss_mib",
+        "  a warm spare's memory (its processes' RSS, MiB)",
+        Val::Num(f.spare_rss as f64 / (1024.0 * 1024.0), 1),
+        Val::Missing("-".into()),
+        "",
+    );
+    report.note(format!(
+        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, no vyre mcp), and the plugin's cost is cold minus bare, in time to the first delta and in the session's memory after that turn (the RSS of every process of its session, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1. The spare's memory is its process session's RSS (Claude Code, its sandbox and the vyre mcp helper)",
+        f.warm.len(),
+        first_words::HELD.as_secs()
+    ));
+}
+
 fn latency_rows(report: &mut Report, l: &resume_latency::Latency) {
     let ms = |v: f64| Val::Num(v, 0);
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
@@ -189,6 +257,19 @@ fn latency_rows(report: &mut Report, l: &resume_latency::Latency) {
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
         report.row_against(
             Against::FreshStart,
+            &format!("resume.warmed_first_delta_{name}_ms"),
+            &format!(
+                "  warmed as the person writes ({} ms before the send), {name} (ms)",
+                resume_latency::WRITING.as_millis()
+            ),
+            ms(percentile(&l.warmed, p)),
+            ms(percentile(&l.fresh, p)),
+            if name == "p50" { "< 150" } else { "" },
+        );
+    }
+    for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
+        report.row_against(
+            Against::FreshStart,
             &format!("resume.added_{name}_ms"),
             &format!("  resume minus fresh start, {name} (ms)"),
             ms(percentile(&l.resumed, p) - percentile(&l.fresh, p)),
@@ -197,9 +278,10 @@ fn latency_rows(report: &mut Report, l: &resume_latency::Latency) {
         );
     }
     report.note(format!(
-        "resume latency: target/release/vyre daemon on a fresh home with sessions.idle_minutes = {IDLE_MINUTES} ({:.1} s), the pinned Claude Code CLI against the fake Messages API; one thread at a time, 1 warm-up then {} threads: reference (fresh start) = threads.start with a first message, from the call to the thread's first thread.text delta; vyred = once that thread has closed for idleness (thread.stopped reason idle), threads.send to it, from the call to its first thread.text delta, after thread.started with resumed: true. Both include starting the CLI process and its initialize handshake; the resumed CLI also loads its transcript (one turn here)",
+        "resume latency: target/release/vyre daemon on a fresh home with sessions.idle_minutes = {IDLE_MINUTES} ({:.1} s), the pinned Claude Code CLI against the fake Messages API; one thread at a time, 1 warm-up then {} threads: reference (fresh start) = threads.start with a first message, from the call to the thread's first thread.text delta; vyred = once that thread has closed for idleness (thread.stopped reason idle), threads.send to it, from the call to its first thread.text delta, after thread.started with resumed: true. Both include starting the CLI process and its initialize handshake; the resumed CLI also loads its transcript (one turn here). warmed = the same thread closed again, then threads.warm (what the app calls when the person starts writing in a closed thread) and, {} ms later, threads.send, from the send to its first delta: the resume ran while the person wrote",
         IDLE_MINUTES * 60.0,
         l.resumed.len(),
+        resume_latency::WRITING.as_millis(),
     ));
 }
 

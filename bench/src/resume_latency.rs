@@ -22,7 +22,13 @@ pub struct Latency {
     pub fresh: Vec<f64>,
     /// `threads.send` to that thread once its session closed for idleness.
     pub resumed: Vec<f64>,
+    /// The same, but `threads.warm` was called [`WRITING`] before the send, as the app does
+    /// when the person starts writing.
+    pub warmed: Vec<f64>,
 }
+
+/// How long before the send the person started writing (a few words).
+pub const WRITING: std::time::Duration = std::time::Duration::from_millis(500);
 
 pub async fn run(cli: &Path, threads: usize) -> Result<Latency, String> {
     let api = FakeApi::start().await;
@@ -36,6 +42,7 @@ pub async fn run(cli: &Path, threads: usize) -> Result<Latency, String> {
         let mut latency = Latency {
             fresh: Vec::with_capacity(threads),
             resumed: Vec::with_capacity(threads),
+            warmed: Vec::with_capacity(threads),
         };
         // Thread 0 warms up (the CLI's files in the page cache) and is not counted.
         for i in 0..=threads {
@@ -56,9 +63,28 @@ pub async fn run(cli: &Path, threads: usize) -> Result<Latency, String> {
                 tokio::join!(client.call("threads.send", &input), one_turn(&mut stream));
             answer.map_err(|e| format!("threads.send failed: {e}"))?;
             let resumed = took(&thread, seen?, sent, &text, true)?;
+
+            let text = format!("warmed {i}");
+            let input = json!({ "thread": thread, "text": text });
+            let writing = async {
+                client
+                    .call("threads.warm", &json!({ "thread": thread }))
+                    .await
+                    .map_err(|e| format!("threads.warm failed: {e}"))?;
+                tokio::time::sleep(WRITING).await;
+                let sent = Instant::now();
+                client
+                    .call("threads.send", &input)
+                    .await
+                    .map_err(|e| format!("threads.send failed: {e}"))?;
+                Ok::<_, String>(sent)
+            };
+            let (sent, seen) = tokio::join!(writing, one_turn(&mut stream));
+            let warmed = took(&thread, seen?, sent?, &text, true)?;
             if i > 0 {
                 latency.fresh.push(fresh);
                 latency.resumed.push(resumed);
+                latency.warmed.push(warmed);
             }
         }
         Ok::<_, String>(latency)
@@ -69,6 +95,7 @@ pub async fn run(cli: &Path, threads: usize) -> Result<Latency, String> {
     stopped?;
     latency.fresh.sort_by(f64::total_cmp);
     latency.resumed.sort_by(f64::total_cmp);
+    latency.warmed.sort_by(f64::total_cmp);
     Ok(latency)
 }
 

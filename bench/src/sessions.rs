@@ -68,7 +68,9 @@ pub fn claude_cli() -> Option<PathBuf> {
 /// The `config.json` that runs Claude sessions on `cli` against the fake API at `api`, with
 /// `home` as the sessions' HOME, on an API key from the vault.
 pub fn claude_config(cli: &Path, api: &str, home: &Path) -> Value {
-    json!({ "sessions": { "claude": cli, "base_url": api, "home": home, "auth": "api-key" } })
+    // No warm spare (ADR 0032): these figures are of sessions in use; the first words bench
+    // (`first_words`) measures spares on and off.
+    json!({ "sessions": { "claude": cli, "base_url": api, "home": home, "auth": "api-key", "spares": 0 } })
 }
 
 /// Put the key in the vault and grant it to the sessions module.
@@ -228,8 +230,48 @@ fn idle_rows(report: &mut Report, i: &sessions_idle::IdleSessions) {
         none(),
         "(Claude Code's, not vyred's)",
     );
+    // Issue 26's per-session helper: vyred serves Vyre's tools itself now (ADR 0033), so none
+    // is expected; the row says how many ran.
+    report.row_against(
+        Against::ClaudeCli,
+        "sessions.helpers_6",
+        "  `vyre mcp` helpers beside the 6 sessions (vyred serves their tools)",
+        Val::Num(i.helpers as f64, 0),
+        none(),
+        "0",
+    );
+    if i.helpers > 0 {
+        let each = |kb: u64| Val::Num(mib(kb) / i.helpers as f64, 1);
+        report.row_against(
+            Against::ClaudeCli,
+            "sessions.helper_rss_each_mib",
+            &format!(
+                "  a session's `vyre mcp` helper, RSS each (MiB, {} helpers)",
+                i.helpers
+            ),
+            each(i.helpers_rss_kb),
+            none(),
+            "",
+        );
+        report.row_against(
+            Against::ClaudeCli,
+            "sessions.helper_pss_each_mib",
+            "    PSS each: the shared binary split among them (MiB)",
+            each(i.helpers_pss_kb),
+            none(),
+            "",
+        );
+        report.row_against(
+            Against::ClaudeCli,
+            "sessions.helper_private_each_mib",
+            "    private each: what one more session adds (MiB)",
+            each(i.helpers_private_kb),
+            none(),
+            "< 3",
+        );
+    }
     report.note(format!(
-        "sessions idle: target/release/vyre daemon on a fresh home, {} Claude sessions each through one turn, then {}s idle; vyred's RSS is VmRSS of its own pid; the CLI processes are every descendant of vyred",
+        "sessions idle: target/release/vyre daemon on a fresh home, {} Claude sessions each through one turn, then {}s idle; vyred's RSS is VmRSS of its own pid; the CLI processes are every descendant of vyred; a `vyre mcp` helper's RSS counts the pages of the `vyre` binary every helper shares (read once from disk, held once in memory), PSS splits them among the sharers and private leaves them out (smaps_rollup's Private_Clean + Private_Dirty): private is what each further session costs",
         i.sessions,
         sessions_idle::SETTLE.as_secs()
     ));

@@ -23,6 +23,13 @@ pub struct IdleSessions {
     /// The processes below vyred (the CLIs and whatever runs them) and their total RSS.
     pub children: usize,
     pub children_rss_kb: u64,
+    /// The sessions' `vyre mcp` helpers (Vyre's MCP server, one per session): how many, and
+    /// their memory summed as RSS (each counts the `vyre` binary's pages it shares with the
+    /// others), PSS (shared pages split among their sharers) and private (its own alone).
+    pub helpers: usize,
+    pub helpers_rss_kb: u64,
+    pub helpers_pss_kb: u64,
+    pub helpers_private_kb: u64,
 }
 
 pub async fn run(cli: &Path) -> Result<IdleSessions, String> {
@@ -89,10 +96,25 @@ async fn measure(server: &Server, work: &Path) -> Result<IdleSessions, String> {
         .iter()
         .filter_map(|&p| procfs::status_kb(p, "VmRSS").ok())
         .sum();
+    let helpers: Vec<u32> = below
+        .iter()
+        .copied()
+        .filter(|&p| procfs::cmdline(p).is_ok_and(|c| c.ends_with("vyre mcp")))
+        .collect();
+    let sum = |key: &str| -> u64 {
+        helpers
+            .iter()
+            .filter_map(|&p| procfs::rollup_kb(p, key).ok())
+            .sum()
+    };
     Ok(IdleSessions {
         sessions: SESSIONS,
         vyred_rss_kb,
         children: below.len(),
         children_rss_kb,
+        helpers: helpers.len(),
+        helpers_rss_kb: sum("Rss"),
+        helpers_pss_kb: sum("Pss"),
+        helpers_private_kb: sum("Private_Clean") + sum("Private_Dirty"),
     })
 }

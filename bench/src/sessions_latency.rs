@@ -152,12 +152,12 @@ fn is_text_delta(m: &Value) -> bool {
 }
 
 /// One CLI process driven by vyre's Claude driver, on its own HOME.
-struct Direct {
-    process: ClaudeProcess,
+pub(crate) struct Direct {
+    pub(crate) process: ClaudeProcess,
 }
 
 impl Direct {
-    async fn start(
+    pub(crate) async fn start(
         cli: &Path,
         api: &FakeApi,
         dir: &TempDir,
@@ -187,6 +187,7 @@ impl Direct {
             claude_sandbox: None,
             processes: None,
             extra_env,
+            host_tools: None,
         };
         let (process, _init) = ClaudeProcess::start(&options)
             .await
@@ -195,7 +196,7 @@ impl Direct {
     }
 
     /// Write a user message, read until its `result`; the milliseconds to the first text delta.
-    async fn turn(&mut self, text: &str) -> Result<f64, String> {
+    pub(crate) async fn turn(&mut self, text: &str) -> Result<f64, String> {
         self.read_turn(text)
             .await
             .map_err(|e| format!("{e}; the CLI's stderr: {}", self.process.stderr_tail()))

@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_KEY, Rig, claudeMissing, waitFor } from './lib/rig.mjs';
 import { SHOTS, openBrowser, shootingTest, shot } from './lib/browser.mjs';
-import { onboardWithKey } from './lib/onboard.mjs';
+import { onboardToChat } from './lib/onboard.mjs';
 
 const noClaude = claudeMissing();
 const LUMEN = { width: 420, height: 640 };
@@ -51,9 +51,7 @@ before(async () => {
 
   browser = await openBrowser();
   page = browser.page;
-  await onboardWithKey(rig, page, API_KEY);
-  await page.goto(`${rig.base}/app/`);
-  await page.getByTestId('chat-title').filter({ hasText: 'Juno' }).waitFor();
+  await onboardToChat(rig, page, API_KEY);
 });
 
 after(async () => {

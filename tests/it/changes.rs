@@ -5,19 +5,8 @@
 
 use serde_json::{Value, json};
 
+use crate::support::git;
 use crate::threads_e2e::*;
-
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-}
 
 /// Every file under `dir`, with its bytes.
 fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
@@ -262,6 +251,116 @@ async fn a_commands_changes_show_unannounced_and_a_writes_announced() {
     assert!(
         files(&r.work.join(".git")) == dot_git,
         "the person's .git was touched"
+    );
+    r.vyred.stop().await;
+}
+
+/// The uuid of the message that began the turn now running, and the turn's events until its
+/// changes are known.
+async fn turn_of_message(
+    r: &Rig,
+    stream: &mut vyre::surfaces::client::EventStream,
+    thread: &str,
+    text: &str,
+) -> String {
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": text }))
+        .await
+        .unwrap();
+    let began = events_until(stream, |e| e["type"] == "thread.turn").await;
+    let uuid = began.last().unwrap()["payload"]["uuid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    allow_until_finished(r, stream, thread).await;
+    events_until(stream, |e| e["type"] == "thread.changed").await;
+    uuid
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_rewind_puts_the_files_back_to_where_that_turn_began() {
+    let r = rig("changes-rewind").await;
+    std::fs::write(r.work.join("plan.txt"), "zero\n").unwrap();
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let thread = start_thread(&r).await;
+    let first = turn_of_message(&r, &mut stream, &thread, "RUNBASH echo one > plan.txt").await;
+    let second = turn_of_message(
+        &r,
+        &mut stream,
+        &thread,
+        "RUNBASH echo two > plan.txt && echo new > added.txt && mkdir -p d && echo deep > d/x.txt",
+    )
+    .await;
+    // Between the turns the person wrote a file of their own: not the session's to put back.
+    std::fs::write(r.work.join("mine.txt"), "the person's\n").unwrap();
+    let third = turn_of_message(&r, &mut stream, &thread, "RUNBASH echo three > plan.txt").await;
+    let _ = third;
+
+    // Not the session's to do: it may rewind its own thread, but not the files.
+    let socket = r.home.vyre_home().join("s").join(format!("{thread}.sock"));
+    let refused = vyre::surfaces::client::Client::socket(&socket)
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": second, "files": true }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("person_only"), "{refused}");
+
+    // A message that began no turn cannot place the files.
+    let nowhere = r
+        .sock
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": "00000000-0000-4000-8000-000000000000", "files": true }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(nowhere.code(), Some("not_a_turn"), "{nowhere}");
+
+    r.sock
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": second, "files": true }),
+        )
+        .await
+        .unwrap();
+    let read = |p: &str| std::fs::read_to_string(r.work.join(p)).ok();
+    assert_eq!(
+        read("plan.txt").as_deref(),
+        Some("one\n"),
+        "as turn 2 began"
+    );
+    assert_eq!(read("added.txt"), None, "added in turn 2: removed");
+    assert_eq!(read("d/x.txt"), None);
+    assert_eq!(read("mine.txt").as_deref(), Some("the person's\n"));
+    let reverted = events_until(&mut stream, |e| e["type"] == "thread.reverted").await;
+    let payload = &reverted.last().unwrap()["payload"];
+    assert_eq!(payload["rewind"], true, "{payload}");
+
+    // Newer work is never lost: the person edits a file turn 1 changed, then asks to rewind
+    // to turn 1 with the files: refused, nothing written.
+    std::fs::write(r.work.join("plan.txt"), "edited by hand\n").unwrap();
+    let refused = r
+        .sock
+        .call(
+            "threads.rewind",
+            &json!({ "thread": thread, "uuid": first, "files": true }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("changed_since"), "{refused}");
+    assert!(refused.to_string().contains("plan.txt"), "{refused}");
+    assert_eq!(read("plan.txt").as_deref(), Some("edited by hand\n"));
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(
+        got["live"], true,
+        "a refusal leaves the session as it was: {got}"
     );
     r.vyred.stop().await;
 }

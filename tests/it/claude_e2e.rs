@@ -55,6 +55,7 @@ fn options(home: &TempHome, api: &FakeApi, bin: std::path::PathBuf, key: &str) -
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
             "1".into(),
         )],
+        host_tools: None,
     }
 }
 
@@ -236,6 +237,7 @@ async fn the_claude_driver_passes_the_provider_contract() {
         plugin_dirs: vec![],
         env: vec![],
         processes: None,
+        host_tools: None,
     };
     let script = Script {
         hello: "hello".into(),

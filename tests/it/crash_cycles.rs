@@ -552,7 +552,7 @@ fn kill_9_under_load_ten_times_loses_nothing_repeats_nothing_and_orphans_nothing
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let db = home.vyre_home().join("vyre.db");
     let sock = home.socket_client();

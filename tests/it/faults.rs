@@ -258,7 +258,7 @@ async fn drain(mut stream: vyre::surfaces::client::EventStream) -> Vec<Value> {
 
 /// A vyred whose sessions sign in with a subscription token (the vault's
 /// `claude-setup-token`), with the API key beside it granted to sessions when `key`.
-async fn subscription_rig(
+pub(crate) async fn subscription_rig(
     name: &str,
     key: bool,
 ) -> (TempHome, FakeApi, InProcess, Client, std::path::PathBuf) {
@@ -268,7 +268,7 @@ async fn subscription_rig(
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "setup-token" } });
+    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "setup-token", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();
@@ -347,6 +347,18 @@ async fn at_the_subscriptions_limit_the_real_cli_falls_back_to_the_api_key() {
         .await
         .unwrap();
     assert_eq!(got["auth"], "api-key");
+    // The meter says it: the five-hour window refused, the thread on the API key until then.
+    let mut limits = json!(null);
+    for _ in 0..50 {
+        limits = sock.call("usage.limits", &json!({})).await.unwrap();
+        if !limits["fallback"].is_null() && limits["windows"][0]["status"] == "rejected" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(limits["windows"][0]["kind"], "five_hour", "{limits}");
+    assert_eq!(limits["windows"][0]["status"], "rejected", "{limits}");
+    assert_eq!(limits["fallback"]["thread"], thread.as_str(), "{limits}");
     vyred.stop().await;
 }
 
@@ -643,7 +655,7 @@ async fn a_send_on_a_full_disk_is_refused_before_the_session_has_it_and_goes_thr
     let api = FakeApi::start().await;
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![Probe::module("probe", &[], Start::Ok)]).await;
     let sock = vyred.socket_client();

@@ -7,24 +7,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::support::git;
 use crate::threads_e2e::*;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// The rig's folder as a repository with one commit, and a bare remote beside it.
 fn repository(r: &Rig) -> std::path::PathBuf {

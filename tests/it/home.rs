@@ -213,7 +213,7 @@ fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
     let api = rt.block_on(crate::fake_api::FakeApi::start());
     let home = TempHome::new("home-agent");
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = serde_json::json!({ "sessions": { "claude": cli, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    let config = serde_json::json!({ "sessions": { "claude": cli, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let _vyred = home.spawn_daemon();
     rt.block_on(crate::threads_e2e::grant_key(&home.socket_client()));
@@ -231,14 +231,19 @@ fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
         home.vyre_home().display(),
         BIN
     );
-    let Some(tmux) = Tmux::start("agent", &home.dir, &run) else {
+    // The home, juno picked, its line open.
+    let say_to_juno = |name: &str| {
+        let tmux = Tmux::start(name, &home.dir, &run)?;
+        tmux.wait_for("? Vyre");
+        tmux.keys(&["-l", "juno"]);
+        tmux.wait_for("> @juno");
+        tmux.keys(&["Enter"]);
+        tmux.wait_for("Say to @juno:");
+        Some(tmux)
+    };
+    let Some(tmux) = say_to_juno("agent") else {
         return;
     };
-    tmux.wait_for("? Vyre");
-    tmux.keys(&["-l", "juno"]);
-    tmux.wait_for("> @juno");
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Say to @juno:");
     tmux.keys(&["-l", "good morning"]);
     tmux.keys(&["Enter"]);
     let screen = tmux.wait_for("reply to [good morning]");
@@ -248,4 +253,40 @@ fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
         list.contains("\"thread\": \""),
         "the talk went to juno's thread: {list}"
     );
+    drop(tmux);
+
+    // Its session closed, juno's thread is resumed while the person writes the next message
+    // (issue 26): live before anything is typed, and the message then goes to it.
+    let client = home.socket_client();
+    let agents: serde_json::Value = rt
+        .block_on(client.call("agents.list", &serde_json::json!({})))
+        .unwrap();
+    let thread = agents[0]["thread"].as_str().unwrap().to_string();
+    rt.block_on(client.call("threads.stop", &serde_json::json!({ "thread": thread })))
+        .unwrap();
+    let live = || {
+        let threads: serde_json::Value = rt
+            .block_on(client.call("threads.list", &serde_json::json!({})))
+            .unwrap();
+        threads
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["thread"] == thread.as_str() && t["live"] == true)
+    };
+    assert!(!live(), "stopped");
+    let Some(tmux) = say_to_juno("agent-again") else {
+        return;
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !live() {
+        assert!(
+            Instant::now() < deadline,
+            "juno's thread was not resumed while the prompt was open"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.keys(&["-l", "good evening"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("reply to [good evening]");
 }

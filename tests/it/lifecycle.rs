@@ -41,6 +41,18 @@ fn the_home_socket_and_address_are_laid_out_privately() {
     assert_eq!(logs.len(), 1, "one log file for today");
     vyred.signal(Signal::SIGINT);
     assert!(vyred.wait(Duration::from_secs(30)).success());
+    // Every module's task ends when vyred stops (one still sleeping held the box's `podman
+    // stop` past its grace and got vyred killed): the drain never ran out of time.
+    let log = std::fs::read_dir(home.home().logs())
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap_or_default())
+        .collect::<String>();
+    assert!(!log.contains("did not finish in time"), "{log}");
+    // Nor does a fresh vyred warn about anything (the curator once did, asking recall before
+    // recall had started).
+    assert!(!log.contains(" WARN "), "{log}");
+    let events = stored_events(&home.home().database());
+    assert_eq!(events.last().unwrap().1, "daemon.stopped");
 }
 
 #[test]

@@ -1,5 +1,6 @@
-//! `vyre mcp` and each session's own socket: Vyre's tools reach a Claude Code session over MCP,
-//! with the caller bound by vyred, so a session never acts as a person.
+//! Vyre's tools reach a Claude Code session over MCP: from `vyre mcp` for Claude Code in a
+//! terminal, and from vyred itself for the sessions it runs (an in-process server on the session's
+//! own stdio), with the caller bound by vyred either way, so a session never acts as a person.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -161,7 +162,7 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
-async fn an_owned_session_loads_the_harness_and_calls_vyre_over_its_own_socket() {
+async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itself() {
     let r = rig_with_harness("mcp-owned").await;
     let mut stream = r
         .sock
@@ -236,6 +237,27 @@ async fn an_owned_session_loads_the_harness_and_calls_vyre_over_its_own_socket()
         .await
         .unwrap();
     events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+
+    // vyred served the tools itself: the session runs no `vyre mcp` helper of the plugin's.
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    let sids: Vec<i32> = pids["sids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_i64().unwrap() as i32)
+        .collect();
+    assert!(!sids.is_empty(), "{pids}");
+    for sid in sids {
+        for pid in vyre::modules::sessions::spawn::session_members(sid) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            assert!(
+                !args.windows(2).any(|w| w[1] == b"mcp"),
+                "a helper runs in the session: {}",
+                String::from_utf8_lossy(&cmdline)
+            );
+        }
+    }
 
     // What the model saw: Vyre's tools but no person's, and the tool's answer from vyred.
     let requests = r.api.message_requests();

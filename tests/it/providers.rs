@@ -35,6 +35,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         plugin_dirs: vec![],
         env: vec![],
         processes: None,
+        host_tools: None,
     };
     let script = Script {
         hello: "hello".into(),
@@ -50,7 +51,8 @@ async fn providers_come_from_modules_that_declare_them() {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     std::fs::write(
         home.home().config_file(),
-        json!({ "sessions": { "auth": "login", "home": home.dir.join("home") } }).to_string(),
+        json!({ "sessions": { "auth": "login", "home": home.dir.join("home"), "spares": 0 } })
+            .to_string(),
     )
     .unwrap();
     let work = home.dir.join("work");
@@ -188,6 +190,9 @@ async fn fake_rig(
     let mut sessions = sessions;
     sessions["auth"] = json!("login");
     sessions["home"] = json!(home.dir.join("home"));
+    if sessions.get("spares").is_none() {
+        sessions["spares"] = json!(0);
+    }
     std::fs::write(
         home.home().config_file(),
         json!({ "sessions": sessions }).to_string(),

@@ -86,7 +86,7 @@ async fn teammates_take_and_release_slots_in_a_fair_line() {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     std::fs::write(
         home.home().config_file(),
-        json!({ "sessions": { "slots": { "teammate": 1 } } }).to_string(),
+        json!({ "sessions": { "slots": { "teammate": 1 }, "spares": 0 } }).to_string(),
     )
     .unwrap();
     let vyred = InProcess::start(&home, vec![]).await;

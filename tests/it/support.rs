@@ -582,3 +582,28 @@ impl Module for Probe {
         })
     }
 }
+
+/// Run git in `dir` as a test's person would (no system config, `dir` as HOME, an identity for
+/// commits), asserting it succeeds; its output, trimmed.
+pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Person",
+            "-c",
+            "user.email=person@example.com",
+        ])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

@@ -61,7 +61,7 @@ async fn a_missing_cli_is_a_clear_error_naming_what_to_install() {
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({ "sessions": { "claude": "/nonexistent/bin/claude", "home": home.dir.join("home"), "auth": "login" } });
+    let config = json!({ "sessions": { "claude": "/nonexistent/bin/claude", "home": home.dir.join("home"), "auth": "login", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![]).await;
     let err = vyred

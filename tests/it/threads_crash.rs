@@ -40,7 +40,7 @@ fn after_a_kill_9_mid_turn_nothing_is_orphaned_and_the_thread_resumes() {
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
-    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" } });
+    let config = json!({ "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
 
     let mut vyred = home.spawn_daemon();
@@ -144,8 +144,7 @@ fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_aga
     let script = home.dir.join("stubborn-claude");
     std::fs::write(&script, STUBBORN_CLI).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let config =
-        json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login" } });
+    let config = json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
 
     let mut vyred = home.spawn_daemon();

@@ -44,7 +44,7 @@ pub(crate) async fn rig_with_harness_configured(name: &str, top: Value) -> Rig {
     rig_full(name, json!({}), true, top).await
 }
 
-async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
+pub(crate) async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
     let bin = claude_bin();
     let home = TempHome::new(name);
     let api = FakeApi::start().await;
@@ -52,7 +52,7 @@ async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     let mut config = json!({
-        "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" }
+        "sessions": { "claude": bin, "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 }
     });
     for (k, v) in extra.as_object().into_iter().flatten() {
         config["sessions"][k] = v.clone();
@@ -344,8 +344,7 @@ pub(crate) async fn rig_with_cli(
     let script = home.dir.join("fake-claude");
     std::fs::write(&script, cli).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let config =
-        json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login" } });
+    let config = json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start(&home, vec![]).await;
     let sock = vyred.socket_client();

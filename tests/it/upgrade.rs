@@ -50,7 +50,7 @@ async fn older_vyred(name: &str, api: &FakeApi) -> (TempHome, String, PathBuf) {
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     let config = json!({
-        "sessions": { "claude": claude_bin(), "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key" }
+        "sessions": { "claude": claude_bin(), "base_url": api.url(), "home": home.dir.join("home"), "auth": "api-key", "spares": 0 }
     });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let (old, old_version) = older_binary(&home.dir);

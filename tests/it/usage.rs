@@ -93,3 +93,58 @@ async fn each_turn_is_counted_once_by_thread_and_day() {
     assert_eq!(again["total"], by_thread["total"], "{again}");
     vyred.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_subscriptions_windows_are_kept_as_the_real_cli_reports_them() {
+    let (_home, _api, vyred, sock, work) =
+        crate::faults::subscription_rig("usage-windows", false).await;
+    let before = sock.call("usage.limits", &json!({})).await.unwrap();
+    assert_eq!(before["windows"], json!([]), "{before}");
+    let mut stream = sock.events("types=thread.*", None).await.unwrap();
+    let thread = sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": work, "text": "WINDOWS how much is left" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        events.iter().any(|e| e["type"] == "thread.limit"),
+        "Claude Code said the windows"
+    );
+    let mut limits = json!(null);
+    for _ in 0..50 {
+        limits = sock.call("usage.limits", &json!({})).await.unwrap();
+        if limits["windows"].as_array().is_some_and(|w| w.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let five = &limits["windows"][0];
+    assert_eq!(five["kind"], "five_hour", "{limits}");
+    assert_eq!(five["status"], "allowed_warning");
+    assert_eq!(five["utilization"], 0.82);
+    assert_eq!(five["thread"], thread.as_str());
+    let resets = five["resets_at"].as_i64().unwrap() - vyre::now_ms();
+    assert!(
+        (6_000_000..7_300_000).contains(&resets),
+        "in about two hours: {resets}"
+    );
+    assert_eq!(limits["windows"][1]["kind"], "seven_day");
+    assert_eq!(limits["windows"][1]["utilization"], 0.41);
+    assert_eq!(limits["fallback"], json!(null));
+
+    // Not a session's to read.
+    let socket = _home.vyre_home().join("s").join(format!("{thread}.sock"));
+    let refused = vyre::surfaces::client::Client::socket(&socket)
+        .call("usage.limits", &json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Some("not_for_sessions"), "{refused}");
+    vyred.stop().await;
+}

@@ -17,7 +17,11 @@ import {
   revertQuestion,
   statusWord,
   turnNo,
+  changesFor,
+  turnAt,
 } from '../.test-build/changes.js';
+import { commentsItem, keepComments, readComments } from '../.test-build/commentstore.js';
+import { afterHint, queues, sendWord } from '../.test-build/sendmode.js';
 
 const T = 't-1';
 const changed = (id, n, at, paths, extra = {}) => ({
@@ -291,4 +295,69 @@ test('the chat shows every turn that changed files, and a turn not followed only
     ['t-1:2', 't-1:3'],
   );
   assert.deepEqual(chatMarks([]), []);
+});
+
+test('the Changes view\'s address names a turn by its number, and finds it again', () => {
+  assert.equal(changesFor(null), 'all');
+  assert.equal(changesFor(`${T}:12`), '12');
+  assert.equal(changesFor('odd-turn'), 'odd-turn', 'no number: the id as it is');
+  const turns = [{ turn: `${T}:1` }, { turn: `${T}:2` }, { turn: 'odd-turn' }];
+  assert.equal(turnAt(turns, '2'), `${T}:2`);
+  assert.equal(turnAt(turns, `${T}:1`), `${T}:1`, 'the whole id too');
+  assert.equal(turnAt(turns, 'odd-turn'), 'odd-turn');
+  assert.equal(turnAt(turns, 'all'), null, 'all: the newest, as the view picks it');
+  assert.equal(turnAt(turns, null), null);
+  assert.equal(turnAt(turns, '9'), null, 'a turn not (or no longer) there: the newest');
+  assert.equal(turnAt([], '1'), null);
+});
+
+/** A Storage of its own, in memory. */
+function memoryStore() {
+  const m = new Map();
+  return {
+    m,
+    getItem: (k) => (m.has(k) ? m.get(k) : null),
+    setItem: (k, v) => m.set(k, String(v)),
+    removeItem: (k) => m.delete(k),
+  };
+}
+
+test('unsent comments are kept per thread across a reload, and their item goes once none is left', () => {
+  const store = memoryStore();
+  const a = { key: commentKey(`${T}:1`, 'notes.txt', { side: 'new', line: 1 }), turn: `${T}:1`, path: 'notes.txt', side: 'new', line: 1, text: 'keep it' };
+  const b = { key: commentKey(`${T}:1`, 'notes.txt', { side: 'old', line: 2 }), turn: `${T}:1`, path: 'notes.txt', side: 'old', line: 2, text: 'why?' };
+  assert.deepEqual(readComments(T, store), [], 'nothing kept: none');
+  keepComments(T, [a, b], store);
+  assert.deepEqual(readComments(T, store), [a, b], 'in the order written');
+  assert.deepEqual(readComments('t-2', store), [], 'another thread has its own');
+  assert.ok(store.m.has(commentsItem(T)));
+  assert.equal(commentsItem(T), 'vyre_comments:t-1');
+  // Sent (or thrown away): no item left behind.
+  keepComments(T, [], store);
+  assert.equal(store.m.has(commentsItem(T)), false);
+  assert.deepEqual(readComments(T, store), []);
+  // What is not a comment any more (written by hand, or spoiled) is left out, not an error.
+  store.setItem(commentsItem(T), 'not json');
+  assert.deepEqual(readComments(T, store), []);
+  store.setItem(commentsItem(T), JSON.stringify({ a: 1 }));
+  assert.deepEqual(readComments(T, store), []);
+  store.setItem(commentsItem(T), JSON.stringify([a, { ...b, side: 'left' }, { ...b, line: 0 }, { ...b, text: 3 }, null, { ...b, extra: 'x' }]));
+  assert.deepEqual(readComments(T, store), [a, b], 'the good ones, with only their fields');
+  // No storage (disabled), or one that refuses: nothing kept, nothing thrown.
+  assert.deepEqual(readComments(T, null), []);
+  keepComments(T, [a], null);
+  const full = { getItem: () => { throw new Error('denied'); }, setItem: () => { throw new Error('full'); }, removeItem: () => {} };
+  assert.doesNotThrow(() => keepComments(T, [a], full));
+  assert.deepEqual(readComments(T, full), []);
+});
+
+test('while a turn runs, words join it or wait for its end, said as the composer says it', () => {
+  assert.equal(queues(false, true), false, 'no turn running: a new turn, whatever was ticked');
+  assert.equal(queues(true, false), false);
+  assert.equal(queues(true, true), true);
+  assert.equal(sendWord(false, true), 'Send');
+  assert.equal(sendWord(true, false), 'Steer');
+  assert.equal(sendWord(true, true), 'Queue');
+  assert.equal(afterHint(true), '— waits for the turn to end');
+  assert.equal(afterHint(false), '— joins the running turn');
 });

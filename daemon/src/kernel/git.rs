@@ -37,8 +37,27 @@ pub async fn run<S: AsRef<OsStr>>(
     wait: Duration,
     max: usize,
 ) -> Result<Ran, String> {
+    run_as(None, dir, args, env, wait, max).await
+}
+
+/// [`run`] as user `uid` in group `gid` when given (the sessions' own user on the box, ADR
+/// 0013: what git writes in their folders stays theirs), with only that group and a 027 umask.
+pub async fn run_as<S: AsRef<OsStr>>(
+    user: Option<(u32, u32)>,
+    dir: Option<&Path>,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+    wait: Duration,
+    max: usize,
+) -> Result<Ran, String> {
     use tokio::io::AsyncReadExt;
     let mut cmd = tokio::process::Command::new("git");
+    if let Some((uid, gid)) = user {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || crate::kernel::become_user::become_user(uid, gid));
+        }
+    }
     cmd.arg("--no-pager");
     for s in SAFE {
         cmd.args(["-c", s]);
@@ -61,6 +80,11 @@ pub async fn run<S: AsRef<OsStr>>(
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
+    if user.is_some() {
+        // vyred's own HOME is not theirs to read (git would warn of every file it cannot).
+        cmd.env("HOME", "/nonexistent")
+            .env("XDG_CONFIG_HOME", "/nonexistent");
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

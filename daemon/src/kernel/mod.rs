@@ -2,6 +2,7 @@
 //! submodules below; [`Kernel`] is the handle to them (config, store, bus, tools, modules,
 //! devices), one cloneable `Arc`. The kernel imports no module (`tests/it/layers.rs`).
 
+pub mod become_user;
 pub mod config;
 pub mod contracts;
 pub mod deadlines;

@@ -32,7 +32,8 @@ export async function onboardByScreens(rig, page, { address, devices } = {}) {
 /**
  * Onboard `page` on `rig`'s vyred through the onboarding's own tools, called from the page with
  * its onboarding key (app.test.mjs walks the screens): the person's name, the assistant Juno,
- * the API key `key` for sessions, then the onboarding's end. The browser is then signed in.
+ * the credential `key` for sessions (an API key, or a subscription's setup token `sk-ant-oat…`),
+ * then the onboarding's end. The browser is then signed in.
  */
 export async function onboardWithKey(rig, page, key) {
   await page.goto(await rig.onboardLink());
@@ -46,7 +47,14 @@ export async function onboardWithKey(rig, page, key) {
       return j.data;
     };
     await post('/v1/tools/onboarding.you', { name: 'Ada', assistant_name: 'Juno' });
-    await post('/v1/tools/onboarding.claude', { mode: 'api-key', value: key });
+    await post('/v1/tools/onboarding.claude', { mode: key.startsWith('sk-ant-oat') ? 'setup-token' : 'api-key', value: key });
     return post('/v1/session/finish', {});
   }, key);
+}
+
+/** [`onboardWithKey`], then the app's first screen: the assistant Juno's chat, drawn. */
+export async function onboardToChat(rig, page, key) {
+  await onboardWithKey(rig, page, key);
+  await page.goto(`${rig.base}/app/`);
+  await page.getByTestId('chat-title').filter({ hasText: 'Juno' }).waitFor();
 }

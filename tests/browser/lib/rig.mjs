@@ -58,7 +58,10 @@ export async function startFakeApi() {
 export class Rig {
   /**
    * @param {string} name
-   * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean, role?: 'box'|'local', config?: object}} opts
+   * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean, role?: 'box'|'local', config?: object, sessions?: object, auth?: 'api-key'|'setup-token'}} opts
+   * `auth`: the sessions' credential (`sessions.auth`; the API key unless said): `setup-token`
+   * signs Claude Code in as a subscription, whose windows it reports (usage.test.mjs).
+   * `sessions`: more of the `sessions` config (e.g. `idle_minutes`).
    */
   static async start(name, opts = {}) {
     const r = new Rig();
@@ -73,11 +76,12 @@ export class Rig {
       mkdirSync(p, { recursive: true });
       copyFileSync(join(ROOT, 'tests/fixtures/transcripts/older-and-broken.jsonl'), join(p, '0b7e4c1e-0000-4000-8000-00000000a001.jsonl'));
     }
-    const sessions = { home: r.home, auth: 'api-key' };
+    const sessions = { home: r.home, auth: opts.auth ?? 'api-key' };
     if (opts.claude) {
       r.api = await startFakeApi();
       Object.assign(sessions, { claude: CLAUDE, base_url: r.api.url });
     }
+    Object.assign(sessions, opts.sessions ?? {});
     writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions, ...(opts.config ?? {}) }));
     r.output = '';
     r.opts = opts;

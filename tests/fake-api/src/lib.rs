@@ -23,6 +23,8 @@
 //!   refused at the subscription's five-hour limit: 429 with the `anthropic-ratelimit-unified-*`
 //!   headers saying `rejected`, as the real API does. A request with an API key (`x-api-key`)
 //!   is answered as usual.
+//! - `WINDOWS` → a subscription's request is answered as usual, with the unified headers of a
+//!   five-hour window 82% used (`allowed_warning`) and a week 41% used.
 //!
 //! `<n>` is a count or `always`. Claude Code 2.1.328 retries these with its own backoff (about
 //! 0.6 s, then 1.2 s, ...), saying so in `system/api_retry` lines; `always` also says
@@ -162,10 +164,41 @@ async fn handle(
         return refusal;
     }
     let reply = script(&body);
-    if body["stream"] == true {
+    let mut response = if body["stream"] == true {
         stream(n, model, reply)
     } else {
         axum::Json(whole(n, &model, &reply)).into_response()
+    };
+    if signed_in && prompt_of(&body).0.contains("WINDOWS") {
+        windows(response.headers_mut());
+    }
+    response
+}
+
+/// The `anthropic-ratelimit-unified-*` headers of a subscription nearing its five-hour limit
+/// (82% used, resetting in two hours; the week 41% used, resetting in four days).
+fn windows(h: &mut HeaderMap) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (five, week) = ((now + 2 * 3600).to_string(), (now + 4 * 86400).to_string());
+    for (name, value) in [
+        ("anthropic-ratelimit-unified-status", "allowed_warning"),
+        ("anthropic-ratelimit-unified-reset", five.as_str()),
+        (
+            "anthropic-ratelimit-unified-representative-claim",
+            "five_hour",
+        ),
+        ("anthropic-ratelimit-unified-5h-status", "allowed_warning"),
+        ("anthropic-ratelimit-unified-5h-reset", five.as_str()),
+        ("anthropic-ratelimit-unified-5h-utilization", "0.82"),
+        ("anthropic-ratelimit-unified-5h-surpassed-threshold", "0.8"),
+        ("anthropic-ratelimit-unified-7d-status", "allowed"),
+        ("anthropic-ratelimit-unified-7d-reset", week.as_str()),
+        ("anthropic-ratelimit-unified-7d-utilization", "0.41"),
+    ] {
+        h.insert(name, value.parse().expect("a header value"));
     }
 }
 

@@ -3,7 +3,7 @@
 import { call, callAs, type ApiError } from './api';
 import { hub, type StreamStatus } from './stream';
 import { questionsOf } from './chat';
-import { parseRoute, pathOf, type Route } from './routes';
+import { closeBy, parseRoute, pathOf, type Over, type Route } from './routes';
 import type { Agent, Always, AskInfo, Pairing, Question, Session, ThreadDetail, ThreadInfo, VyreEvent } from './types';
 
 // The app's paths are lib/routes.ts's (pure, tested); the views import them from here.
@@ -51,13 +51,31 @@ export const app = $state({
   /** Where the app continues once the onboarding is finished: the name's address, when this
    * device reaches it there (the address step's "Continue at … when I finish"). */
   moveTo: null as string | null,
+  /** The Deck opens its New session form with these once it shows (a chat whose worktree was
+   * removed: "New session" in its repository); the Deck clears it. */
+  newSession: null as { cwd: string; project: string | null } | null,
 });
 
 export function navigate(r: Route, replace = false): void {
   const path = pathOf(r);
   if (replace) history.replaceState(null, '', path);
-  else if (location.pathname !== path) history.pushState(null, '', path);
+  else if (location.pathname + location.search !== path) history.pushState(null, '', path);
   app.route = r;
+}
+
+/** A view over the screen (a chat's Changes): its own history entry, which says what is under
+ * it, so Back closes it and Forward opens it again. */
+export function openOver(r: Route): void {
+  const state: Over = { under: location.pathname + location.search };
+  history.pushState(state, '', pathOf(r));
+  app.route = r;
+}
+
+/** The view over the screen closes onto `r`: back to the entry under it when there is one, else
+ * (opened from a link, or after the entry under it was left) `r` in its place. */
+export function closeOver(r: Route): void {
+  if (closeBy(history.state, pathOf(r)) === 'back') history.back();
+  else navigate(r, true);
 }
 
 if (typeof window !== 'undefined') {

@@ -27,8 +27,11 @@ export const LINK_ALLOW: readonly string[] = [
   'threads.files',
   'threads.start',
   'threads.send',
+  'threads.warm',
   'threads.answer',
   'threads.interrupt',
+  'threads.changes',
+  'threads.revert',
   'agents.list',
   'agents.threads',
   'projects.list',
@@ -36,6 +39,8 @@ export const LINK_ALLOW: readonly string[] = [
   'system.status',
   'memory.why',
   'harness.remembered',
+  'usage.summary',
+  'usage.limits',
 ];
 
 /** Whether the link lets this machine call `tool` on the box: a name, or its module's `module.*`. */

@@ -195,6 +195,23 @@ export function placeMarks<T extends Placed>(items: T[], marks: TurnMark[], olde
   return { before, end };
 }
 
+// ---- The Changes view's address ----
+
+/** What the address says the Changes view opens at (`?changes=`): `all` for the newest turn, or
+ * a turn by its number in the thread (a turn id with no number as it is). */
+export function changesFor(turn: string | null): string {
+  if (!turn) return 'all';
+  const n = turnNo(turn);
+  return n !== null ? String(n) : turn;
+}
+
+/** The turn the address names among those read (`all`, or one not among them: null, the newest). */
+export function turnAt<T extends { turn: string }>(turns: T[], at: string | null): string | null {
+  if (!at || at === 'all') return null;
+  const t = turns.find((x) => x.turn === at || String(turnNo(x.turn)) === at);
+  return t ? t.turn : null;
+}
+
 // ---- Comments on lines ----
 
 /** A diff's line as a comment names it: the new file's line, or the old file's removed line. */

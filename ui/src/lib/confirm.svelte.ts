@@ -27,6 +27,11 @@ export interface Confirm {
   ready?: () => boolean;
   /** It destroys something: the button says so in red. */
   danger?: boolean;
+  /** A choice to tick, unticked at first, under the rest (a rewind's "Also put back the
+   * files"): its words. `confirmChecked` says whether it was ticked. */
+  check?: string;
+  /** Said under the choice while it is ticked. */
+  checkNote?: string;
 }
 
 /** A component with its props, checked against each other by `part`. */
@@ -39,16 +44,23 @@ export function part<P extends Record<string, any>>(component: Component<P>, pro
   return { component, props };
 }
 
-export const confirming = $state({ open: null as (Confirm & { answer: (yes: boolean) => void }) | null });
+export const confirming = $state({ open: null as (Confirm & { checked: boolean; answer: (yes: boolean) => void }) | null });
 
-export function confirmAction(c: Confirm): Promise<boolean> {
+export async function confirmAction(c: Confirm): Promise<boolean> {
+  return (await confirmChecked(c)).yes;
+}
+
+/** The question, and whether its `check` was ticked when the person went ahead. */
+export function confirmChecked(c: Confirm): Promise<{ yes: boolean; checked: boolean }> {
   confirming.open?.answer(false);
   return new Promise((resolve) => {
     confirming.open = {
       ...c,
+      checked: false,
       answer: (yes) => {
+        const checked = yes && !!confirming.open?.checked;
         confirming.open = null;
-        resolve(yes);
+        resolve({ yes, checked });
       },
     };
   });

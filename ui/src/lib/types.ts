@@ -120,3 +120,13 @@ export interface Health {
 export type TurnChanges = Schema<'threads.changes.TurnChanges'>;
 /** A file a turn changed: its status, whether a tool call said so, its unified diff. */
 export type ChangedFile = Schema<'threads.changes.FileChange'>;
+
+/** `usage.limits`: the subscription's windows as Claude Code last reported them (none for an API
+ * key), a fallback to the API key in force, and when an API key's own limit last refused a turn. */
+export type UsageLimits = ToolOutput<'usage.limits'>;
+/** One of the subscription's windows (`five_hour`, `seven_day`, ...). */
+export type UsageWindow = Schema<'usage.limits.Window'>;
+/** `usage.summary`: what the sessions cost, added up by day, thread, project or agent. */
+export type UsageSummary = ToolOutput<'usage.summary'>;
+/** One line of it: a day, thread, project or agent (`key` null: no project or agent). */
+export type UsageLine = Schema<'usage.summary.Line'>;

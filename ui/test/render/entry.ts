@@ -13,6 +13,13 @@ import SourceFiles from '../../src/components/SourceFiles.svelte';
 import LessonNotice from '../../src/components/LessonNotice.svelte';
 import LessonLevel from '../../src/components/LessonLevel.svelte';
 import ChangeRow from '../../src/components/ChangeRow.svelte';
+import UsageFace from '../../src/components/UsageFace.svelte';
+import BudgetMeter from '../../src/components/BudgetMeter.svelte';
+import WorktreePanel from '../../src/components/WorktreePanel.svelte';
+import Composer from '../../src/components/Composer.svelte';
+import type { ThreadSource } from '../../src/lib/source';
+import type { Worktree } from '../../src/lib/worktree';
+import type { Face } from '../../src/lib/usage';
 import type { TurnMark } from '../../src/lib/changes';
 import type { Line } from '../../src/lib/diff';
 import type { Check, Level, LessonNotice as Notice } from '../../src/lib/lessons';
@@ -78,4 +85,21 @@ export function lessonLevel(props: { level: Level; check: Check | null; busy?: b
 
 export function changeRow(props: { mark: TurnMark; reverted?: number; onopen?: (() => void) | null }): string {
   return render(ChangeRow, { props }).body;
+}
+
+export function usageFace(props: { face: Face; form?: 'nav' | 'short' }): string {
+  return render(UsageFace, { props }).body;
+}
+
+export function budgetMeter(props: { spent: number; budget: number }): string {
+  return render(BudgetMeter, { props }).body;
+}
+
+export function worktreePanel(props: { worktree: Worktree; can?: boolean }): string {
+  const source = { thread: 't1', box: null, can: () => props.can ?? true } as unknown as ThreadSource;
+  return render(WorktreePanel, { props: { thread: 't1', source, worktree: props.worktree, onchange: () => {} } }).body;
+}
+
+export function composer(props: { running?: boolean; disabled?: boolean; closed?: boolean; placeholder?: string }): string {
+  return render(Composer, { props: { ...props, onsend: async () => true, oninterrupt: () => {} } }).body;
 }

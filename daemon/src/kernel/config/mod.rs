@@ -151,11 +151,10 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
-    /// What the Mac needs of the box: its threads and their asks (and, to show a box thread in
-    /// the Mac's chat as a local one, a tool call's whole output, the slash commands and the
-    /// folder's files, all read-only), Lumen's talk with the assistant there (finding it and its
-    /// conversation: `agents.list`, `agents.threads`), its files, and where a box thread's memory
-    /// came from (`harness.remembered`, `memory.why`: the gold the Mac's chat shows).
+    /// What the Mac needs of the box: its threads, their asks and changes (and, to show one in
+    /// the Mac's chat as a local one, a call's whole output, the slash commands and the folder's
+    /// files, read-only), Lumen's talk with the assistant there (`agents.list`, `agents.threads`),
+    /// its files, its usage, and where a thread's memory came from (the chat's gold).
     pub const DEFAULT_ALLOW: &[&str] = &[
         "threads.list",
         "threads.get",
@@ -165,8 +164,11 @@ impl LinkConfig {
         "threads.files",
         "threads.start",
         "threads.send",
+        "threads.warm",
         "threads.answer",
         "threads.interrupt",
+        "threads.changes",
+        "threads.revert",
         "agents.list",
         "agents.threads",
         "projects.list",
@@ -174,6 +176,8 @@ impl LinkConfig {
         "system.status",
         "memory.why",
         "harness.remembered",
+        "usage.summary",
+        "usage.limits",
     ];
 
     /// `link.silence_s`, default 150 s (two and a half keep-alives).
@@ -348,6 +352,10 @@ pub struct SessionsConfig {
     /// `uid` is set, else a bubblewrap sandbox; sessions do not start without one), `sandbox`,
     /// or `none` (sessions run as vyred's user, uncontained).
     pub containment: Option<String>,
+    /// Warm spare sessions kept for the next start (ADR 0032; default 1, 0 keeps none), and
+    /// what they may hold together in MiB of resident memory (default 512).
+    pub spares: Option<u32>,
+    pub spare_memory_mb: Option<u32>,
 }
 
 /// How many teammates and subagents may run at once, for the whole machine and per project.
@@ -381,6 +389,13 @@ impl SessionsConfig {
     /// `sessions.max_live`, default 6.
     pub fn max_live(&self) -> usize {
         self.max_live.unwrap_or(6) as usize
+    }
+    /// `sessions.spares`, default 1; `spare_memory`: `sessions.spare_memory_mb` in bytes.
+    pub fn spares(&self) -> usize {
+        self.spares.unwrap_or(1) as usize
+    }
+    pub fn spare_memory(&self) -> u64 {
+        u64::from(self.spare_memory_mb.unwrap_or(512)) * 1024 * 1024
     }
 }
 

@@ -10,6 +10,18 @@ use std::path::{Path, PathBuf};
 pub const PLUGIN_ID: &str = "vyre@vyre";
 pub const MARKETPLACE: &str = "vyre";
 
+/// What Claude Code calls the plugin's MCP server (`.mcp.json`'s `vyre`, in plugin `vyre`): its
+/// tools are `mcp__plugin_vyre_vyre__<tool>`. vyred serves sessions it runs a server of this
+/// same name in-process, which takes the plugin's place (measured on 2.1.328: the plugin's
+/// `vyre mcp` is then not started).
+pub const MCP_SERVER: &str = "plugin:vyre:vyre";
+
+/// An MCP name for a Vyre tool: MCP names may not hold dots (the Messages API allows
+/// `[a-zA-Z0-9_-]`), so `threads.list` is offered as `threads_list`.
+pub fn mcp_name(tool: &str) -> String {
+    tool.replace('.', "_")
+}
+
 pub fn plugin_dir() -> Option<PathBuf> {
     std::env::var_os("VYRE_HARNESS_DIR")
         .map(PathBuf::from)
@@ -18,4 +30,52 @@ pub fn plugin_dir() -> Option<PathBuf> {
         .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness")])
         .find(|dir| dir.join(".claude-plugin/plugin.json").is_file())
         .map(|dir| dir.canonicalize().unwrap_or(dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plugin's UserPromptSubmit command, as Claude Code runs it (through a shell).
+    fn prompt_command() -> String {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness");
+        let hooks: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap())
+                .unwrap();
+        hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn run(command: &str, by_host: bool) -> std::process::Output {
+        let mut sh = std::process::Command::new("/bin/sh");
+        // No `vyre` on this PATH: running it fails loudly.
+        sh.arg("-c")
+            .arg(command)
+            .env_clear()
+            .env("PATH", "/nonexistent");
+        if by_host {
+            sh.env(crate::kernel::contracts::provider::PROMPT_HOOK_BY_HOST, "1");
+        }
+        sh.output().unwrap()
+    }
+
+    #[test]
+    fn the_plugins_prompt_hook_steps_aside_only_when_vyred_answers_it_itself() {
+        let command = prompt_command();
+        let aside = run(&command, true);
+        assert!(aside.status.success(), "{aside:?}");
+        assert!(
+            aside.stdout.is_empty() && aside.stderr.is_empty(),
+            "{aside:?}"
+        );
+        // Elsewhere (Claude Code in a terminal) it runs `vyre hook UserPromptSubmit`.
+        let runs = run(&command, false);
+        assert_eq!(runs.status.code(), Some(127), "{runs:?}");
+        assert!(
+            String::from_utf8_lossy(&runs.stderr).contains("vyre"),
+            "{runs:?}"
+        );
+    }
 }

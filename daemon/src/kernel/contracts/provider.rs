@@ -61,6 +61,70 @@ pub struct Launch {
     /// Where the provider records the session's processes (as thread `id`) the moment they
     /// exist, before the session can run anything: the peer check names them from then on.
     pub processes: Option<crate::kernel::peer::SessionProcesses>,
+    /// Vyre's own tools, served by vyred to the session through the provider's own channel
+    /// (no helper process per session); `None` offers none.
+    pub host_tools: Option<HostTools>,
+}
+
+/// Tools the host (vyred) serves a session itself, as that session: for Claude Code an
+/// in-process ("sdk") MCP server over the control protocol, its tools listed at `initialize`.
+#[derive(Clone)]
+pub struct HostTools {
+    /// The MCP server's name. For Claude Code it is the harness plugin's own server's
+    /// (`plugin:vyre:vyre`): the CLI then serves the plugin's tools from vyred instead of
+    /// starting the plugin's `vyre mcp`, and the tools keep their names.
+    pub server: String,
+    /// Shared by every session (the schemas are large: one copy, not one per session).
+    pub tools: std::sync::Arc<Vec<HostTool>>,
+    /// Run one call (by the tool's MCP name) as the session.
+    pub call: std::sync::Arc<dyn Fn(HostCall) -> BoxFuture<'static, HostAnswer> + Send + Sync>,
+    /// The harness's answer to the session's UserPromptSubmit (the hook's input, the provider's
+    /// process), given by vyred itself instead of the plugin's command hook: Claude Code's hook
+    /// output, or nothing to add.
+    pub prompt_hook: Option<PromptHook>,
+}
+
+pub type PromptHook =
+    std::sync::Arc<dyn Fn(Value, Option<i32>) -> BoxFuture<'static, Option<Value>> + Send + Sync>;
+
+/// Set in a session's environment when vyred answers its UserPromptSubmit itself: the harness
+/// plugin's command hook then exits at once (`harness/hooks/hooks.json`).
+pub const PROMPT_HOOK_BY_HOST: &str = "VYRE_PROMPT_HOOK_BY_HOST";
+
+impl std::fmt::Debug for HostTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostTools")
+            .field("server", &self.server)
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+/// One tool as an MCP server lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostTool {
+    /// Its MCP name (`threads_list` for `threads.list`: MCP names hold no dots).
+    pub name: String,
+    pub description: String,
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Value,
+}
+
+/// A call of a host tool by a session.
+#[derive(Debug, Clone)]
+pub struct HostCall {
+    /// The tool's MCP name.
+    pub name: String,
+    pub input: Value,
+    /// The session's process that made it (the provider's program), when known.
+    pub pid: Option<i32>,
+}
+
+/// What a host tool answered: text for the model, and whether it is an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostAnswer {
+    pub text: String,
+    pub is_error: bool,
 }
 
 /// pid, process group and session of a live session's process.
@@ -276,6 +340,11 @@ pub trait Session: Send + Sync {
     fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>>;
     fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>>;
     fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>>;
+    /// Before any message, get ready for the first turn (a warm spare, ADR 0032): load what a
+    /// first turn would, saying nothing and asking the model nothing. By default nothing.
+    fn prepare(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async { Ok(()) })
+    }
     /// End the session and its whole process group.
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit>;
     /// Wait for the process to end on its own (after `next` returned `None`).
@@ -302,6 +371,13 @@ pub trait Provider: Send + Sync {
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
         let _ = (id, at);
         Ok(())
+    }
+    /// What a session's process depends on beyond its [`Launch`], as text that changes when any
+    /// of it does (the program itself, the settings it reads at start in `cwd` and its home):
+    /// a warm spare started before such a change is not handed out (ADR 0032).
+    fn stamp<'a>(&'a self, cwd: &'a std::path::Path) -> BoxFuture<'a, String> {
+        let _ = cwd;
+        Box::pin(async { String::new() })
     }
 }
 

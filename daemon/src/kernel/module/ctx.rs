@@ -260,6 +260,11 @@ impl Ctx {
             .await
     }
 
+    /// The tools `caller` may call, as vyred lists them to it (what a session is offered).
+    pub fn tools_for(&self, caller: &Caller) -> Vec<Arc<ToolSpec>> {
+        self.kernel.registry().specs_for(caller)
+    }
+
     /// Register a tool declared under `does.tools`. Its input and output schemas come from `I`
     /// and `O`; input that does not deserialize into `I` is refused before `f` runs.
     pub fn tool<I, O, F, Fut>(&self, def: ToolDef, f: F) -> Result<(), StartError>

@@ -17,8 +17,6 @@
 //! takes only what is held for the session bound to its own Claude Code process, and reads
 //! only what its fence lets it (the project of its Claude Code process's folder).
 
-use std::path::{Path, PathBuf};
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -26,10 +24,13 @@ use serde_json::{Value, json};
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::tools::{CallCx, Caller, Reach, Scope, ToolError};
 
+mod claims;
 mod lessons;
+mod owed;
 mod pretool;
 mod remembered;
 
+use claims::{bound_to, may_bind};
 pub use pretool::floor;
 use pretool::gate;
 
@@ -66,9 +67,10 @@ pub struct Binding {
     bound_at: Option<i64>,
 }
 
-pub const MIGRATIONS: &[crate::kernel::store::Migration] = &[crate::kernel::store::Migration {
-    version: 1,
-    sql: "CREATE TABLE harness_bindings (
+pub const MIGRATIONS: &[crate::kernel::store::Migration] = &[
+    crate::kernel::store::Migration {
+        version: 1,
+        sql: "CREATE TABLE harness_bindings (
         session TEXT PRIMARY KEY,
         pid INTEGER,
         transcript TEXT,
@@ -76,13 +78,21 @@ pub const MIGRATIONS: &[crate::kernel::store::Migration] = &[crate::kernel::stor
         project TEXT,
         bound_at INTEGER NOT NULL
     );",
-}];
+    },
+    // A warm spare's SessionStart runs before it is any thread's: its brief is owed to its
+    // first prompt (ADR 0032).
+    crate::kernel::store::Migration {
+        version: 2,
+        sql: "ALTER TABLE harness_bindings ADD COLUMN brief_owed INTEGER NOT NULL DEFAULT 0;",
+    },
+];
 
 /// A binding as stored: pid, cwd, project, when.
 type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
 
-/// SessionStart binds the session to its process, transcript and project.
-async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
+/// SessionStart binds the session to its process, transcript and project; `owed`: its brief
+/// waits for its first prompt.
+async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>, owed: bool) {
     let Some(session) = input["session_id"].as_str().map(String::from) else {
         return;
     };
@@ -95,9 +105,9 @@ async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
         .store()
         .write(move |tx| {
             tx.conn().execute(
-                "INSERT INTO harness_bindings (session, pid, transcript, cwd, project, bound_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(session) DO UPDATE SET pid = excluded.pid, transcript = excluded.transcript, cwd = excluded.cwd, project = excluded.project, bound_at = excluded.bound_at",
-                rusqlite::params![session, pid, transcript, cwd, project, crate::now_ms()],
+                "INSERT INTO harness_bindings (session, pid, transcript, cwd, project, bound_at, brief_owed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(session) DO UPDATE SET pid = excluded.pid, transcript = excluded.transcript, cwd = excluded.cwd, project = excluded.project, bound_at = excluded.bound_at, brief_owed = excluded.brief_owed",
+                rusqlite::params![session, pid, transcript, cwd, project, crate::now_ms(), owed],
             )?;
             tx.emit(crate::kernel::events::NewEvent::new(
                 "harness.bound",
@@ -335,17 +345,29 @@ async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
 }
 
 /// The answer to one hook for `caller`, whose input is already bound to it
-/// ([`for_caller`]); `None` when Vyre has nothing to say.
-pub async fn answer(ctx: &Ctx, caller: &Caller, event: &str, input: &Value) -> Option<Value> {
+/// ([`for_caller`]); `None` when Vyre has nothing to say. `spare`: a SessionStart of a warm
+/// spare, whose brief waits for its first prompt.
+pub async fn answer(
+    ctx: &Ctx,
+    caller: &Caller,
+    event: &str,
+    input: &Value,
+    spare: bool,
+) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" => {
-            let brief = brief(ctx, caller, input).await;
-            lessons::remind(ctx, caller, event, input, brief).await
-        }
+        "SessionStart" if spare => None,
+        "SessionStart" => owed::briefing(ctx, caller, input).await,
         "UserPromptSubmit" => {
+            let owed = match (lessons::owned(caller), input["session_id"].as_str()) {
+                (true, Some(session)) if owed::take(ctx, session).await => {
+                    owed::briefing(ctx, caller, input).await
+                }
+                _ => None,
+            };
             let memory = memory(ctx, caller, input).await;
-            lessons::remind(ctx, caller, event, input, memory).await
+            let prompt = lessons::remind(ctx, caller, event, input, memory).await;
+            owed::joined(event, owed, prompt)
         }
         "Stop" => {
             let held = hand_over(ctx, input).await;
@@ -396,78 +418,6 @@ async fn for_caller(
         );
     }
     (input, claude)
-}
-
-/// Whether session `claimed` is bound to Claude Code process `claude` (its SessionStart said so)
-/// and that process still runs.
-async fn bound_to(ctx: &Ctx, claimed: &str, claude: u32) -> bool {
-    ctx.call("harness.binding", json!({ "session": claimed }))
-        .await
-        .is_ok_and(|b| b["pid"] == claude && b["alive"] == true)
-}
-
-/// Whether a session vyred did not start, under Claude Code process `claude` working in
-/// `folder`, may be session `claimed`. Its process must not name another session on its command
-/// line; a thread Vyre knows it must name there (`vyre resume` starts `claude --resume <id>`),
-/// and Vyre must not run it now; a session recall found must have run in this very folder
-/// (Claude Code resumes a session only in its own folder); and no other Claude Code that still
-/// runs may have it. A fresh session (no record, no transcript yet) passes.
-async fn may_bind(ctx: &Ctx, claimed: &str, claude: u32, folder: Option<&Path>) -> bool {
-    let named = session_on_command_line(claude);
-    if named.as_deref().is_some_and(|n| n != claimed) {
-        return false;
-    }
-    if let Ok(thread) = ctx.call("threads.get", json!({ "thread": claimed })).await
-        && (thread["live"] == true || named.as_deref() != Some(claimed))
-    {
-        return false;
-    }
-    let found = ctx
-        .call("recall.sessions", json!({}))
-        .await
-        .ok()
-        .and_then(|all| {
-            all.as_array()?
-                .iter()
-                .find(|s| s["thread"] == claimed)
-                .map(|s| {
-                    s["cwd"]
-                        .as_str()
-                        .map(|c| std::fs::canonicalize(c).unwrap_or_else(|_| PathBuf::from(c)))
-                })
-        });
-    if let Some(ran_in) = found
-        && (ran_in.is_none() || ran_in.as_deref() != folder)
-    {
-        return false;
-    }
-    match ctx
-        .call("harness.binding", json!({ "session": claimed }))
-        .await
-    {
-        Ok(b) => !(b["alive"] == true && b["pid"] != claude),
-        Err(_) => false,
-    }
-}
-
-/// The session a Claude Code process was started for (`--resume`, `-r`, `--session-id`), if
-/// its command line says.
-fn session_on_command_line(pid: u32) -> Option<String> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let args: Vec<String> = raw
-        .split(|b| *b == 0)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
-    args.iter().enumerate().find_map(|(i, a)| {
-        for flag in ["--resume", "--session-id"] {
-            if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
-                return Some(v.to_string());
-            }
-        }
-        matches!(a.as_str(), "--resume" | "-r" | "--session-id")
-            .then(|| args.get(i + 1).cloned())
-            .flatten()
-    })
 }
 
 /// `harness.binding`: the process a session's SessionStart hook named, and whether it runs.
@@ -521,14 +471,15 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
     // Only a binding and a hand-over need to know which session it is.
     let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
     let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
+    let spare = input.event == "SessionStart" && owed::spare(&c, &scope).await;
     if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
-        bind(&c, &cx.caller, &hook, pid).await;
+        bind(&c, &cx.caller, &hook, pid, spare).await;
     }
     if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
         return Ok(HookOutput { output: None });
     }
     Ok(HookOutput {
-        output: answer(&c, &cx.caller, &input.event, &hook).await,
+        output: answer(&c, &cx.caller, &input.event, &hook, spare).await,
     })
 }
 

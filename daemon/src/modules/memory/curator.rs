@@ -21,6 +21,8 @@ use crate::kernel::store::StoreError;
 const BATCH: u32 = 200;
 /// A pause between batches, so a first pass over a long history leaves the machine to others.
 const BREATHE: Duration = Duration::from_millis(20);
+/// How a batch says recall's tool is not there (yet).
+const NOT_YET: &str = "not yet: ";
 
 #[derive(Clone)]
 pub struct Curator {
@@ -49,8 +51,20 @@ impl Curator {
     pub async fn run(self) {
         let stop = self.ctx.shutdown();
         let mut learned = Learned::default();
+        let mut absent = Duration::from_millis(250);
         loop {
             match self.batch(&mut learned).await {
+                // recall starts after memory (or is disabled): look again, less often each time.
+                Err(why) if why.starts_with(NOT_YET) => {
+                    tracing::debug!(%why, "recall is not serving yet");
+                    tokio::select! {
+                        () = stop.cancelled() => return,
+                        () = tokio::time::sleep(absent) => {}
+                        () = self.wake.notified() => {}
+                    }
+                    absent = (absent * 2).min(Duration::from_secs(60));
+                    continue;
+                }
                 Ok(true) => {
                     tokio::select! {
                         () = stop.cancelled() => return,
@@ -102,7 +116,10 @@ impl Curator {
             .ctx
             .call("recall.turns", json!({ "after": after, "limit": BATCH }))
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| match &*e.code {
+                "unknown_tool" => format!("{NOT_YET}{}", e.message),
+                _ => e.message,
+            })?;
         let turns: Vec<Turn> = read
             .as_array()
             .into_iter()

@@ -38,6 +38,10 @@ pub const GATE_TOOLS: &str = "*";
 pub const GATE_HOOK: &str = "vyre-gate";
 /// The driver's Stop callback: the lessons' check of the answer before the turn ends.
 pub const STOP_HOOK: &str = "vyre-stop";
+/// The harness's UserPromptSubmit, answered by vyred itself (`claude_mcp::prompt`).
+pub const PROMPT_HOOK: &str = "vyre-prompt";
+/// How long the CLI waits for it (vyred gives up on it after 3 s, as `vyre hook` did).
+pub const PROMPT_HOOK_S: u64 = 10;
 /// How long the CLI waits for the Gate's check (it answers at once; the hold itself is the
 /// permission question, which has no deadline).
 pub const GATE_CHECK_S: u64 = 60;
@@ -84,6 +88,8 @@ pub struct ClaudeOptions {
     pub processes: Option<crate::kernel::peer::SessionProcesses>,
     /// More variables to set (the `VYRE_*` ones).
     pub extra_env: Vec<(String, OsString)>,
+    /// Vyre's tools, served in-process (`claude_mcp`).
+    pub host_tools: Option<crate::kernel::contracts::provider::HostTools>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -154,11 +160,15 @@ pub fn argv(o: &ClaudeOptions) -> Vec<String> {
 
 /// The flag settings that pin what Vyre decides for the session (see [`super::pinned`]).
 pub fn flag_settings(o: &ClaudeOptions) -> Value {
-    super::pinned::flag_settings(
+    let mut settings = super::pinned::flag_settings(
         &environment(o),
         !matches!(o.credential, Credential::Login),
         |name| std::env::var(name).ok().filter(|v| !v.is_empty()),
-    )
+    );
+    if let Some(tools) = &o.host_tools {
+        super::claude_mcp::deny_the_plugins_own(&mut settings, tools);
+    }
+    settings
 }
 
 /// What every process Vyre runs for sessions starts from: HOME (the sessions'), PATH and the
@@ -331,6 +341,13 @@ impl ClaudeProcess {
         if let Some(snapshot) = o.system_prompt_snapshot {
             init["systemPromptSnapshot"] = json!(snapshot);
         }
+        if let Some(tools) = &o.host_tools {
+            super::claude_mcp::declare(&mut init, tools);
+            if tools.prompt_hook.is_some() {
+                init["hooks"]["UserPromptSubmit"] =
+                    json!([{ "hookCallbackIds": [PROMPT_HOOK], "timeout": PROMPT_HOOK_S }]);
+            }
+        }
         match process.peer.request(init).await {
             Ok(answer) => Ok((process, answer)),
             Err(WireError::Closed) => {
@@ -439,6 +456,7 @@ mod tests {
             claude_sandbox: None,
             processes: None,
             extra_env: vec![("VYRE_THREAD".into(), "t".into())],
+            host_tools: None,
         }
     }
 

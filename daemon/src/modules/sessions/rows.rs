@@ -128,4 +128,20 @@ pub const MIGRATIONS: &[Migration] = &[
         PRIMARY KEY (thread, turn)
     );",
     },
+    Migration {
+        version: 10,
+        // A thread started in a worktree of its own (issue 25, `sessions/worktree/`).
+        sql: "CREATE TABLE threads_worktrees (
+        thread TEXT PRIMARY KEY,
+        repo TEXT NOT NULL,
+        path TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        base TEXT NOT NULL,
+        filters_off TEXT NOT NULL DEFAULT '[]',
+        created_at INTEGER NOT NULL,
+        merged_at INTEGER,
+        merged_to TEXT,
+        removed_at INTEGER
+    );",
+    },
 ];

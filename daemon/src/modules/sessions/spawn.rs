@@ -130,16 +130,8 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
     unsafe {
         cmd.pre_exec(move || {
             if let Some(RunAs { uid, gid }) = run_as {
-                // Groups first, then the group, then the user: each needs the privilege that
-                // the next one gives up. The process has no capability left after its exec.
-                let groups = [gid as libc::gid_t];
-                if libc::setgroups(1, groups.as_ptr()) < 0
-                    || libc::setgid(gid as libc::gid_t) < 0
-                    || libc::setuid(uid as libc::uid_t) < 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                libc::umask(0o027);
+                // The process has no capability left after its exec.
+                crate::kernel::become_user::become_user(uid, gid)?;
             }
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
@@ -279,38 +271,39 @@ pub async fn kill_group(child: &mut Child, pgid: i32, grace: Duration) {
 
 /// Signal every process whose session id is `sid` (Linux: from `/proc/<pid>/stat`); how many.
 pub fn signal_session(sid: i32, sig: Signal) -> usize {
+    session_members(sid)
+        .into_iter()
+        .filter(|pid| nix::sys::signal::kill(Pid::from_raw(*pid), sig).is_ok())
+        .count()
+}
+
+/// The processes whose session id is `sid` (Linux, from `/proc/<pid>/stat`; none elsewhere).
+pub fn session_members(sid: i32) -> Vec<i32> {
     #[cfg(target_os = "linux")]
     {
         let Ok(dir) = std::fs::read_dir("/proc") else {
-            return 0;
+            return vec![];
         };
-        let mut signalled = 0;
-        for entry in dir.flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<i32>().ok())
-            else {
-                continue;
-            };
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                continue;
-            };
-            // After the command's closing parenthesis: state, ppid, pgrp, session, ...
-            let session = stat
-                .rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(3))
-                .and_then(|s| s.parse::<i32>().ok());
-            if session == Some(sid) && nix::sys::signal::kill(Pid::from_raw(pid), sig).is_ok() {
-                signalled += 1;
-            }
-        }
-        signalled
+        dir.flatten()
+            .filter_map(|entry| {
+                let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+                let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+                // After the command's closing parenthesis: state, ppid, pgrp, session, ...
+                let session = stat
+                    .rsplit_once(')')?
+                    .1
+                    .split_whitespace()
+                    .nth(3)?
+                    .parse::<i32>()
+                    .ok()?;
+                (session == sid).then_some(pid)
+            })
+            .collect()
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (sid, sig);
-        0
+        let _ = sid;
+        vec![]
     }
 }
 

@@ -1,6 +1,6 @@
 //! What each turn cost, kept from the sessions' `thread.usage` events (one row per turn: its
-//! cost and tokens), with the thread's project and agent asked once of `threads.get`. What was
-//! said while vyred was down (or before this module existed) is read back from the log after a
+//! cost and tokens), with the thread's project and agent asked once of `threads.get`; their
+//! `thread.limit` and `thread.fallback` go to [`super::limits`]. What was said while vyred was down (or before this module existed) is read back from the log after a
 //! mark; the mark moves with the live events only once that catching up is done, and a turn is
 //! kept once whichever way it arrives.
 
@@ -17,9 +17,10 @@ use crate::kernel::store::Migration;
 /// The module whose events are read.
 const FROM: &str = "threads";
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE usage_turns (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE usage_turns (
         thread TEXT NOT NULL,
         turn TEXT NOT NULL,
         at INTEGER NOT NULL,
@@ -38,7 +39,12 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
     );
     CREATE TABLE usage_mark (id INTEGER NOT NULL);
     INSERT INTO usage_mark (id) VALUES (0);",
-}];
+    },
+    Migration {
+        version: 2,
+        sql: super::limits::MIGRATION_SQL,
+    },
+];
 
 /// A token count from the CLI's `usage`.
 fn tokens(t: &Value, key: &str) -> i64 {
@@ -47,14 +53,18 @@ fn tokens(t: &Value, key: &str) -> i64 {
 
 pub fn follow(ctx: &Ctx) {
     let live = Filter {
-        types: vec!["thread.usage".into()],
+        types: vec![
+            "thread.usage".into(),
+            "thread.limit".into(),
+            "thread.fallback".into(),
+        ],
         ..Default::default()
     };
     let c = ctx.clone();
     ctx.events().keep_up(
         live,
         FROM,
-        "thread.usage",
+        "thread.",
         |conn| Ok(conn.query_row("SELECT id FROM usage_mark", [], |r| r.get::<_, i64>(0))?),
         move |events, read| {
             let c = c.clone();
@@ -66,10 +76,16 @@ pub fn follow(ctx: &Ctx) {
 /// Keep `events`' turns (asking `threads.get` for threads not seen before), and move the mark
 /// to `read` when given.
 async fn keep(ctx: &Ctx, events: Vec<Arc<Event>>, read: Option<i64>) {
-    let events: Vec<Arc<Event>> = events
+    let (events, limits): (Vec<Arc<Event>>, Vec<Arc<Event>>) = events
         .into_iter()
-        .filter(|e| e.source == FROM && e.kind == "thread.usage" && e.thread.is_some())
-        .collect();
+        .filter(|e| e.source == FROM && e.thread.is_some())
+        .filter(|e| {
+            matches!(
+                e.kind.as_str(),
+                "thread.usage" | "thread.limit" | "thread.fallback"
+            )
+        })
+        .partition(|e| e.kind == "thread.usage");
     let threads: BTreeSet<String> = events.iter().filter_map(|e| e.thread.clone()).collect();
     let mut meta = vec![];
     for t in threads {
@@ -129,6 +145,9 @@ async fn keep(ctx: &Ctx, events: Vec<Arc<Event>>, read: Option<i64>) {
                         tokens(t, "cache_creation_input_tokens"),
                     ],
                 )?;
+            }
+            for e in &limits {
+                super::limits::keep(tx.conn(), e)?;
             }
             if let Some(read) = read {
                 tx.conn()

@@ -1,8 +1,10 @@
 //! `usage`: what Vyre's sessions cost, per thread, project, agent and day (issue 25), from each
 //! turn's cost and tokens as the CLI reported them ([`ingest`]). `usage.summary {from?, to?,
-//! by?}` adds them up; a person's own, not a session's.
+//! by?}` adds them up; `usage.limits {}` says where the subscription's windows stand
+//! ([`limits`]). A person's own, not a session's.
 
 pub mod ingest;
+pub mod limits;
 
 use std::collections::BTreeMap;
 
@@ -41,6 +43,10 @@ pub struct SummaryInput {
     #[serde(default)]
     by: Option<By>,
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsInput {}
 
 /// What a group of turns cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
@@ -185,6 +191,17 @@ impl Module for UsageModule {
                 ),
                 &ctx,
                 |c, input: SummaryInput, _| summary(c, input),
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "usage.limits",
+                    "Where the Claude subscription's windows stand (the five-hour and the weekly): status, how much is used and when each resets, as Claude Code last reported them; whether a thread went on with the API key at the limit, and when an API key's own rate limit last refused a turn.",
+                ),
+                &ctx,
+                |c, _: LimitsInput, _| async move {
+                    let now = crate::now_ms();
+                    Ok(c.store().read(move |conn| limits::read(conn, now)).await?)
+                },
             )?;
             ingest::follow(&ctx);
             Ok(())

@@ -28,6 +28,8 @@ enum Item {
         kind: String,
         /// What its current thread is doing, when it is live.
         doing: Option<String>,
+        /// Its current thread, if it has one.
+        thread: Option<String>,
     },
 }
 
@@ -46,7 +48,9 @@ impl fmt::Display for Item {
                 ago(*last)
             ),
             Item::NewSession => write!(f, "+ New session (no project)"),
-            Item::Agent { name, kind, doing } => write!(
+            Item::Agent {
+                name, kind, doing, ..
+            } => write!(
                 f,
                 "@{name}{}{}",
                 if kind == "assistant" {
@@ -126,6 +130,7 @@ async fn items(client: &Client) -> Result<Vec<Item>, ClientError> {
                 name: a["name"].as_str().unwrap_or("?").to_string(),
                 kind: a["kind"].as_str().unwrap_or("agent").to_string(),
                 doing: doing(&a["thread"]),
+                thread: a["thread"].as_str().map(String::from),
             }),
     );
     Ok(items)
@@ -168,7 +173,7 @@ pub async fn home(client: &Client) -> i32 {
         start = chosen.index;
         match chosen.value {
             Item::NewSession => return claude_in(&cwd, &[]),
-            Item::Agent { name, .. } => return talk(client, &name).await,
+            Item::Agent { name, thread, .. } => return talk(client, &name, thread).await,
             Item::Project { name, home, .. } => {
                 match sessions(client, &name, &home).await {
                     Ok(Some(Pick::New(dir))) => return claude_in(&dir, &[]),
@@ -250,13 +255,32 @@ async fn sessions(client: &Client, project: &str, home: &Path) -> Result<Option<
         .map_err(|e| fail(&e.to_string()))
 }
 
-/// Talk to an agent: one message, its reply streamed here.
-async fn talk(client: &Client, agent: &str) -> i32 {
-    let text = match Text::new(&format!("Say to @{agent}:")).prompt_skippable() {
-        Ok(Some(t)) if !t.trim().is_empty() => t,
-        Ok(_) => return 0,
+/// Talk to an agent: one message, its reply streamed here. While the person writes it, the
+/// agent's thread, if closed, is resumed (`threads.warm`), so the message finds it running, as
+/// the app does (issue 26).
+async fn talk(client: &Client, agent: &str, thread: Option<String>) -> i32 {
+    let warming = thread.map(|thread| {
+        let client = client.clone();
+        tokio::spawn(async move {
+            if let Err(e) = client
+                .call("threads.warm", &json!({ "thread": thread }))
+                .await
+            {
+                tracing::debug!("the agent's thread was not warmed: {e}");
+            }
+        })
+    });
+    // The prompt blocks; on its own thread, so the warm goes on meanwhile.
+    let label = format!("Say to @{agent}:");
+    let said = tokio::task::spawn_blocking(move || Text::new(&label).prompt_skippable()).await;
+    let text = match said {
+        Ok(Ok(Some(t))) if !t.trim().is_empty() => t,
+        Ok(Ok(_)) => return 0,
+        Ok(Err(e)) => return fail(&e.to_string()),
         Err(e) => return fail(&e.to_string()),
     };
+    // A send while the warm still runs is fine: vyred starts a thread's session once.
+    drop(warming);
     let mut stream = match client
         .events("types=thread.text,thread.finished,ask.raised", None)
         .await

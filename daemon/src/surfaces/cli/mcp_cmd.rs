@@ -22,10 +22,7 @@ use serde_json::Value;
 use super::fail;
 use crate::surfaces::client::{Client, ClientError};
 
-/// An MCP name for a Vyre tool.
-pub fn mcp_name(tool: &str) -> String {
-    tool.replace('.', "_")
-}
+use crate::kernel::contracts::harness::mcp_name;
 
 struct VyreMcp {
     client: Client,
@@ -94,6 +91,7 @@ impl ServerHandler for VyreMcp {
     ) -> Result<ListToolsResult, McpError> {
         // With vyred down the session goes on as without Vyre: no tools, no failure.
         let tools = self.tools().await.unwrap_or_default();
+        give_back_soon();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -109,6 +107,7 @@ impl ServerHandler for VyreMcp {
             ));
         };
         let input = Value::Object(request.arguments.unwrap_or_default());
+        give_back_soon();
         Ok(match self.client.call(&tool, &input).await {
             Ok(data) => text_result(
                 serde_json::to_string_pretty(&data).unwrap_or_else(|_| data.to_string()),
@@ -129,8 +128,29 @@ pub async fn run(client: Client) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(&format!("the MCP session did not start: {e}")),
     };
+
     match running.waiting().await {
         Ok(_) => 0,
         Err(e) => fail(&format!("the MCP session ended with an error: {e}")),
+    }
+}
+
+/// One of these lives beside every session for its whole life, idle nearly all of it: the heap
+/// a request used (a tool listing parses and writes out every tool's schema) is given back to
+/// the system a second after it, instead of staying in the allocator's free lists. No timer
+/// runs while nothing is asked.
+fn give_back_soon() {
+    tokio::spawn(async {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        give_back_free_heap();
+    });
+}
+
+/// Return the allocator's free memory to the system (glibc's `malloc_trim`; elsewhere nothing).
+fn give_back_free_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

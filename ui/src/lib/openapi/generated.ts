@@ -1974,6 +1974,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/threads.spares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The warm spare sessions held for the next start: where, with what, and the memory each holds. */
+        post: operations["threads.spares"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/threads.start": {
         parameters: {
             query?: never;
@@ -2053,6 +2070,74 @@ export interface paths {
         put?: never;
         /** Take a queued message back before it is handed over. */
         post: operations["threads.unqueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/threads.warm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a closed thread's session before its next message (resuming its transcript), so the message finds it running: for when a person starts writing in a closed thread. */
+        post: operations["threads.warm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/threads.worktree.merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bring a worktree thread's branch into the branch its repository's checkout is on: a fast-forward (the default) or a merge commit (`how: merge`); refused while the worktree has files not committed, and taken back whole when it conflicts (a person only). */
+        post: operations["threads.worktree.merge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/threads.worktree.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop a worktree thread and remove its worktree (and its branch once merged); refused while the worktree holds files not committed or commits no other branch or remote has, unless `confirm` names the branch (a person only). */
+        post: operations["threads.worktree.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/usage.limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Where the Claude subscription's windows stand (the five-hour and the weekly): status, how much is used and when each resets, as Claude Code last reported them; whether a thread went on with the API key at the limit, and when an API key's own rate limit last refused a turn. */
+        post: operations["usage.limits"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2543,6 +2628,8 @@ export interface components {
         "agents.threads.Listed": {
             agent: string | null;
             auth: string;
+            /** @description The branch of the worktree it runs in, while that worktree is there. */
+            branch?: string | null;
             /** Format: int64 */
             created_at: number;
             cwd: string;
@@ -4094,10 +4181,40 @@ export interface components {
         };
         /** @description A thread's state: its row's `status`, and what a live session shows. */
         "threads.get.ThreadStatus": "starting" | "idle" | "running" | "waiting" | "failed" | "stopped";
+        /** @description A thread's worktree, as `threads.get` shows it. */
+        "threads.get.Worktree": {
+            /** @description The commit it started from. */
+            base: string;
+            branch: string;
+            /** Format: int64 */
+            created_at: number;
+            /**
+             * @description The repository's filters that were off when its files were checked out (e.g. `lfs`:
+             *     those files are as stored, and `git lfs pull` in the session fills them in).
+             */
+            filters_off: string[];
+            /**
+             * Format: int64
+             * @description When it was last merged, and the commit the checkout's branch reached.
+             */
+            merged_at: number | null;
+            merged_to: string | null;
+            /** @description The worktree's folder. */
+            path: string;
+            /**
+             * Format: int64
+             * @description When it was taken away (the thread's folder is gone since).
+             */
+            removed_at: number | null;
+            /** @description The repository's main checkout. */
+            repo: string;
+        };
         /** @description A thread in `threads.list` (and `agents.threads`, which reads it back). */
         "threads.list.Listed": {
             agent: string | null;
             auth: string;
+            /** @description The branch of the worktree it runs in, while that worktree is there. */
+            branch?: string | null;
             /** Format: int64 */
             created_at: number;
             cwd: string;
@@ -4164,6 +4281,33 @@ export interface components {
         "threads.send.SendMode": "steer" | "queue";
         /** @description What became of a send. */
         "threads.send.Via": "turn" | "steer" | "queued" | "now";
+        /** @description A spare as `threads.spares` shows it. */
+        "threads.spares.SpareInfo": {
+            /**
+             * Format: uint64
+             * @description Seconds since it started.
+             */
+            age_s: number;
+            agent: string | null;
+            cwd: string;
+            mode: string;
+            model: string | null;
+            /**
+             * Format: int32
+             * @description Its process (Claude Code, or the sandbox, tini or user switch it runs under), its
+             *     process session, and the resident memory of every process of that session.
+             */
+            pid: number;
+            provider: string;
+            /** Format: uint64 */
+            rss_bytes: number;
+            /** Format: int32 */
+            sid: number;
+            /** @description The thread id a start that takes it gets. */
+            thread: string;
+        };
+        /** @description What `threads.start` asks for: `true` for a branch Vyre names, or the branch's name. */
+        "threads.start.Wish": boolean | string;
         /** @description A message held for a session a terminal is writing. */
         "threads.take_held.Held": {
             /** Format: int64 */
@@ -4312,6 +4456,44 @@ export interface components {
             uuid: string;
             /** @description `person`, `steer`, `queued`, `internal` or `terminal`. */
             via: string;
+        };
+        /** @description A thread that went on with the API key at the subscription's limit. */
+        "usage.limits.Fallback": {
+            /** Format: int64 */
+            at: number;
+            thread: string;
+            /**
+             * Format: int64
+             * @description Until when the API key is used (ms).
+             */
+            until: number;
+        };
+        /** @description One of the subscription's windows as last reported. */
+        "usage.limits.Window": {
+            /**
+             * Format: int64
+             * @description When this was last reported (ms).
+             */
+            at: number;
+            /** @description The CLI's name for it: `five_hour`, `seven_day`, `seven_day_opus`, ... */
+            kind: string;
+            /**
+             * Format: int64
+             * @description When the window resets (ms since the epoch), when the CLI said.
+             */
+            resets_at: number | null;
+            /**
+             * @description `allowed`, `allowed_warning` or `rejected` as last reported; `reset` once the window's
+             *     reset time has passed (what is used of the new window is not known until the next turn).
+             */
+            status: string;
+            /** @description The thread whose turn reported it. */
+            thread: string | null;
+            /**
+             * Format: double
+             * @description How much of the window is used, 0 to 1, when the CLI said (never after a reset).
+             */
+            utilization: number | null;
         };
         /** @enum {string} */
         "usage.summary.By": "thread" | "project" | "agent" | "day";
@@ -9827,6 +10009,8 @@ export interface operations {
                             turns: number;
                             /** Format: int64 */
                             updated_at: number;
+                            /** @description The worktree it runs in, when it was started in one. */
+                            worktree: components["schemas"]["threads.get.Worktree"] | null;
                         };
                     };
                 };
@@ -10252,6 +10436,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description Also put back the files the session changed from that message's turn on, as they were
+                     *     before it (a person only; refused, with nothing done, when one changed again since).
+                     * @default false
+                     */
+                    files?: boolean;
                     thread: string;
                     /** @description The user message (its uuid, from threads.send or thread.turn) to continue from. */
                     uuid: string;
@@ -10414,6 +10604,42 @@ export interface operations {
             };
         };
     };
+    "threads.spares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_SpareInfo */
+                        data: components["schemas"]["threads.spares.SpareInfo"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "threads.start": {
         parameters: {
             query?: never;
@@ -10444,6 +10670,12 @@ export interface operations {
                     purpose?: "chat" | "agent" | "project" | "capsule" | "job" | "memory" | "planner" | "learn" | null;
                     /** @description A first message. */
                     text?: string | null;
+                    /**
+                     * @description Run the session in a new git worktree of `cwd`'s repository, on its own branch: `true`
+                     *     for a branch Vyre names from the first words (`vyre/...`), or the branch's name (made
+                     *     from HEAD, or checked out when it exists).
+                     */
+                    worktree?: components["schemas"]["threads.start.Wish"] | null;
                 };
             };
         };
@@ -10644,6 +10876,209 @@ export interface operations {
                         /** Done */
                         data: {
                             ok: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.warm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Warmed */
+                        data: {
+                            /**
+                             * @description True when its session was started now; false when it was already running (or a
+                             *     terminal has it).
+                             */
+                            resumed: boolean;
+                            thread: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.worktree.merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `fast-forward` (the default: the checkout's branch moves to the worktree's, refused
+                     *     when it cannot) or `merge` (a merge commit; the checkout's tracked files must be clean).
+                     * @enum {string|null}
+                     */
+                    how?: "fast-forward" | "merge" | null;
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Merged */
+                        data: {
+                            branch: string;
+                            /** @description The commit that branch is at now. */
+                            commit: string;
+                            how: string;
+                            /** @description The checkout's branch it went into. */
+                            into: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "threads.worktree.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The worktree's branch, typed by the person, to remove it with what is saved nowhere
+                     *     else (files not committed, commits no other branch or remote has): they are lost.
+                     */
+                    confirm?: string | null;
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Removed */
+                        data: {
+                            branch: string;
+                            /**
+                             * @description Whether the branch went too (it stays while it has commits nothing else has, unless
+                             *     confirmed).
+                             */
+                            branch_deleted: boolean;
+                            /** Format: uint64 */
+                            lost_commits: number;
+                            /**
+                             * Format: uint
+                             * @description What was lost by the person's confirmation.
+                             */
+                            lost_files: number;
+                            path: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "usage.limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Limits */
+                        data: {
+                            /**
+                             * Format: int64
+                             * @description When an API key's rate limit last refused a turn (ms), if it did in the last hour.
+                             */
+                            api_limited_at: number | null;
+                            /** @description The newest fallback to the API key still in force, if any. */
+                            fallback: components["schemas"]["usage.limits.Fallback"] | null;
+                            /**
+                             * @description The windows the CLI has reported, the five-hour window first; empty for an API key,
+                             *     which has none (Claude Code says them only for a subscription's sign-in).
+                             */
+                            windows: components["schemas"]["usage.limits.Window"][];
                         };
                     };
                 };

@@ -4,7 +4,9 @@
 //! `threads.changes {thread, turn?}` lists each turn's files with their unified diffs.
 
 pub mod follow;
+pub mod prune;
 pub mod revert;
+pub mod rewind;
 pub mod shadow;
 
 use std::path::PathBuf;
@@ -56,6 +58,7 @@ pub struct TurnChanges {
     pub files: Vec<FileChange>,
 }
 
+#[derive(Clone)]
 pub(crate) struct Row {
     turn: String,
     folder: String,
@@ -134,6 +137,7 @@ async fn changes(ctx: Ctx, input: ChangesInput) -> Result<Vec<TurnChanges>, Tool
 }
 
 pub fn register(ctx: &Ctx) -> Result<(), StartError> {
+    prune::daily(ctx);
     ctx.tool_with(
         ToolDef::new(
             "threads.changes",

@@ -11,7 +11,6 @@ use serde_json::json;
 
 use super::shadow::Shadow;
 use super::{Row, rows};
-use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
 use crate::kernel::tools::{CallCx, ToolError};
 
@@ -42,7 +41,7 @@ fn turn_number(turn: &str) -> &str {
 }
 
 /// A path inside the folder, as git names it: relative, no `..`, no root.
-fn inside(path: &str) -> bool {
+pub(super) fn inside(path: &str) -> bool {
     let p = Path::new(path);
     !path.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)))
 }
@@ -151,19 +150,8 @@ pub async fn revert(c: Ctx, input: RevertInput, cx: CallCx) -> Result<Reverted, 
         }
         paths.push(f.path.clone());
     }
-    let (t, payload) = (
-        input.thread.clone(),
-        json!({ "turn": input.turn, "paths": paths, "by": cx.caller.label() }),
-    );
-    c.store()
-        .write(move |tx| {
-            crate::modules::sessions::timeline::record(
-                tx,
-                NewEvent::new("thread.reverted", payload).thread(&t),
-            )?;
-            Ok(())
-        })
-        .await?;
+    let payload = json!({ "turn": input.turn, "paths": paths, "by": cx.caller.label() });
+    crate::modules::sessions::timeline::tell(&c, &input.thread, "thread.reverted", payload).await?;
     Ok(Reverted {
         turn: input.turn,
         paths,

@@ -6,7 +6,9 @@
 //! hostile repository's config cannot run anything either. The folder's `.gitignore` files are
 //! honoured (a build's output is not followed); git never adds a `.git`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -29,7 +31,7 @@ pub struct Snapshot {
 #[derive(Debug, Clone)]
 pub struct Shadow {
     /// The shadow git directory.
-    git_dir: PathBuf,
+    pub(super) git_dir: PathBuf,
     /// The folder followed.
     folder: PathBuf,
 }
@@ -52,6 +54,26 @@ pub fn unfollowable(folder: &Path) -> Option<String> {
         return Some("a home folder is not followed whole: start the session in a project".into());
     }
     None
+}
+
+/// One writer at a time on a store's index: a turn's end, a revert and a rewind can snapshot
+/// the same folder at once, and git refuses the second (`index.lock: File exists`). One lock
+/// per store for this process, dropped with its last user.
+fn index_lock(git_dir: &Path) -> Arc<tokio::sync::Mutex<()>> {
+    type Locks = std::sync::Mutex<HashMap<PathBuf, Weak<tokio::sync::Mutex<()>>>>;
+    static LOCKS: OnceLock<Locks> = OnceLock::new();
+    // std Mutex: a map lookup, never across an await.
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("index locks");
+    locks.retain(|_, l| l.strong_count() > 0);
+    if let Some(lock) = locks.get(git_dir).and_then(Weak::upgrade) {
+        return lock;
+    }
+    let lock = Arc::new(tokio::sync::Mutex::new(()));
+    locks.insert(git_dir.to_path_buf(), Arc::downgrade(&lock));
+    lock
 }
 
 impl Shadow {
@@ -93,7 +115,7 @@ impl Shadow {
         Ok(shadow)
     }
 
-    async fn git(&self, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
+    pub(super) async fn git(&self, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
         let mut all: Vec<&std::ffi::OsStr> = vec![
             "--git-dir".as_ref(),
             self.git_dir.as_os_str(),
@@ -159,6 +181,8 @@ impl Shadow {
 
     /// The folder as it is now: a tree id, and the files left out as too big.
     pub async fn snapshot(&self) -> Result<Snapshot, String> {
+        let lock = index_lock(&self.git_dir);
+        let _one_at_a_time = lock.lock().await;
         let left_out = self.leave_out_big().await?;
         self.git(&["add", "-A", "--ignore-errors", "."], 64 * 1024)
             .await
@@ -257,6 +281,8 @@ impl Shadow {
 impl Shadow {
     /// Put `path` back as it is in tree `tree` (git refuses to write beyond a link).
     pub async fn restore(&self, tree: &str, path: &str) -> Result<(), String> {
+        let lock = index_lock(&self.git_dir);
+        let _one_at_a_time = lock.lock().await;
         let spec = format!(":(literal){path}");
         self.git(&["checkout", tree, "--", &spec], 64 * 1024)
             .await
@@ -287,6 +313,23 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("f")).unwrap();
         dir
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn snapshots_of_one_folder_at_once_take_turns_on_its_index() {
+        let dir = scratch("at-once");
+        let f = dir.join("f");
+        for i in 0..200 {
+            std::fs::write(f.join(format!("{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        // A turn's end and a rewind's check, each with its own handle on the same store.
+        let a = Shadow::open(&dir.join("store"), &f).await.unwrap();
+        let b = Shadow::open(&dir.join("store"), &f).await.unwrap();
+        for round in 0..20 {
+            std::fs::write(f.join("moving.txt"), format!("{round}\n")).unwrap();
+            let (x, y) = tokio::join!(a.snapshot(), b.snapshot());
+            assert_eq!(x.unwrap().tree, y.unwrap().tree, "round {round}");
+        }
     }
 
     #[tokio::test]

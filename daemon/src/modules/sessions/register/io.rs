@@ -47,6 +47,11 @@ pub struct StartInput {
     pub(crate) provider: Option<String>,
     #[serde(default)]
     pub(crate) agent: Option<String>,
+    /// Run the session in a new git worktree of `cwd`'s repository, on its own branch: `true`
+    /// for a branch Vyre names from the first words (`vyre/...`), or the branch's name (made
+    /// from HEAD, or checked out when it exists).
+    #[serde(default)]
+    pub(crate) worktree: Option<crate::modules::sessions::worktree::Wish>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -127,6 +132,10 @@ pub struct RewindInput {
     pub(crate) thread: String,
     /// The user message (its uuid, from threads.send or thread.turn) to continue from.
     pub(crate) uuid: String,
+    /// Also put back the files the session changed from that message's turn on, as they were
+    /// before it (a person only; refused, with nothing done, when one changed again since).
+    #[serde(default)]
+    pub(crate) files: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -208,6 +217,8 @@ pub struct Detail {
     pub(crate) asks: Vec<Ask>,
     /// Messages waiting for the turn's end (`queued`) or for a terminal to let go (`held`).
     pub(crate) queued: Vec<crate::modules::sessions::switchboard::QueuedInfo>,
+    /// The worktree it runs in, when it was started in one.
+    pub(crate) worktree: Option<crate::modules::sessions::worktree::Worktree>,
 }
 
 /// A thread in `threads.list` (and `agents.threads`, which reads it back).
@@ -217,6 +228,9 @@ pub struct Listed {
     pub(crate) info: ThreadInfo,
     #[serde(flatten)]
     pub(crate) about: crate::modules::sessions::about::About,
+    /// The branch of the worktree it runs in, while that worktree is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) branch: Option<String>,
 }
 
 /// An ask in `threads.get`, with what a person reads before answering it.
@@ -241,6 +255,14 @@ pub struct Pids {
 #[derive(Serialize, JsonSchema)]
 pub struct Done {
     pub(crate) ok: bool,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Warmed {
+    pub(crate) thread: String,
+    /// True when its session was started now; false when it was already running (or a
+    /// terminal has it).
+    pub(crate) resumed: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]

@@ -145,6 +145,7 @@ impl Module for ThreadsModule {
             let owners = ctx.store().read(|c| Ok(Owners::load(c)?)).await?;
             let board = Switchboard::new(ctx.clone(), router, owners);
             ctx.provide_fence(board.clone())?;
+            board.keep_spares();
             let home = Arc::new(ctx.sessions_home()?);
             thread_tools::register(&ctx, board.clone(), home.clone())?;
             crate::modules::sessions::finding::register(&ctx, board.clone(), home)?;

@@ -32,6 +32,7 @@ pub(super) fn register(
 ) -> Result<(), crate::kernel::module::StartError> {
     crate::modules::sessions::timeline::tools::register(ctx, board.clone())?;
     crate::modules::sessions::changes::register(ctx)?;
+    crate::modules::sessions::worktree::register(ctx, board.clone())?;
     let b = board.clone();
     let c = ctx.clone();
     ctx.tool_with(
@@ -111,8 +112,15 @@ pub(super) fn register(
                         crate::modules::sessions::models::default_model(&purpose).to_string()
                     }),
             };
+            let made = match &input.worktree {
+                Some(wish) => {
+                    crate::modules::sessions::worktree::make(&c, &cwd, wish, input.text.as_deref())
+                        .await?
+                }
+                None => None,
+            };
             let request = StartRequest {
-                cwd,
+                cwd: made.as_ref().map_or(cwd, |m| m.cwd.clone()),
                 model: Some(model),
                 purpose,
                 project: input.project,
@@ -121,7 +129,19 @@ pub(super) fn register(
                 mode: PermissionMode::Default,
             };
             let internal = internal_by(&cx.caller, input.internal)?;
-            let thread = b.start(request, started_by).await?;
+            let thread = match (b.start(request, started_by).await, made) {
+                (Ok(thread), Some(made)) => {
+                    crate::modules::sessions::worktree::record(&c, &thread, &made).await?;
+                    thread
+                }
+                (Ok(thread), None) => thread,
+                (Err(e), made) => {
+                    if let Some(made) = made {
+                        crate::modules::sessions::worktree::unmake(made).await;
+                    }
+                    return Err(e.into());
+                }
+            };
             if let Some(text) = input.text {
                 let message = Message {
                     internal,
@@ -152,6 +172,17 @@ pub(super) fn register(
                 };
                 Ok(b.send(&input.thread, message).await?)
             },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.warm",
+            "Start a closed thread's session before its next message (resuming its transcript), so the message finds it running: for when a person starts writing in a closed thread.",
+        ).finishes(),
+        &board,
+        |b, input: ThreadInput, _| async move {
+            let resumed = b.warm(&input.thread).await?;
+            Ok::<_, ToolError>(Warmed { thread: input.thread, resumed })
+        },
     )?;
     let b = board.clone();
     let c = ctx.clone();
@@ -188,8 +219,25 @@ pub(super) fn register(
         )
         .finishes()
         .sessions_own_thread("thread"),
-        &board,
-        |b, input: RewindInput, _| async move {
+        &(board.clone(), ctx.clone()),
+        |(b, c), input: RewindInput, cx| async move {
+            if input.files {
+                // Files are the person's: the model never puts them back (as `threads.revert`).
+                if !cx.caller.is_person() {
+                    return Err(ToolError::refused(
+                        "person_only",
+                        "only a person rewinds a thread's files",
+                    ));
+                }
+                use crate::modules::sessions::changes::rewind;
+                let turn = rewind::turn_of(&c, &input.thread, &input.uuid).await?;
+                // A refusal leaves the session as it was; then nothing may write the folder
+                // while it is put back (the check is made again there).
+                let by = cx.caller.label();
+                rewind::put_back_since(&c, &input.thread, &turn, by.clone(), true).await?;
+                b.stop(&input.thread, "rewind").await?;
+                rewind::put_back_since(&c, &input.thread, &turn, by, false).await?;
+            }
             b.rewind(&input.thread, &input.uuid).await?;
             Ok::<_, ToolError>(Done { ok: true })
         },
@@ -340,10 +388,12 @@ pub(super) fn register(
             let mut all = b.list().await?;
             all.retain(|t| scope.sees(&t.thread));
             let mut about = crate::modules::sessions::about::all(&c).await?;
+            let mut branches = crate::modules::sessions::worktree::branches(&c).await?;
             Ok::<_, ToolError>(
                 all.into_iter()
                     .map(|info| Listed {
                         about: about.remove(&info.thread).unwrap_or_default(),
+                        branch: branches.remove(&info.thread),
                         info,
                     })
                     .collect::<Vec<_>>(),
@@ -389,11 +439,13 @@ pub(super) fn register(
                 .collect();
             let queued = b.queued(&input.thread).await?;
             let about = crate::modules::sessions::about::of(&c, &input.thread).await?;
+            let worktree = crate::modules::sessions::worktree::of(&c, &input.thread).await?;
             Ok::<_, ToolError>(Detail {
                 info,
                 about,
                 asks,
                 queued,
+                worktree,
             })
         },
     )?;
@@ -432,6 +484,16 @@ pub(super) fn register(
         |b, input: ModelInput, _| async move {
             b.set_model(&input.thread, input.model).await?;
             Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.spares",
+            "The warm spare sessions held for the next start: where, with what, and the memory each holds.",
+        ),
+        &board,
+        |b, _: crate::kernel::tools::NoInput, _| async move {
+            Ok::<_, ToolError>(b.spares_held())
         },
     )?;
     let b = board;

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::actor::Actor;
 use super::handle::{Handle, Shown};
 use super::*;
-use crate::kernel::contracts::provider::{Launch, Unresumable};
+use crate::kernel::contracts::provider::{Launch, PROMPT_HOOK_BY_HOST, Unresumable};
 use crate::kernel::contracts::sockets::SessionSockets;
 use crate::modules::sessions::agents::AgentProfile;
 
@@ -23,9 +23,17 @@ fn unresumable(thread: &str, req: &StartRequest, why: Unresumable) -> Error {
 
 /// How a launch starts its session.
 enum How {
-    New,
-    Resume { at: Option<String> },
-    Fork { from: String, at: Option<String> },
+    /// `cold`: why no warm spare was taken, when spares are kept.
+    New {
+        cold: Option<String>,
+    },
+    Resume {
+        at: Option<String>,
+    },
+    Fork {
+        from: String,
+        at: Option<String>,
+    },
 }
 
 impl Switchboard {
@@ -54,10 +62,21 @@ impl Switchboard {
         if !req.cwd.is_absolute() || !req.cwd.is_dir() {
             return Err(Error::BadFolder(req.cwd));
         }
-        let thread = crate::kernel::ids::uuid_v4();
         let _one_at_a_time = self.launching.lock().await;
-        self.insert_run(&thread, &req, started_by, false).await?;
-        self.launch(&thread, &req, How::New, 0).await?;
+        let by_session = started_by.is_some();
+        let thread = match self.take_spare(&req).await {
+            Ok(spare) => self.start_on_spare(&req, started_by, spare).await?,
+            Err(cold) => {
+                let thread = crate::kernel::ids::uuid_v4();
+                self.insert_run(&thread, &req, started_by, false).await?;
+                self.launch(&thread, &req, How::New { cold }, 0).await?;
+                thread
+            }
+        };
+        // The next start is likely to look like the last ones a person or a module made.
+        if !by_session {
+            self.started(&req);
+        }
         Ok(thread)
     }
 
@@ -88,7 +107,7 @@ impl Switchboard {
         // nothing to resume: it starts afresh under the same id rather than being stuck.
         let how = match self.router.get(&req.provider)?.can_resume(thread, None) {
             Err(Unresumable::NoHistory { .. }) if at.is_none() && !self.history(thread).await? => {
-                How::New
+                How::New { cold: None }
             }
             _ => How::Resume { at },
         };
@@ -114,7 +133,7 @@ impl Switchboard {
 
     /// Keep within `sessions.max_live`: close the oldest idle session, or refuse when every one
     /// is busy. Called with the launching lock held.
-    async fn make_room(&self) -> Result<()> {
+    pub(super) async fn make_room(&self) -> Result<()> {
         let (count, oldest_idle) = {
             let live = self.live.lock().expect("live");
             let oldest = live
@@ -226,10 +245,10 @@ impl Switchboard {
         how: How,
         turns: u64,
     ) -> Result<()> {
-        let (resume, fork_from, resume_at) = match how {
-            How::New => (false, None, None),
-            How::Resume { at } => (true, None, at),
-            How::Fork { from, at } => (false, Some(from), at),
+        let (resume, fork_from, resume_at, cold) = match how {
+            How::New { cold } => (false, None, None, cold),
+            How::Resume { at } => (true, None, at, None),
+            How::Fork { from, at } => (false, Some(from), at, None),
         };
         let provider = self.router.get(&req.provider)?;
         // A resume, rewind or fork needs its history: check before closing anything for room.
@@ -240,20 +259,35 @@ impl Switchboard {
                 .map_err(|why| unresumable(from, req, why))?;
         }
         self.make_room().await?;
-        let agent = match &req.agent {
-            Some(name) => Some(self.router.agent(name).await?),
-            None => None,
-        };
         let fallback = self.on_fallback(thread).await;
-        let (auth, credential) = self
-            .router
-            .credential_for(req.agent.as_deref(), fallback)
-            .await?;
-        let auth_name = serde_json::to_value(auth)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
-        let (t, a) = (thread.to_string(), auth_name.clone());
+        let plan = self.plan(thread, req, fallback).await?;
+        self.starting(thread, &plan.auth).await?;
+        let mut launch = plan.launch;
+        launch.resume = resume;
+        launch.fork_from = fork_from.clone();
+        launch.resume_at = resume_at;
+        launch.env.extend(self.socket_for(thread));
+        let session = match provider.start(launch).await {
+            Ok(s) => s,
+            Err(e) => {
+                self.close_socket(thread);
+                self.failed_to_start(thread, &e.to_string()).await?;
+                return Err(Error::StartFailed(e));
+            }
+        };
+        let went = Went {
+            agent: plan.agent,
+            auth: plan.auth,
+            resumed: resume,
+            forked_from: fork_from,
+            warm: cold.map(Err),
+        };
+        self.went_live(thread, req, session, went, turns).await
+    }
+
+    /// The thread is starting, on `auth`.
+    pub(super) async fn starting(&self, thread: &str, auth: &str) -> Result<()> {
+        let (t, a) = (thread.to_string(), auth.to_string());
         self.change(move |tx| {
             rows::runs::set_auth(tx.conn(), &t, &a)?;
             tell(
@@ -264,12 +298,53 @@ impl Switchboard {
             )
         })
         .await?;
-        let harness = self.harness_for(thread);
+        Ok(())
+    }
+
+    /// The thread's process did not start, and why.
+    async fn failed_to_start(&self, thread: &str, why: &str) -> Result<()> {
+        let (t, error) = (thread.to_string(), clean(why));
+        self.change(move |tx| {
+            rows::runs::set_status(tx.conn(), &t, ThreadStatus::Failed)?;
+            tell(
+                tx,
+                &t,
+                "thread.state",
+                json!({ "state": ThreadStatus::Failed, "error": error }),
+            )
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// What a new session of `thread` would be launched with (no socket yet: [`Self::socket_for`]),
+    /// its agent, and the name of its credential.
+    pub(super) async fn plan(
+        &self,
+        thread: &str,
+        req: &StartRequest,
+        fallback: bool,
+    ) -> Result<Plan> {
+        let agent = match &req.agent {
+            Some(name) => Some(self.router.agent(name).await?),
+            None => None,
+        };
+        let (auth, credential) = self
+            .router
+            .credential_for(req.agent.as_deref(), fallback)
+            .await?;
+        let auth = serde_json::to_value(auth)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let harness = self.harness();
+        // With the plugin, vyred serves its tools itself instead of the plugin's helper.
+        let host_tools = (!harness.plugin_dirs.is_empty()).then(|| self.host_tools(thread));
         let launch = Launch {
             id: thread.to_string(),
-            resume,
-            fork_from: fork_from.clone(),
-            resume_at,
+            resume: false,
+            fork_from: None,
+            resume_at: None,
             cwd: req.cwd.clone(),
             model: req.model.clone(),
             mode: req.mode.as_str().to_string(),
@@ -288,28 +363,31 @@ impl Switchboard {
                     env.push(("VYRE_AGENT".into(), a.name.clone().into()));
                 }
                 env.extend(harness.env);
+                if host_tools.as_ref().is_some_and(|t| t.prompt_hook.is_some()) {
+                    // vyred answers the prompt hook itself; the plugin's command hook steps aside.
+                    env.push((PROMPT_HOOK_BY_HOST.into(), "1".into()));
+                }
                 env
             },
             processes: Some(self.ctx.session_processes().clone()),
+            host_tools,
         };
-        let session = match provider.start(launch).await {
-            Ok(s) => s,
-            Err(e) => {
-                self.close_socket(thread);
-                let (t, error) = (thread.to_string(), clean(&e.to_string()));
-                self.change(move |tx| {
-                    rows::runs::set_status(tx.conn(), &t, ThreadStatus::Failed)?;
-                    tell(
-                        tx,
-                        &t,
-                        "thread.state",
-                        json!({ "state": ThreadStatus::Failed, "error": error }),
-                    )
-                })
-                .await?;
-                return Err(Error::StartFailed(e));
-            }
-        };
+        Ok(Plan {
+            launch,
+            agent,
+            auth,
+        })
+    }
+
+    /// A started session becomes the thread's live one: its processes known, its actor run.
+    pub(super) async fn went_live(
+        self: &Arc<Self>,
+        thread: &str,
+        req: &StartRequest,
+        session: Box<dyn crate::kernel::contracts::provider::Session>,
+        went: Went,
+        turns: u64,
+    ) -> Result<()> {
         let ids = session.ids();
         self.commands
             .lock()
@@ -321,10 +399,16 @@ impl Switchboard {
         if let Some(ns) = ids.pid_namespace {
             self.ctx.session_processes().register_namespace(thread, ns);
         }
-        let started = json!({ "provider": req.provider, "model": req.model, "auth": auth_name, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": resume, "forked_from": fork_from });
-        let t = thread.to_string();
+        let mut started = json!({ "provider": req.provider, "model": req.model, "auth": went.auth, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": went.resumed, "forked_from": went.forked_from });
+        if let Some(warm) = went.warm {
+            started["warm"] = json!(warm.is_ok());
+            if let Err(why) = warm {
+                started["cold"] = json!(why);
+            }
+        }
+        let (t, resumed) = (thread.to_string(), went.resumed);
         self.change(move |tx| {
-            rows::runs::launched(tx.conn(), &t, ids, resume)?;
+            rows::runs::launched(tx.conn(), &t, ids, resumed)?;
             tell(tx, &t, "thread.started", started)?;
             tell(
                 tx,
@@ -336,6 +420,7 @@ impl Switchboard {
         .await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let shown = Shown::new(ThreadStatus::Idle);
+        let agent = went.agent;
         let actor = Actor::new(
             self.clone(),
             thread,
@@ -360,8 +445,43 @@ impl Switchboard {
     }
 }
 
-/// What an owned session gets of the harness: the plugin (its hooks and Vyre's MCP server),
-/// `vyre` first on its PATH, and its own socket as `VYRE_SOCKET`.
+/// A launch worked out ([`Switchboard::plan`]).
+pub(super) struct Plan {
+    pub launch: Launch,
+    pub agent: Option<AgentProfile>,
+    /// The credential's name (`login`, `setup-token`, `api-key`).
+    pub auth: String,
+}
+
+/// How a session went live, for `thread.started`.
+pub(super) struct Went {
+    agent: Option<AgentProfile>,
+    auth: String,
+    resumed: bool,
+    forked_from: Option<String>,
+    /// For a new thread when spares are kept: `Ok` when a warm spare was claimed, else why
+    /// it started cold.
+    pub warm: Option<std::result::Result<(), String>>,
+}
+
+impl Went {
+    pub fn new(
+        agent: Option<AgentProfile>,
+        auth: String,
+        warm: std::result::Result<(), String>,
+    ) -> Went {
+        Went {
+            agent,
+            auth,
+            resumed: false,
+            forked_from: None,
+            warm: Some(warm),
+        }
+    }
+}
+
+/// What an owned session gets of the harness: the plugin (its hooks, commands and skills; its
+/// MCP server vyred serves itself, `host_tools`), and `vyre` first on its PATH (its own socket is added per thread: `socket_for`).
 #[derive(Default)]
 pub(super) struct HarnessLaunch {
     plugin_dirs: Vec<std::path::PathBuf>,
@@ -376,17 +496,25 @@ impl Switchboard {
         }
     }
 
-    pub(super) fn harness_for(&self, thread: &str) -> HarnessLaunch {
-        let mut out = HarnessLaunch::default();
+    /// The session's own socket, as `VYRE_SOCKET`, if the daemon gives it one.
+    pub(super) fn socket_for(&self, thread: &str) -> Vec<(String, std::ffi::OsString)> {
         let opened = match self.ctx.get::<dyn SessionSockets>() {
             Some(sockets) => sockets.open(thread),
             None => Ok(None),
         };
         match opened {
-            Ok(Some(path)) => out.env.push(("VYRE_SOCKET".into(), path.into_os_string())),
-            Ok(None) => {}
-            Err(e) => tracing::warn!(thread, "no socket of its own for the session: {e}"),
+            Ok(Some(path)) => vec![("VYRE_SOCKET".into(), path.into_os_string())],
+            Ok(None) => vec![],
+            Err(e) => {
+                tracing::warn!(thread, "no socket of its own for the session: {e}");
+                vec![]
+            }
         }
+    }
+
+    /// The plugin and `vyre` first on the PATH, unless `sessions.harness` is off.
+    fn harness(&self) -> HarnessLaunch {
+        let mut out = HarnessLaunch::default();
         if self.ctx.config().sessions.harness == Some(false) {
             return out;
         }

@@ -34,11 +34,13 @@ mod error;
 mod fallback;
 mod fence;
 mod handle;
+mod host_tools;
 mod launch;
 mod queue;
 mod release;
 mod restart;
 pub mod rows;
+mod spares;
 mod timeline;
 mod types;
 
@@ -46,6 +48,7 @@ pub use actor::Release;
 pub use error::{Error, Op, Result};
 pub use fence::Owners;
 pub use handle::Message;
+pub use spares::SpareInfo;
 pub use types::*;
 
 use handle::{Command, Handle};
@@ -69,6 +72,11 @@ pub struct Switchboard {
     commands: Mutex<HashMap<String, Vec<SlashCommand>>>,
     /// Who started each thread and for which agent: what the Fence decides ownership from.
     owners: Arc<Owners>,
+    /// Warm spare sessions for the next start (ADR 0032).
+    spares: spares::Spares,
+    /// The tools sessions are served, one copy for them all (`host_tools`).
+    // std Mutex: a compare and a clone, never across an await.
+    host_list: Mutex<Option<Arc<host_tools::HostList>>>,
     work: Work,
 }
 
@@ -103,6 +111,8 @@ impl Switchboard {
             max_live,
             commands: Mutex::new(HashMap::new()),
             owners: Arc::new(owners),
+            spares: spares::Spares::default(),
+            host_list: Mutex::new(None),
             work: Work::default(),
         })
     }
@@ -209,6 +219,17 @@ impl Switchboard {
             }
         };
         live.send(message).await
+    }
+
+    /// Start a closed thread's session ahead of its next message (resuming its transcript), so
+    /// the send finds it live: the app asks when a person starts writing in a closed thread.
+    /// False when there was nothing to do (it is live, or a terminal has it).
+    pub async fn warm(self: &Arc<Self>, thread: &str) -> Result<bool> {
+        if self.live(thread).is_some() || self.live_elsewhere(thread).await {
+            return Ok(false);
+        }
+        self.resume(thread, None).await?;
+        Ok(true)
     }
 
     /// Answer an ask: a person's decision, checked against the ask's row, then given to the
@@ -337,6 +358,7 @@ impl Switchboard {
         for t in threads {
             let _ = self.stop(&t, reason).await;
         }
+        self.stop_spares().await;
     }
 
     pub fn pids(&self) -> Vec<ProcessIds> {

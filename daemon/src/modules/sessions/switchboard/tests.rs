@@ -230,3 +230,74 @@ async fn bad_sends_are_refused_before_the_store() {
     );
     assert_eq!(since(before, r.board.work()), (0, 0));
 }
+
+/// A session's in-process tools (ADR 0033) as a session gone wrong would use them: a person's
+/// tool is neither listed nor run, whatever name it is asked by, and what runs runs as the
+/// session's own thread.
+#[tokio::test]
+async fn a_sessions_host_tools_run_as_that_session_and_never_as_a_person() {
+    use crate::kernel::contracts::provider::HostCall;
+    use crate::kernel::module::ToolDef;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Empty {}
+    let r = rig("host-tools").await;
+    let ctx = r.board.ctx.clone();
+    let ran = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = ran.clone();
+    ctx.tool(
+        ToolDef::new("threads.list", "the threads").sessions_open(),
+        move |_: Empty, cx| {
+            let seen = seen.clone();
+            async move {
+                seen.lock().unwrap().push(cx.caller.label());
+                Ok(serde_json::json!({ "caller": cx.caller.label() }))
+            }
+        },
+    )
+    .unwrap();
+    let answered = Arc::new(Mutex::new(false));
+    let flag = answered.clone();
+    ctx.tool(
+        ToolDef::new("threads.answer", "a person's answer").person_only(),
+        move |_: Empty, _cx| {
+            let flag = flag.clone();
+            async move {
+                *flag.lock().unwrap() = true;
+                Ok(serde_json::json!({}))
+            }
+        },
+    )
+    .unwrap();
+
+    let tools = r.board.host_tools("t");
+    assert_eq!(tools.server, "plugin:vyre:vyre");
+    let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["threads_list"], "only what a session may call");
+    // One copy of the list (its schemas are large) for every session.
+    assert!(Arc::ptr_eq(&tools.tools, &r.board.host_tools("u").tools));
+
+    let call = |name: &str, input: Value| HostCall {
+        name: name.into(),
+        input,
+        pid: None,
+    };
+    let listed = (tools.call)(call("threads_list", serde_json::json!({}))).await;
+    assert!(!listed.is_error, "{}", listed.text);
+    assert_eq!(ran.lock().unwrap().as_slice(), ["session:t"]);
+    // Asked by its MCP name or by Vyre's, a person's tool does not run.
+    for name in ["threads_answer", "threads.answer"] {
+        let refused = (tools.call)(call(name, serde_json::json!({}))).await;
+        assert!(refused.is_error, "{name}: {}", refused.text);
+    }
+    let odd = (tools.call)(call("threads_list", serde_json::json!([1]))).await;
+    assert!(
+        odd.is_error && odd.text.contains("invalid_input"),
+        "{}",
+        odd.text
+    );
+    assert!(
+        !*answered.lock().unwrap(),
+        "a person's tool ran for a session"
+    );
+}

@@ -79,6 +79,40 @@ pub fn fold(ev: &Ev, items: &dyn Items) -> Vec<Change> {
                 format!("The session could not start: {error}"),
             ))]
         }
+        "thread.worktree" => vec![put(notice(
+            ev,
+            "info",
+            "worktree",
+            format!(
+                "Working in a worktree on branch {}, at {}.",
+                str_of(p, "branch").unwrap_or("?"),
+                str_of(p, "path").unwrap_or("?")
+            ),
+        ))],
+        "thread.worktree_merged" => vec![put(notice(
+            ev,
+            "info",
+            "worktree_merged",
+            format!(
+                "Merged {} into {} ({}).",
+                str_of(p, "branch").unwrap_or("?"),
+                str_of(p, "into").unwrap_or("?"),
+                str_of(p, "how").unwrap_or("?")
+            ),
+        ))],
+        "thread.worktree_removed" => vec![put(notice(
+            ev,
+            "info",
+            "worktree_removed",
+            format!(
+                "The worktree was removed{}. Its folder is gone, so this session cannot go on: start a new one.",
+                if p["branch_deleted"] == true {
+                    ", with its branch"
+                } else {
+                    "; its branch stays"
+                }
+            ),
+        ))],
         "thread.notice" => {
             let level = match p["level"].as_str() {
                 Some("error") => "error",
@@ -91,7 +125,7 @@ pub fn fold(ev: &Ev, items: &dyn Items) -> Vec<Change> {
         "thread.stopped" => match str_of(p, "reason") {
             Some(
                 "idle" | "stopped" | "restart" | "rewind" | "fallback" | "agent updated"
-                | "adopted" | "exited 0",
+                | "adopted" | "exited 0" | "worktree removed",
             )
             | None => vec![],
             Some(reason) => vec![put(notice(

@@ -22,3 +22,22 @@ pub mod words;
 
 pub use item::Item;
 pub use store::{Page, record};
+
+/// [`record`] one event of `thread` in a transaction of its own.
+pub async fn tell(
+    ctx: &crate::kernel::module::Ctx,
+    thread: &str,
+    kind: &'static str,
+    payload: serde_json::Value,
+) -> Result<(), crate::kernel::store::StoreError> {
+    let t = thread.to_string();
+    ctx.store()
+        .write(move |tx| {
+            record(
+                tx,
+                crate::kernel::events::NewEvent::new(kind, payload).thread(&t),
+            )?;
+            Ok(())
+        })
+        .await
+}

@@ -84,22 +84,34 @@ pub fn options(c: &Connection, thread: &str) -> rusqlite::Result<Option<(StartRe
     c.query_row(
         "SELECT provider, purpose, model, cwd, project, agent, mode, turns FROM threads_runs WHERE id = ?1",
         [thread],
-        |r| {
-            Ok((
-                StartRequest {
-                    provider: r.get(0)?,
-                    purpose: r.get(1)?,
-                    model: r.get(2)?,
-                    cwd: PathBuf::from(r.get::<_, String>(3)?),
-                    project: r.get(4)?,
-                    agent: r.get(5)?,
-                    mode: r.get(6)?,
-                },
-                r.get::<_, i64>(7)?.max(0) as u64,
-            ))
-        },
+        |r| Ok((start_request(r)?, r.get::<_, i64>(7)?.max(0) as u64)),
     )
     .optional()
+}
+
+/// The options of the last `n` threads started by no session (a person, or a module), newest
+/// first: where the next start is likely to be (ADR 0032).
+pub fn recent_starts(c: &Connection, n: usize) -> rusqlite::Result<Vec<StartRequest>> {
+    let mut stmt = c.prepare(
+        "SELECT provider, purpose, model, cwd, project, agent, mode FROM threads_runs
+         WHERE started_by IS NULL ORDER BY created_at DESC LIMIT ?1",
+    )?;
+    let rows = stmt.query_map([n as i64], start_request)?;
+    rows.collect()
+}
+
+/// A start's options from a row whose first columns are `provider, purpose, model, cwd,
+/// project, agent, mode`.
+fn start_request(r: &rusqlite::Row<'_>) -> rusqlite::Result<StartRequest> {
+    Ok(StartRequest {
+        provider: r.get(0)?,
+        purpose: r.get(1)?,
+        model: r.get(2)?,
+        cwd: PathBuf::from(r.get::<_, String>(3)?),
+        project: r.get(4)?,
+        agent: r.get(5)?,
+        mode: r.get(6)?,
+    })
 }
 
 /// Whether the thread's transcript is known to have been written (true for an unknown one).

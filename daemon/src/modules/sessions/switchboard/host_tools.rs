@@ -1,0 +1,146 @@
+//! Vyre's tools for a session, served by vyred itself (issue 26): what the harness plugin's
+//! `vyre mcp` helper used to list and forward, now without a process per session. The session
+//! is the caller, bound by vyred to its thread, exactly as on its own socket: PERSON_ONLY tools
+//! are neither listed nor callable, and every call takes the registry's one path.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Switchboard;
+use crate::kernel::contracts::harness::{MCP_SERVER, mcp_name};
+use crate::kernel::contracts::provider::{HostAnswer, HostCall, HostTool, HostTools, PromptHook};
+use crate::kernel::tools::Caller;
+
+/// The tools a session is listed, and their Vyre names by MCP name: made once and shared, made
+/// again only when the tools a session may call change (a module started or stopped).
+pub(super) struct HostList {
+    /// The Vyre names, sorted: what tells whether the list is still right.
+    key: Vec<String>,
+    tools: Arc<Vec<HostTool>>,
+    names: Arc<HashMap<String, String>>,
+}
+
+impl Switchboard {
+    /// The tools thread `thread`'s session may call, and how it calls them.
+    pub(super) fn host_tools(&self, thread: &str) -> HostTools {
+        let listed = Caller::Session {
+            thread: Some(thread.to_string()),
+            pid: None,
+        };
+        // Listed only to persons already; said again here.
+        let mut specs: Vec<_> = self
+            .ctx
+            .tools_for(&listed)
+            .into_iter()
+            .filter(|spec| !spec.person_only)
+            .collect();
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        let key: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
+        let list = {
+            let mut cached = self.host_list.lock().expect("host list");
+            match cached.as_ref().filter(|l| l.key == key) {
+                Some(list) => list.clone(),
+                None => {
+                    let list = Arc::new(HostList {
+                        tools: Arc::new(
+                            specs
+                                .iter()
+                                .map(|spec| HostTool {
+                                    name: mcp_name(&spec.name),
+                                    description: spec.description.clone(),
+                                    input_schema: match &spec.input_schema {
+                                        Value::Object(o) => Value::Object(o.clone()),
+                                        _ => Value::Object(Default::default()),
+                                    },
+                                })
+                                .collect(),
+                        ),
+                        names: Arc::new(
+                            key.iter()
+                                .map(|name| (mcp_name(name), name.clone()))
+                                .collect(),
+                        ),
+                        key,
+                    });
+                    *cached = Some(list.clone());
+                    list
+                }
+            }
+        };
+        let (tools, names) = (list.tools.clone(), list.names.clone());
+        let prompt_hook = self.prompt_hook(thread);
+        let ctx = self.ctx.clone();
+        let thread = thread.to_string();
+        HostTools {
+            server: MCP_SERVER.to_string(),
+            tools,
+            prompt_hook: Some(prompt_hook),
+            call: Arc::new(move |call: HostCall| {
+                let (ctx, names, thread) = (ctx.clone(), names.clone(), thread.clone());
+                Box::pin(async move {
+                    let Some(tool) = names.get(&call.name) else {
+                        return HostAnswer {
+                            text: format!("Vyre has no tool {} for this session", call.name),
+                            is_error: true,
+                        };
+                    };
+                    if !call.input.is_object() {
+                        return HostAnswer {
+                            text: "a tool's input must be a JSON object (invalid_input)".into(),
+                            is_error: true,
+                        };
+                    }
+                    let caller = Caller::Session {
+                        thread: Some(thread),
+                        pid: call.pid,
+                    };
+                    match ctx.call_as(&caller, tool, call.input).await {
+                        Ok(data) => HostAnswer {
+                            text: serde_json::to_string_pretty(&data)
+                                .unwrap_or_else(|_| data.to_string()),
+                            is_error: false,
+                        },
+                        // The model reads the refusal and its reason (`person_only` ...).
+                        Err(e) => HostAnswer {
+                            text: format!("{} ({})", e.message, e.code),
+                            is_error: true,
+                        },
+                    }
+                })
+            }),
+        }
+    }
+
+    /// The harness's UserPromptSubmit (memory, lessons, an owed brief) for thread `thread`,
+    /// asked as the session, as `vyre hook` asked it on the session's socket; nothing when the
+    /// harness says nothing, cannot be asked, or takes longer than a hook would wait.
+    fn prompt_hook(&self, thread: &str) -> PromptHook {
+        let ctx = self.ctx.clone();
+        let thread = thread.to_string();
+        Arc::new(move |input: Value, pid: Option<i32>| {
+            let (ctx, thread) = (ctx.clone(), thread.clone());
+            Box::pin(async move {
+                let caller = Caller::Session {
+                    thread: Some(thread),
+                    pid,
+                };
+                let body =
+                    serde_json::json!({ "event": "UserPromptSubmit", "input": input, "pid": pid });
+                let asked = ctx.call_as(&caller, "harness.hook", body);
+                match tokio::time::timeout(PROMPT_PATIENCE, asked).await {
+                    Ok(Ok(answer)) => Some(answer["output"].clone()).filter(|o| !o.is_null()),
+                    Ok(Err(e)) => {
+                        tracing::debug!("the harness's UserPromptSubmit was refused: {e}");
+                        None
+                    }
+                    Err(_) => None,
+                }
+            })
+        })
+    }
+}
+
+/// As `vyre hook`'s patience: memory and a brief only add to a prompt, never hold it up long.
+const PROMPT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);

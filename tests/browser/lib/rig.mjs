@@ -186,7 +186,8 @@ export class Rig {
   async stop() {
     await this.halt();
     this.api?.child.kill('SIGKILL');
-    if (!process.env.VYRE_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true });
+    // Retried: a process the rig started (a session's Claude Code ending) may still write a last file.
+    if (!process.env.VYRE_TEST_KEEP) rmSync(this.dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     else console.error(`kept ${this.dir}`);
   }
 }

@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
-use tokio::process::Child;
 use tokio::sync::mpsc;
 
 use super::sandbox::{Exposed, Sandbox, SandboxInfo};
@@ -257,7 +256,7 @@ pub struct ClaudeProcess {
     pub sid: i32,
     /// The sandbox it runs in.
     pub sandbox: Option<SandboxInfo>,
-    child: Child,
+    child: spawn::GroupChild,
     stderr: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -324,7 +323,7 @@ impl ClaudeProcess {
             pgid: spawned.pgid,
             sid: spawned.sid,
             sandbox: spawned.sandbox,
-            child: spawned.child,
+            child: spawn::GroupChild::new(spawned.child, spawned.pgid),
             stderr,
         };
         // Subagents wait for a slot in a PreToolUse callback hook (ADR 0030 section 12).

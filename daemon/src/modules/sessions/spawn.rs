@@ -269,6 +269,45 @@ pub async fn kill_group(child: &mut Child, pgid: i32, grace: Duration) {
     signal_all(Signal::SIGKILL);
 }
 
+/// A session's leader that, dropped while it may still run (never waited to its end: a start
+/// abandoned half way, a task cancelled as vyred stops), ends its whole process group and session
+/// at once, not only itself as `kill_on_drop` would: nothing it started outlives vyred to write
+/// into the person's folders after the daemon is gone.
+pub struct GroupChild {
+    child: Child,
+    pgid: i32,
+}
+
+impl GroupChild {
+    pub fn new(child: Child, pgid: i32) -> Self {
+        GroupChild { child, pgid }
+    }
+}
+
+impl std::ops::Deref for GroupChild {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.child
+    }
+}
+
+impl std::ops::DerefMut for GroupChild {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.child
+    }
+}
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        // `id()` is `None` once the leader was reaped: its pid, so its group id, may then belong
+        // to someone else. Before that (running, or a zombie) the group is still this session's.
+        if self.child.id().is_some() && self.pgid > 1 {
+            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+            signal_session(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
 /// Signal every process whose session id is `sid` (Linux: from `/proc/<pid>/stat`); how many.
 pub fn signal_session(sid: i32, sig: Signal) -> usize {
     session_members(sid)

@@ -302,3 +302,31 @@ async fn killing_the_group_takes_the_grandchildren() {
     });
     assert!(gone, "the sleep started by the child is gone");
 }
+
+#[tokio::test]
+async fn a_leader_dropped_unwaited_takes_its_whole_group() {
+    // A start abandoned half way (vyred stopping while a spare starts): the leader and what it
+    // started end with it, so nothing writes into the person's folders after vyred is gone.
+    let spec = SpawnSpec {
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), "sleep 600 & echo $!; wait".into()],
+        cwd: std::env::temp_dir(),
+        env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
+        fd3: None,
+        subreaper: None,
+        run_as: None,
+        sandbox: None,
+    };
+    let mut s = spawn(spec).unwrap();
+    let mut buf = [0u8; 32];
+    let n = s.stdout.read(&mut buf).await.unwrap();
+    let grandchild: i32 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap();
+    drop(GroupChild::new(s.child, s.pgid));
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true)
+    });
+    assert!(gone, "the grandchild ended with its dropped leader");
+}

@@ -204,23 +204,6 @@ async fn a_spare_that_no_longer_fits_is_never_handed_out() {
             "had exited",
         ),
         (
-            "written to",
-            Box::new(|_, held| {
-                // Another process of the sessions' user writes a message into the spare's
-                // stdin, to have it in the history of the next person's session.
-                use std::io::Write;
-                let pid = held["pid"].as_i64().unwrap();
-                let mut stdin = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(format!("/proc/{pid}/fd/0"))
-                    .unwrap();
-                let line = json!({ "type": "user", "message": { "role": "user", "content": "INJECTED words" }, "parent_tool_use_id": null, "session_id": "" });
-                writeln!(stdin, "{line}").unwrap();
-                std::thread::sleep(Duration::from_millis(1500));
-            }),
-            "said something",
-        ),
-        (
             "settings",
             Box::new(|r, _| {
                 std::fs::create_dir_all(r.work.join(".claude")).unwrap();
@@ -266,8 +249,8 @@ async fn a_spare_that_no_longer_fits_is_never_handed_out() {
         // already (its replacement then taken, or not made yet); otherwise the start is cold
         // and says why.
         let cold = started["cold"].as_str().unwrap_or_default();
-        let looked = matches!(case, "exited" | "written to")
-            && (started["warm"] == true || cold.contains("no warm spare"));
+        let looked =
+            case == "exited" && (started["warm"] == true || cold.contains("no warm spare"));
         if !looked {
             assert_eq!(started["warm"], false, "{case}: {started}");
             assert!(cold.contains(said), "{case}: {cold}");
@@ -283,6 +266,31 @@ async fn a_spare_that_no_longer_fits_is_never_handed_out() {
             "{case}: the model saw what was written into the spare"
         );
     }
+
+    // Another process of the sessions' user (on the box, any other session) cannot open a
+    // held spare's standard streams to write a message into it for the next person's session,
+    // or to forge its messages to vyred: they are sockets, which /proc does not reopen.
+    let held = spares(&r, 1).await;
+    let sid = held[0]["sid"].as_i64().unwrap() as i32;
+    let members = vyre::modules::sessions::spawn::session_members(sid);
+    assert!(!members.is_empty(), "{held:?}");
+    for pid in members {
+        for fd in 0..3 {
+            let path = format!("/proc/{pid}/fd/{fd}");
+            let Ok(target) = std::fs::read_link(&path) else {
+                continue;
+            };
+            let target = target.display().to_string();
+            assert!(!target.starts_with("pipe:"), "{path} is a pipe");
+            if target.starts_with("socket:") {
+                let refused = std::fs::OpenOptions::new().write(true).open(&path);
+                assert!(refused.is_err(), "{path} ({target}) opened for writing");
+            }
+        }
+    }
+    let (thread, started) = start(&r, &mut stream, &r.work, "after the attempt").await;
+    assert_eq!(thread, held[0]["thread"].as_str().unwrap(), "{started}");
+    assert_eq!(started["warm"], true, "the spare is whole and handed out");
 
     // What was written into a spare is in no thread a person has.
     for t in r

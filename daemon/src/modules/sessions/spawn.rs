@@ -1,7 +1,11 @@
 //! The one place session processes are started (ADR 0030 section 8): each child leads a new
 //! session and process group, so stopping it stops everything it started; its pid, pgid and sid
 //! are known the moment it exists, before it can run a tool; its environment is built from
-//! nothing; a credential reaches it on file descriptor 3, never in its environment.
+//! nothing; a credential reaches it on file descriptor 3, never in its environment. Its stdin,
+//! stdout and stderr are sockets, not pipes: a pipe can be opened again through
+//! `/proc/<pid>/fd/<n>` by any process of the same user (another session on the box, all of
+//! which run as one user), which could then write a message into a session's stdin or forge the
+//! session's messages to vyred; a socket cannot be opened that way (ENXIO).
 
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -11,7 +15,8 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::net::UnixStream;
+use tokio::process::{Child, Command};
 
 use super::sandbox::{self, SandboxInfo};
 use crate::kernel::contracts::secret::Secret;
@@ -66,9 +71,10 @@ pub struct Spawned {
     pub pid: i32,
     pub pgid: i32,
     pub sid: i32,
-    pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
-    pub stderr: ChildStderr,
+    /// vyred's ends of the child's stdin, stdout and stderr (each only written or only read).
+    pub stdin: UnixStream,
+    pub stdout: UnixStream,
+    pub stderr: UnixStream,
     /// The sandbox it runs in, as bwrap reported it.
     pub sandbox: Option<SandboxInfo>,
 }
@@ -82,6 +88,8 @@ pub enum SpawnError {
     },
     #[error("cannot prepare the credential pipe: {0}")]
     Pipe(String),
+    #[error("cannot make the session's standard streams: {0}")]
+    Stdio(String),
     #[error("the session's sandbox did not start: {0}")]
     Sandbox(String),
 }
@@ -105,10 +113,13 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .kill_on_drop(true);
+    let (stdin, child_stdin) = socket_stdio()?;
+    let (stdout, child_stdout) = socket_stdio()?;
+    let (stderr, child_stderr) = socket_stdio()?;
+    cmd.stdin(child_stdin)
+        .stdout(child_stdout)
+        .stderr(child_stderr);
     // The read end of a pipe holding the secret, to become the child's fd 3.
     let fd3: Option<OwnedFd> = match &spec.fd3 {
         Some(secret) => Some(secret_pipe(secret)?),
@@ -152,6 +163,8 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         program: spec.program.display().to_string(),
         source,
     })?;
+    // The child's ends are its own now: held here too, its exit would never end our reads.
+    drop(cmd);
     drop(fd3);
     let pid = child.id().map(|p| p as i32).unwrap_or(0);
     let sandbox = match info {
@@ -168,9 +181,9 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         None => None,
     };
     Ok(Spawned {
-        stdin: child.stdin.take().expect("piped stdin"),
-        stdout: child.stdout.take().expect("piped stdout"),
-        stderr: child.stderr.take().expect("piped stderr"),
+        stdin,
+        stdout,
+        stderr,
         child,
         pid,
         // setsid made the child the leader of both.
@@ -178,6 +191,20 @@ pub fn spawn(spec: SpawnSpec) -> Result<Spawned, SpawnError> {
         sid: pid,
         sandbox,
     })
+}
+
+/// A standard stream for a child: vyred's end, and the child's (see the module's doc for why a
+/// socket pair and not a pipe). Both are close-on-exec here; the child's is placed on its 0, 1
+/// or 2 by the spawn, which keeps it open across the exec.
+fn socket_stdio() -> Result<(UnixStream, Stdio), SpawnError> {
+    let made = std::os::unix::net::UnixStream::pair().and_then(|(ours, theirs)| {
+        ours.set_nonblocking(true)?;
+        Ok((
+            UnixStream::from_std(ours)?,
+            Stdio::from(OwnedFd::from(theirs)),
+        ))
+    });
+    made.map_err(|e| SpawnError::Stdio(e.to_string()))
 }
 
 /// How long bwrap gets to set up a sandbox and report it.

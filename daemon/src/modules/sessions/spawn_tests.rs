@@ -330,3 +330,42 @@ async fn a_leader_dropped_unwaited_takes_its_whole_group() {
     });
     assert!(gone, "the grandchild ended with its dropped leader");
 }
+
+#[tokio::test]
+async fn no_other_process_can_open_a_sessions_stdio_to_write_into_it() {
+    use tokio::io::AsyncWriteExt;
+    // `cat`: what vyred writes comes back, and the end of vyred's writing ends it.
+    let spec = SpawnSpec {
+        program: "/bin/cat".into(),
+        args: vec![],
+        cwd: std::env::temp_dir(),
+        env: vec![],
+        fd3: None,
+        subreaper: None,
+        run_as: None,
+        sandbox: None,
+    };
+    let mut s = spawn(spec).unwrap();
+    // Another process of the same user (here: this one) tries the session's streams through
+    // /proc, as a session gone wrong on the box would try another's.
+    for fd in 0..3 {
+        let refused = std::fs::OpenOptions::new()
+            .write(true)
+            .open(format!("/proc/{}/fd/{fd}", s.pid))
+            .unwrap_err();
+        assert_eq!(
+            refused.raw_os_error(),
+            Some(libc::ENXIO),
+            "fd {fd}: {refused}"
+        );
+    }
+    s.stdin.write_all(b"from vyred\n").await.unwrap();
+    drop(s.stdin);
+    let mut out = String::new();
+    s.stdout.read_to_string(&mut out).await.unwrap();
+    assert_eq!(out, "from vyred\n");
+    assert!(
+        s.child.wait().await.unwrap().success(),
+        "its stdin ended, so did it"
+    );
+}

@@ -172,6 +172,23 @@ fn latency_rows(report: &mut Report, l: &sessions_latency::Latency) {
             "",
         );
     }
+    let whole = |runs: &sessions_latency::Runs| percentile(&runs.whole_ms, 0.5);
+    report.row_against(
+        Against::ClaudeCli,
+        "sessions.turn_p50_ms",
+        "whole turn, p50 (ms): to vyred's thread.finished, the CLI's result in vyred's env",
+        ms(whole(&l.vyred)),
+        ms(whole(&l.direct_vyred_env)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "sessions.added_turn_p50_ms",
+        "  added to a whole turn, p50 (ms): the hooks at its end, the events",
+        ms(whole(&l.vyred) - whole(&l.direct_vyred_env)),
+        none(),
+        "",
+    );
     report.row_against(
         Against::ClaudeCli,
         "sessions.api_requests_per_turn",

@@ -40,6 +40,9 @@ pub struct Latency {
 pub struct Runs {
     pub ms: Vec<f64>,
     pub requests_per_turn: f64,
+    /// Milliseconds from the message to the turn's end (the CLI's `result`; vyred's
+    /// `thread.finished`), sorted: what the hooks at a turn's end add shows here.
+    pub whole_ms: Vec<f64>,
 }
 
 pub async fn run(cli: &Path, turns: usize) -> Result<Latency, String> {
@@ -81,13 +84,14 @@ pub async fn run(cli: &Path, turns: usize) -> Result<Latency, String> {
             let text = format!("bench turn {i}");
             for k in 0..3 {
                 let which = (i + k) % 3;
-                let ms = match which {
-                    0 => direct.turn(&text).await?,
-                    1 => same_env.turn(&text).await?,
-                    _ => vyred.turn(&text).await?,
+                let (ms, whole) = match which {
+                    0 => (direct.turn(&text).await?, direct.whole_ms),
+                    1 => (same_env.turn(&text).await?, same_env.whole_ms),
+                    _ => (vyred.turn(&text).await?, vyred.whole_ms),
                 };
                 if i > 0 {
                     runs[which].ms.push(ms);
+                    runs[which].whole_ms.push(whole);
                 }
             }
         }
@@ -101,6 +105,7 @@ pub async fn run(cli: &Path, turns: usize) -> Result<Latency, String> {
     stopped?;
     for (run, api) in runs.iter_mut().zip(&apis) {
         run.ms.sort_by(f64::total_cmp);
+        run.whole_ms.sort_by(f64::total_cmp);
         run.requests_per_turn = api.message_requests().len() as f64 / (turns + 1) as f64;
     }
     let [direct, direct_vyred_env, vyred] = runs;
@@ -137,6 +142,7 @@ pub async fn own_path(turns: usize) -> Result<Runs, String> {
     Ok(Runs {
         ms,
         requests_per_turn: 0.0,
+        whole_ms: Vec::new(),
     })
 }
 
@@ -154,6 +160,8 @@ fn is_text_delta(m: &Value) -> bool {
 /// One CLI process driven by vyre's Claude driver, on its own HOME.
 pub(crate) struct Direct {
     pub(crate) process: ClaudeProcess,
+    /// The last turn's milliseconds to its `result`.
+    pub(crate) whole_ms: f64,
 }
 
 impl Direct {
@@ -192,7 +200,10 @@ impl Direct {
         let (process, _init) = ClaudeProcess::start(&options)
             .await
             .map_err(|e| format!("the CLI did not start: {e}"))?;
-        Ok(Direct { process })
+        Ok(Direct {
+            process,
+            whole_ms: 0.0,
+        })
     }
 
     /// Write a user message, read until its `result`; the milliseconds to the first text delta.
@@ -218,7 +229,10 @@ impl Direct {
                 Incoming::Message(m) if first.is_none() && is_text_delta(&m) => {
                     first = Some(sent.elapsed());
                 }
-                Incoming::Message(m) if m["type"] == "result" => break,
+                Incoming::Message(m) if m["type"] == "result" => {
+                    self.whole_ms = sent.elapsed().as_secs_f64() * 1000.0;
+                    break;
+                }
                 Incoming::Request { id, .. } => {
                     // The fake asks for no tool on plain text; refuse whatever comes.
                     let deny = json!({ "behavior": "deny", "message": "benchmark" });
@@ -238,6 +252,8 @@ struct Vyred {
     client: Client,
     stream: EventStream,
     thread: String,
+    /// The last turn's milliseconds to its `thread.finished`.
+    whole_ms: f64,
 }
 
 impl Vyred {
@@ -272,6 +288,7 @@ impl Vyred {
                 client,
                 stream,
                 thread,
+                whole_ms: 0.0,
             }),
             Err(e) => {
                 let _ = vyred.stop().await;
@@ -292,7 +309,8 @@ impl Vyred {
         );
         answer.map_err(|e| format!("threads.send failed: {e}"))?;
         let first = first?;
-        until_finished(&mut self.stream, &self.thread).await?;
+        let finished = until_finished(&mut self.stream, &self.thread).await?;
+        self.whole_ms = (finished - sent).as_secs_f64() * 1000.0;
         Ok((first - sent).as_secs_f64() * 1000.0)
     }
 
@@ -323,12 +341,13 @@ async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, 
     }
 }
 
-async fn until_finished(stream: &mut EventStream, thread: &str) -> Result<(), String> {
+/// When the turn's `thread.finished` arrived.
+async fn until_finished(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
     loop {
-        let (e, _) = sessions::next_event(stream).await?;
+        let (e, at) = sessions::next_event(stream).await?;
         if e["thread"] == thread && e["type"] == "thread.finished" {
             return match e["payload"]["ok"].as_bool() {
-                Some(true) => Ok(()),
+                Some(true) => Ok(at),
                 _ => Err(format!("a turn failed: {e}")),
             };
         }

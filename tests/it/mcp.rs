@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use vyre::surfaces::client::Client;
 
 use crate::support::*;
-use crate::threads_e2e::{events_until, of_type, rig_with_harness};
+use crate::threads_e2e::{events_until, of_type, rig_running, rig_with_harness};
 
 const SERVER: &str = "mcp__plugin_vyre_vyre__";
 
@@ -301,4 +301,70 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
         "the session's socket goes with it"
     );
     r.vyred.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn an_owned_sessions_hooks_are_answered_by_vyred_and_the_floor_still_holds() {
+    // The `vyre` the plugin's hooks run writes down each time it is run, then is this build's.
+    let shim = std::env::temp_dir().join(format!("vyre-hooks-shim-{}", std::process::id()));
+    std::fs::create_dir_all(&shim).unwrap();
+    let log = shim.join("ran.log");
+    let vyre = shim.join("vyre");
+    std::fs::write(
+        &vyre,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            BIN
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&vyre, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let r = rig_running("mcp-hooks", json!({}), Some(vyre.clone()), json!({})).await;
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,harness.*", None)
+        .await
+        .unwrap();
+    // A session gone wrong tries what the floor refuses.
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "text": "RUNBASH mkfs.ext4 /dev/vyre-none" }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        of_type(&events, "ask.raised").is_empty(),
+        "refused before anyone is asked: {events:?}"
+    );
+    let last = r.api.message_requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("PreToolUse:Bash hook error") && last.contains("the floor refuses it"),
+        "the harness's PreToolUse refused it, and the model read why: {last}"
+    );
+    // The SessionStart binding still ran (the plugin's command, before `initialize`).
+    assert!(
+        of_type(&events, "harness.bound")
+            .iter()
+            .any(|e| e["payload"]["session"] == thread.as_str()),
+        "{events:?}"
+    );
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    let ran: Vec<&str> = ran.lines().collect();
+    assert_eq!(
+        ran,
+        ["hook SessionStart"],
+        "only SessionStart ran a `vyre` process; the prompt, the tool call and the turn's end were answered by vyred"
+    );
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    r.vyred.stop().await;
+    let _ = std::fs::remove_dir_all(&shim);
 }

@@ -45,6 +45,16 @@ pub(crate) async fn rig_with_harness_configured(name: &str, top: Value) -> Rig {
 }
 
 pub(crate) async fn rig_full(name: &str, extra: Value, harness: bool, top: Value) -> Rig {
+    rig_running(name, extra, harness.then(|| BIN.into()), top).await
+}
+
+/// A rig whose sessions load the harness with `vyre` (the one its hooks run) at `harness`.
+pub(crate) async fn rig_running(
+    name: &str,
+    extra: Value,
+    harness: Option<std::path::PathBuf>,
+    top: Value,
+) -> Rig {
     let bin = claude_bin();
     let home = TempHome::new(name);
     let api = FakeApi::start().await;
@@ -62,9 +72,7 @@ pub(crate) async fn rig_full(name: &str, extra: Value, harness: bool, top: Value
     }
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     let vyred = InProcess::start_with(&home, vec![], |o| {
-        if harness {
-            o.vyre_bin = Some(BIN.into());
-        }
+        o.vyre_bin = harness;
     })
     .await;
     let sock = vyred.socket_client();

@@ -22,6 +22,22 @@ pub fn mcp_name(tool: &str) -> String {
     tool.replace('.', "_")
 }
 
+/// The start of a PreToolUse deny's reason when vyred's answer could not be had.
+pub const UNCHECKED: &str = "Vyre could not check this call";
+
+/// PreToolUse's deny, and why, when the harness's answer could not be had for a session Vyre
+/// runs: vyred is there to check its calls, so the floor fails closed (`vyre hook`, and vyred
+/// answering the hook itself).
+pub fn unchecked(why: &str) -> serde_json::Value {
+    serde_json::json!({
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": format!("{UNCHECKED}, so it is denied: {why}"),
+        }
+    })
+}
+
 pub fn plugin_dir() -> Option<PathBuf> {
     std::env::var_os("VYRE_HARNESS_DIR")
         .map(PathBuf::from)
@@ -36,13 +52,13 @@ pub fn plugin_dir() -> Option<PathBuf> {
 mod tests {
     use super::*;
 
-    /// The plugin's UserPromptSubmit command, as Claude Code runs it (through a shell).
-    fn prompt_command() -> String {
+    /// The plugin's command for `event`, as Claude Code runs it (through a shell).
+    fn command(event: &str) -> String {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness");
         let hooks: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("hooks/hooks.json")).unwrap())
                 .unwrap();
-        hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        hooks["hooks"][event][0]["hooks"][0]["command"]
             .as_str()
             .unwrap()
             .to_string()
@@ -56,26 +72,38 @@ mod tests {
             .env_clear()
             .env("PATH", "/nonexistent");
         if by_host {
-            sh.env(crate::kernel::contracts::provider::PROMPT_HOOK_BY_HOST, "1");
+            sh.env(crate::kernel::contracts::provider::HOOKS_BY_HOST_ENV, "1");
         }
         sh.output().unwrap()
     }
 
     #[test]
-    fn the_plugins_prompt_hook_steps_aside_only_when_vyred_answers_it_itself() {
-        let command = prompt_command();
-        let aside = run(&command, true);
-        assert!(aside.status.success(), "{aside:?}");
-        assert!(
-            aside.stdout.is_empty() && aside.stderr.is_empty(),
-            "{aside:?}"
-        );
-        // Elsewhere (Claude Code in a terminal) it runs `vyre hook UserPromptSubmit`.
-        let runs = run(&command, false);
-        assert_eq!(runs.status.code(), Some(127), "{runs:?}");
-        assert!(
-            String::from_utf8_lossy(&runs.stderr).contains("vyre"),
-            "{runs:?}"
-        );
+    fn the_plugins_hooks_step_aside_only_where_vyred_answers_them_itself() {
+        for event in ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"] {
+            let command = command(event);
+            let by_host = crate::kernel::contracts::provider::HOOKS_BY_HOST.contains(&event);
+            let aside = run(&command, true);
+            if by_host {
+                assert!(aside.status.success(), "{event}: {aside:?}");
+                assert!(
+                    aside.stdout.is_empty() && aside.stderr.is_empty(),
+                    "{event}: {aside:?}"
+                );
+            } else {
+                // SessionStart runs before `initialize`: always the plugin's command.
+                assert_eq!(aside.status.code(), Some(127), "{event}: {aside:?}");
+            }
+            // Elsewhere (Claude Code in a terminal) it runs `vyre hook <event>`.
+            let runs = run(&command, false);
+            assert_eq!(runs.status.code(), Some(127), "{event}: {runs:?}");
+            assert!(
+                String::from_utf8_lossy(&runs.stderr).contains("vyre"),
+                "{event}: {runs:?}"
+            );
+            assert!(
+                command.ends_with(&format!("vyre hook {event}")),
+                "{command}"
+            );
+        }
     }
 }

@@ -78,18 +78,24 @@ pub struct HostTools {
     pub tools: std::sync::Arc<Vec<HostTool>>,
     /// Run one call (by the tool's MCP name) as the session.
     pub call: std::sync::Arc<dyn Fn(HostCall) -> BoxFuture<'static, HostAnswer> + Send + Sync>,
-    /// The harness's answer to the session's UserPromptSubmit (the hook's input, the provider's
-    /// process), given by vyred itself instead of the plugin's command hook: Claude Code's hook
-    /// output, or nothing to add.
-    pub prompt_hook: Option<PromptHook>,
+    /// The harness's answer to the session's hooks named in [`HOOKS_BY_HOST`] (the event, the
+    /// hook's input, the provider's process), given by vyred itself instead of the plugin's
+    /// command hooks: Claude Code's hook output, or nothing to add.
+    pub hooks: Option<HostHooks>,
 }
 
-pub type PromptHook =
-    std::sync::Arc<dyn Fn(Value, Option<i32>) -> BoxFuture<'static, Option<Value>> + Send + Sync>;
+pub type HostHooks = std::sync::Arc<
+    dyn Fn(&'static str, Value, Option<i32>) -> BoxFuture<'static, Option<Value>> + Send + Sync,
+>;
 
-/// Set in a session's environment when vyred answers its UserPromptSubmit itself: the harness
-/// plugin's command hook then exits at once (`harness/hooks/hooks.json`).
-pub const PROMPT_HOOK_BY_HOST: &str = "VYRE_PROMPT_HOOK_BY_HOST";
+/// The hooks vyred answers itself for the sessions it runs: each one the plugin's command would
+/// otherwise run as a shell and a `vyre hook` process, PreToolUse before every Bash and MCP
+/// call. SessionStart stays a command: Claude Code runs it as it starts, before `initialize`.
+pub const HOOKS_BY_HOST: [&str; 3] = ["UserPromptSubmit", "PreToolUse", "Stop"];
+
+/// Set in a session's environment when vyred answers [`HOOKS_BY_HOST`] itself: the harness
+/// plugin's command hooks for them then exit at once (`harness/hooks/hooks.json`).
+pub const HOOKS_BY_HOST_ENV: &str = "VYRE_HOOKS_BY_HOST";
 
 impl std::fmt::Debug for HostTools {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

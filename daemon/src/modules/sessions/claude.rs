@@ -37,10 +37,12 @@ pub const GATE_TOOLS: &str = "*";
 pub const GATE_HOOK: &str = "vyre-gate";
 /// The driver's Stop callback: the lessons' check of the answer before the turn ends.
 pub const STOP_HOOK: &str = "vyre-stop";
-/// The harness's UserPromptSubmit, answered by vyred itself (`claude_mcp::prompt`).
-pub const PROMPT_HOOK: &str = "vyre-prompt";
-/// How long the CLI waits for it (vyred gives up on it after 3 s, as `vyre hook` did).
-pub const PROMPT_HOOK_S: u64 = 10;
+/// The harness's hooks vyred answers itself (`HOOKS_BY_HOST`): the callback's id is this and
+/// the event's name (`vyre-harness-PreToolUse`).
+pub const HARNESS_HOOK: &str = "vyre-harness-";
+/// How long the CLI waits for one, as for the plugin's command (vyred gives up sooner: 3 s for
+/// what only adds to a session, 5 s for PreToolUse, which then denies).
+pub const HARNESS_HOOK_S: u64 = 10;
 /// How long the CLI waits for the Gate's check (it answers at once; the hold itself is the
 /// permission question, which has no deadline).
 pub const GATE_CHECK_S: u64 = 60;
@@ -342,9 +344,8 @@ impl ClaudeProcess {
         }
         if let Some(tools) = &o.host_tools {
             super::claude_mcp::declare(&mut init, tools);
-            if tools.prompt_hook.is_some() {
-                init["hooks"]["UserPromptSubmit"] =
-                    json!([{ "hookCallbackIds": [PROMPT_HOOK], "timeout": PROMPT_HOOK_S }]);
+            if tools.hooks.is_some() {
+                super::claude_mcp::harness_hooks(&mut init["hooks"]);
             }
         }
         match process.peer.request(init).await {

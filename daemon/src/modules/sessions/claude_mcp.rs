@@ -6,7 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::kernel::contracts::provider::{HostCall, HostTools};
+use crate::kernel::contracts::provider::{HOOKS_BY_HOST, HostCall, HostTools};
+use crate::modules::sessions::claude::{HARNESS_HOOK, HARNESS_HOOK_S};
 
 /// The MCP protocol version the CLI speaks (2.1.328's `initialize`).
 const PROTOCOL: &str = "2025-11-25";
@@ -34,6 +35,29 @@ pub fn declare(init: &mut Value, tools: &HostTools) {
 /// test).
 pub fn deny_the_plugins_own(settings: &mut Value, tools: &HostTools) {
     settings["deniedMcpServers"] = json!([{ "serverName": tools.server }]);
+}
+
+/// `initialize`'s callback hooks for the harness's hooks vyred answers itself: one more entry
+/// under each event of [`HOOKS_BY_HOST`], for every tool (no matcher), beside the driver's own.
+pub fn harness_hooks(hooks: &mut Value) {
+    for event in HOOKS_BY_HOST {
+        let entry = json!({ "hookCallbackIds": [format!("{HARNESS_HOOK}{event}")], "timeout": HARNESS_HOOK_S });
+        match hooks[event].as_array_mut() {
+            Some(entries) => entries.push(entry),
+            None => hooks[event] = json!([entry]),
+        }
+    }
+}
+
+/// The harness event a `hook_callback` request is for, when it is one of [`harness_hooks`].
+pub fn harness_event(request: &Value) -> Option<&'static str> {
+    if request["subtype"] != "hook_callback" {
+        return None;
+    }
+    let event = request["callback_id"]
+        .as_str()?
+        .strip_prefix(HARNESS_HOOK)?;
+    HOOKS_BY_HOST.into_iter().find(|e| *e == event)
 }
 
 fn initialize_result() -> Value {
@@ -113,8 +137,45 @@ mod tests {
                     HostAnswer { text, is_error }
                 })
             }),
-            prompt_hook: None,
+            hooks: None,
         }
+    }
+
+    #[test]
+    fn the_harness_hooks_are_registered_beside_the_drivers_own_and_known_again() {
+        let mut hooks = json!({
+            "PreToolUse": [{ "matcher": "*", "hookCallbackIds": ["vyre-gate"] }],
+            "Stop": [{ "hookCallbackIds": ["vyre-stop"] }],
+        });
+        harness_hooks(&mut hooks);
+        assert_eq!(
+            hooks["PreToolUse"][0]["hookCallbackIds"],
+            json!(["vyre-gate"])
+        );
+        assert_eq!(
+            hooks["PreToolUse"][1],
+            json!({ "hookCallbackIds": ["vyre-harness-PreToolUse"], "timeout": 10 })
+        );
+        assert_eq!(
+            hooks["Stop"][1]["hookCallbackIds"],
+            json!(["vyre-harness-Stop"])
+        );
+        assert_eq!(
+            hooks["UserPromptSubmit"],
+            json!([{ "hookCallbackIds": ["vyre-harness-UserPromptSubmit"], "timeout": 10 }])
+        );
+        assert!(
+            hooks.get("SessionStart").is_none(),
+            "SessionStart stays the plugin's command"
+        );
+        let asked = |id: &str| json!({ "subtype": "hook_callback", "callback_id": id });
+        assert_eq!(harness_event(&asked("vyre-harness-Stop")), Some("Stop"));
+        assert_eq!(harness_event(&asked("vyre-harness-SessionStart")), None);
+        assert_eq!(harness_event(&asked("vyre-gate")), None);
+        assert_eq!(
+            harness_event(&json!({ "subtype": "mcp_message", "callback_id": "vyre-harness-Stop" })),
+            None
+        );
     }
 
     #[test]

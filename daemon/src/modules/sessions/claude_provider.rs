@@ -200,11 +200,8 @@ impl ClaudeSession {
                 self.serve(id, request);
                 vec![]
             }
-            Incoming::Request { id, request }
-                if request["subtype"] == "hook_callback"
-                    && request["callback_id"] == super::claude::PROMPT_HOOK =>
-            {
-                self.prompted(id, request);
+            Incoming::Request { id, request } if claude_mcp::harness_event(&request).is_some() => {
+                self.hooked(id, request);
                 vec![]
             }
             Incoming::Request { id, request } => match Translator::request(&id, &request) {
@@ -243,16 +240,19 @@ impl ClaudeSession {
         self.serving.0.insert(key, task.abort_handle());
     }
 
-    /// Answer the UserPromptSubmit callback with the harness's answer, in a task of its own
+    /// Answer a harness hook's callback with the harness's answer, in a task of its own
     /// (nothing to add when there is no hook or no answer).
-    fn prompted(&mut self, id: String, request: Value) {
-        let hook = self.host.as_ref().and_then(|h| h.prompt_hook.clone());
+    fn hooked(&mut self, id: String, request: Value) {
+        let Some(event) = claude_mcp::harness_event(&request) else {
+            return;
+        };
+        let hooks = self.host.as_ref().and_then(|h| h.hooks.clone());
         let (peer, pid) = (self.process.peer.clone(), self.ids.pid);
         self.serving.0.retain(|_, task| !task.is_finished());
         let key = id.clone();
         let task = tokio::spawn(async move {
-            let answer = match hook {
-                Some(hook) => hook(request["input"].clone(), Some(pid)).await,
+            let answer = match hooks {
+                Some(hooks) => hooks(event, request["input"].clone(), Some(pid)).await,
                 None => None,
             };
             let _ = peer.respond(&id, answer.unwrap_or_else(|| json!({})));

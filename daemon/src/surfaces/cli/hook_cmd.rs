@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::kernel::contracts::harness::unchecked;
 use crate::surfaces::client::Client;
 
 /// The longest a hook waits for vyred before it stays out of the way.
@@ -23,9 +24,6 @@ const PATIENCE: Duration = Duration::from_secs(3);
 /// timeout for the hook (`harness/hooks/hooks.json`, 10 s), past which Claude Code would give
 /// up on the hook and run the tool.
 const FLOOR_PATIENCE: Duration = Duration::from_secs(5);
-
-/// The start of a deny's reason when vyred's answer could not be had.
-const UNCHECKED: &str = "Vyre could not check this call";
 
 /// Where the hook reaches vyred.
 pub enum Reach {
@@ -73,20 +71,10 @@ pub async fn hook(reach: Reach, event: &str) -> i32 {
     0
 }
 
-/// PreToolUse's deny when vyred's answer could not be had, and why.
-fn unchecked(why: &str) -> Value {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": format!("{UNCHECKED}, so it is denied: {why}"),
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::contracts::harness::UNCHECKED;
 
     #[test]
     fn an_unchecked_call_is_a_deny_that_says_why() {

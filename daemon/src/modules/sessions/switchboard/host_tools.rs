@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Switchboard;
+use crate::kernel::contracts::harness::unchecked;
 use crate::kernel::contracts::harness::{MCP_SERVER, mcp_name};
-use crate::kernel::contracts::provider::{HostAnswer, HostCall, HostTool, HostTools, PromptHook};
+use crate::kernel::contracts::provider::{HostAnswer, HostCall, HostHooks, HostTool, HostTools};
 use crate::kernel::tools::Caller;
 
 /// The tools a session is listed, and their Vyre names by MCP name: made once and shared, made
@@ -70,13 +71,13 @@ impl Switchboard {
             }
         };
         let (tools, names) = (list.tools.clone(), list.names.clone());
-        let prompt_hook = self.prompt_hook(thread);
+        let hooks = self.hooks(thread);
         let ctx = self.ctx.clone();
         let thread = thread.to_string();
         HostTools {
             server: MCP_SERVER.to_string(),
             tools,
-            prompt_hook: Some(prompt_hook),
+            hooks: Some(hooks),
             call: Arc::new(move |call: HostCall| {
                 let (ctx, names, thread) = (ctx.clone(), names.clone(), thread.clone());
                 Box::pin(async move {
@@ -113,26 +114,37 @@ impl Switchboard {
         }
     }
 
-    /// The harness's UserPromptSubmit (memory, lessons, an owed brief) for thread `thread`,
-    /// asked as the session, as `vyre hook` asked it on the session's socket; nothing when the
-    /// harness says nothing, cannot be asked, or takes longer than a hook would wait.
-    fn prompt_hook(&self, thread: &str) -> PromptHook {
+    /// The harness's hooks for thread `thread` (a prompt's memory, lessons and owed brief; the
+    /// floor before a tool; a hand-over at a turn's end), asked as the session, as `vyre hook`
+    /// asked them on the session's socket. What only adds to a session is left out when the
+    /// harness says nothing, cannot be asked or is slow; PreToolUse then denies, saying why.
+    fn hooks(&self, thread: &str) -> HostHooks {
         let ctx = self.ctx.clone();
         let thread = thread.to_string();
-        Arc::new(move |input: Value, pid: Option<i32>| {
+        Arc::new(move |event: &'static str, input: Value, pid: Option<i32>| {
             let (ctx, thread) = (ctx.clone(), thread.clone());
             Box::pin(async move {
                 let caller = Caller::Session {
                     thread: Some(thread),
                     pid,
                 };
-                let body =
-                    serde_json::json!({ "event": "UserPromptSubmit", "input": input, "pid": pid });
+                let body = serde_json::json!({ "event": event, "input": input, "pid": pid });
+                let fails_closed = event == "PreToolUse";
+                let patience = if fails_closed {
+                    FLOOR_PATIENCE
+                } else {
+                    PATIENCE
+                };
                 let asked = ctx.call_as(&caller, "harness.hook", body);
-                match tokio::time::timeout(PROMPT_PATIENCE, asked).await {
+                match tokio::time::timeout(patience, asked).await {
                     Ok(Ok(answer)) => Some(answer["output"].clone()).filter(|o| !o.is_null()),
+                    Ok(Err(e)) if fails_closed => Some(unchecked(&e.to_string())),
+                    Err(_) if fails_closed => Some(unchecked(&format!(
+                        "vyred did not answer within {} s",
+                        patience.as_secs()
+                    ))),
                     Ok(Err(e)) => {
-                        tracing::debug!("the harness's UserPromptSubmit was refused: {e}");
+                        tracing::debug!("the harness's {event} was refused: {e}");
                         None
                     }
                     Err(_) => None,
@@ -142,5 +154,8 @@ impl Switchboard {
     }
 }
 
-/// As `vyre hook`'s patience: memory and a brief only add to a prompt, never hold it up long.
-const PROMPT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+/// As `vyre hook`'s patience: memory, a brief and a hand-over only add to a session, never hold
+/// it up long.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+/// As `vyre hook`'s for the floor, well inside the hook's 10 s in the CLI.
+const FLOOR_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);

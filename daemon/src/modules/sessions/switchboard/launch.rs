@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::actor::Actor;
 use super::handle::{Handle, Shown};
 use super::*;
-use crate::kernel::contracts::provider::{Launch, PROMPT_HOOK_BY_HOST, Unresumable};
+use crate::kernel::contracts::provider::{HOOKS_BY_HOST_ENV, Launch, Unresumable};
 use crate::kernel::contracts::sockets::SessionSockets;
 use crate::modules::sessions::agents::AgentProfile;
 
@@ -363,9 +363,9 @@ impl Switchboard {
                     env.push(("VYRE_AGENT".into(), a.name.clone().into()));
                 }
                 env.extend(harness.env);
-                if host_tools.as_ref().is_some_and(|t| t.prompt_hook.is_some()) {
-                    // vyred answers the prompt hook itself; the plugin's command hook steps aside.
-                    env.push((PROMPT_HOOK_BY_HOST.into(), "1".into()));
+                if host_tools.as_ref().is_some_and(|t| t.hooks.is_some()) {
+                    // vyred answers these hooks itself; the plugin's commands step aside.
+                    env.push((HOOKS_BY_HOST_ENV.into(), "1".into()));
                 }
                 env
             },

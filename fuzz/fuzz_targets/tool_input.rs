@@ -46,6 +46,8 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
     BTreeMap::from([
         ("vault.put", tool::<vault::tools::PutInput>()),
         ("vault.list", tool::<vyre::kernel::tools::NoInput>()),
+        ("vault.generate", tool::<vault::generate::GenerateInput>()),
+        ("vault.import", tool::<vault::import::ImportInput>()),
         ("vault.delete", tool::<vault::tools::NameInput>()),
         ("vault.grant", tool::<vault::tools::GrantInput>()),
         ("vault.unlock", tool::<vault::tools::PassphraseInput>()),

@@ -487,3 +487,239 @@ fn without_a_keychain_the_vault_says_so_and_stores_nothing() {
     );
     assert!(!home.vyre_home().join("vault").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_passwords_and_passphrases_from_the_api_and_the_cli_stored_unseen() {
+    let home = TempHome::new("vault-generate");
+    let vyred = InProcess::start(&home, vec![]).await;
+    let sock = vyred.socket_client();
+    let made = sock.call("vault.generate", &json!({})).await.unwrap();
+    let password = made["value"].as_str().unwrap();
+    assert_eq!(password.chars().count(), 20, "{made}");
+    assert!(made["bits"].as_f64().unwrap() > 129.0, "{made}");
+    let made = sock
+        .call(
+            "vault.generate",
+            &json!({ "kind": "passphrase", "words": 7, "separator": " " }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(made["value"].as_str().unwrap().split(' ').count(), 7);
+    let err = sock
+        .call("vault.generate", &json!({ "length": 4 }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some("invalid_input"), "{err}");
+
+    // The terminal: printed alone, to pipe it; or stored and never shown.
+    let out = home.vyre(&["vault", "generate", "--words", "5", "--separator", "."]);
+    assert!(out.status.success(), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(printed.trim_end().split('.').count(), 5, "{printed}");
+    let out = home.vyre(&["vault", "generate", "--length", "32", "--put", "gen-key"]);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(said.starts_with("Stored gen-key (secret"), "{said}");
+    assert!(
+        !said.split_whitespace().any(|w| w.chars().count() == 32),
+        "the value is not shown: {said}"
+    );
+    let list = sock.call("vault.list", &json!({})).await.unwrap();
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["name"] == "gen-key"),
+        "{list}"
+    );
+    let out = home.vyre(&["vault", "generate", "--length", "7"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("length: at least 8"),
+        "{out:?}"
+    );
+    vyred.stop().await;
+}
+
+/// A base32 TOTP seed of its own for item `i`.
+fn seed_for(i: usize) -> String {
+    const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let tail: String = (0..8).map(|k| B32[(i >> (5 * k)) & 31] as char).collect();
+    format!("GEZDGNBV{tail}")
+}
+
+/// A Bitwarden export of 500 logins and 5 notes (every value its own), 3 cards and an identity.
+fn bitwarden_export() -> (Value, Vec<String>) {
+    let mut items = Vec::new();
+    let mut values = Vec::new();
+    for i in 0..500 {
+        let (user, pass, note) = (
+            format!("imp-user-{i:04}@example.test"),
+            format!("imp-pass-{i:04}-Zq8"),
+            format!("imp-note-{i:04}-recovery"),
+        );
+        let seed = seed_for(i);
+        items.push(json!({
+            "type": 1, "name": format!("Site {i:03}"), "notes": note,
+            "login": { "uris": [{ "uri": format!("https://site{i}.example.test") }],
+                       "username": user, "password": pass, "totp": seed }
+        }));
+        values.extend([user, pass, note, seed]);
+    }
+    for i in 0..5 {
+        let text = format!("imp-secure-note-{i}-words");
+        items.push(json!({ "type": 2, "name": format!("Note {i}"), "notes": text, "secureNote": { "type": 0 } }));
+        values.push(text);
+    }
+    for i in 0..3 {
+        items.push(json!({ "type": 3, "name": format!("Card {i}"), "card": { "number": format!("41111111111{i:05}") } }));
+    }
+    items.push(json!({ "type": 4, "name": "Me", "identity": { "firstName": "Sam" } }));
+    (
+        json!({ "encrypted": false, "folders": [], "items": items }),
+        values,
+    )
+}
+
+#[test]
+fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywhere() {
+    let home = TempHome::new("vault-import");
+    let run = |args: &[&str]| -> std::process::Output {
+        let mut cmd = home.command();
+        cmd.env("RUST_LOG", "debug").args(args);
+        cmd.stdin(std::process::Stdio::null()).output().unwrap()
+    };
+    let mut answers: Vec<String> = Vec::new();
+    let mut record = |out: &std::process::Output| {
+        answers.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        answers.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    };
+    let up = run(&["up"]);
+    assert!(up.status.success(), "{up:?}");
+    let (export, values) = bitwarden_export();
+    let file = home.dir.join("bitwarden_export_2026.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let path = file.to_str().unwrap();
+
+    let dry = run(&["vault", "import", path, "--dry-run"]);
+    assert!(dry.status.success(), "{dry:?}");
+    let said = String::from_utf8_lossy(&dry.stdout).to_string();
+    assert!(
+        said.starts_with("Would import 505 item(s) from a bitwarden-json export."),
+        "{said}"
+    );
+    assert!(
+        said.contains("Skipped 4:") && said.contains("\"Card 0\": a card"),
+        "{said}"
+    );
+    assert!(said.contains("Nothing was stored."), "{said}");
+    record(&dry);
+    let listed = run(&["vault", "list", "--json"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&listed.stdout).unwrap(),
+        json!([]),
+        "a dry run stores nothing"
+    );
+
+    let done = run(&["vault", "import", path, "--json"]);
+    assert!(done.status.success(), "{done:?}");
+    let out: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(out["imported"].as_array().unwrap().len(), 505);
+    assert_eq!(out["skipped"].as_array().unwrap().len(), 4);
+    record(&done);
+    let listed = run(&["vault", "list", "--json"]);
+    let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let items = list.as_array().unwrap();
+    assert_eq!(items.len(), 505);
+    let site = items.iter().find(|i| i["name"] == "Site 042").unwrap();
+    assert_eq!(site["kind"], "login");
+    assert_eq!(site["urls"], json!(["https://site42.example.test"]));
+    record(&listed);
+
+    // Again: every name is taken, so each is skipped, or kept beside as "(2)" when asked.
+    let again = run(&["vault", "import", path, "--json"]);
+    let out: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(out["imported"], json!([]));
+    assert!(
+        out["skipped"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("is in the vault"),
+        "{out}"
+    );
+    record(&again);
+    let renamed = run(&[
+        "vault",
+        "import",
+        path,
+        "--on-duplicate",
+        "rename",
+        "--prefix",
+        "bw-",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&renamed.stdout).starts_with("Imported 505"),
+        "a prefix makes new names: {renamed:?}"
+    );
+    record(&renamed);
+
+    // Bad input: said, and nothing is stored.
+    let bad = home.dir.join("broken.json");
+    std::fs::write(&bad, r#"{"encrypted": true, "items": []}"#).unwrap();
+    let refused = run(&["vault", "import", bad.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("encrypted"),
+        "{refused:?}"
+    );
+    let missing = run(&["vault", "import", "/nonexistent/export.csv"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read the export"));
+    record(&run(&["events", "--since", "0", "--json"]));
+    record(&run(&["down"]));
+
+    let mut places: Vec<(String, String)> = answers
+        .into_iter()
+        .map(|a| ("an answer".to_string(), a))
+        .collect();
+    for entry in std::fs::read_dir(home.home().logs()).unwrap() {
+        let path = entry.unwrap().path();
+        places.push((
+            path.display().to_string(),
+            std::fs::read_to_string(&path).unwrap_or_default(),
+        ));
+    }
+    for (id, kind, payload) in stored_events(&home.home().database()) {
+        places.push((format!("event {id} ({kind})"), payload.to_string()));
+    }
+    let db = home.home().database();
+    for file in [db.clone(), db.with_extension("db-wal")] {
+        if let Ok(bytes) = std::fs::read(&file) {
+            places.push((
+                file.display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ));
+        }
+    }
+    // Every value starts with one of these (the seeds, a prefix no other text has): a place
+    // that holds none of them holds no value, and a search for each of the 2,000 values in
+    // megabytes of debug logs would take minutes.
+    let marks = [
+        "imp-user-",
+        "imp-pass-",
+        "imp-note-",
+        "imp-secure-note-",
+        "GEZDGNBV",
+    ];
+    for value in &values {
+        assert!(marks.iter().any(|m| value.starts_with(m)), "{value}");
+    }
+    for (place, text) in &places {
+        for mark in marks.iter().chain(&["bitwarden_export_2026"]) {
+            if let Some(at) = text.find(mark) {
+                let shown: String = text[at..].chars().take(40).collect();
+                panic!("{shown:?} shows in {place}");
+            }
+        }
+    }
+}

@@ -98,6 +98,8 @@ pub enum VaultValue {
         password: Secret,
         /// The base32 TOTP seed, when the login has one.
         totp: Option<Secret>,
+        /// Its notes (and custom fields an import brought), sealed like the rest.
+        notes: Option<Secret>,
     },
     Note(Secret),
 }
@@ -161,6 +163,7 @@ mod tests {
             username: Secret::new("sam".into()),
             password: s.clone(),
             totp: None,
+            notes: None,
         };
         let printed = format!("{v:?} {v:#?}");
         assert!(

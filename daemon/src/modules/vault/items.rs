@@ -60,6 +60,9 @@ pub struct ItemInfo {
     /// The value is an entry of the OS keychain's own, not sealed in the vault's table.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub in_keychain: bool,
+    /// A login's sites (not secret: kept beside the seal, in `meta`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
 }
 
 /// What the seal of an item is bound to: changing any of these makes it fail to open.
@@ -100,12 +103,25 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
         "SELECT i.name, i.kind, i.created_at, i.updated_at, i.last_used_at, i.last_used_by,
                 i.key_id = ?1,
                 COALESCE((SELECT group_concat(grantee, char(10)) FROM
-                    (SELECT grantee FROM vault_grants g WHERE g.item = i.id ORDER BY grantee)), '')
+                    (SELECT grantee FROM vault_grants g WHERE g.item = i.id ORDER BY grantee)), ''),
+                i.meta
          FROM vault_items i ORDER BY i.name",
     )?;
     let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| {
         let grants: String = r.get(7)?;
+        let meta: String = r.get(8)?;
+        let urls = serde_json::from_str::<serde_json::Value>(&meta)
+            .ok()
+            .and_then(|m| {
+                m["urls"].as_array().map(|a| {
+                    a.iter()
+                        .filter_map(|u| u.as_str().map(String::from))
+                        .collect()
+                })
+            })
+            .unwrap_or_default();
         Ok(ItemInfo {
+            urls,
             name: r.get(0)?,
             kind: r.get(1)?,
             created_at: r.get(2)?,

@@ -5,6 +5,8 @@
 //! - [`keystore`]: where the master keys live (a 0600 key file, or the OS keychain).
 //! - [`items`]: the rows (items and grants).
 //! - [`core`]: the vault: put, fetch, grants, rotation, locking.
+//! - [`generate`]: new passwords and passphrases (`vault.generate`).
+//! - [`import`]: password managers' exports (`vault.import`).
 //!
 //! What other modules may know of it is its contract, [`crate::kernel::contracts::vault`] (with the
 //! value types in [`crate::kernel::contracts::secret`]); the vault provides [`VaultAccess`] at start.
@@ -14,6 +16,8 @@
 //! `vault.status` never show a value. Modules read values only through `ctx.vault().fetch`.
 
 pub mod core;
+pub mod generate;
+pub mod import;
 pub mod items;
 pub mod keystore;
 pub mod seal;

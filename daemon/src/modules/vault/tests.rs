@@ -55,6 +55,7 @@ async fn put_three(vault: &Vault) {
         username: secret("sam"),
         password: secret("pass-word-two"),
         totp: Some(secret("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")),
+        notes: Some(secret("recovery codes: 1111 2222")),
     };
     vault.put("test-login", login, false).await.unwrap();
     vault
@@ -111,6 +112,14 @@ async fn every_kind_round_trips_and_a_duplicate_needs_replace() {
             assert_eq!(
                 (username.expose(), password.expose()),
                 ("sam", "pass-word-two")
+            );
+            let VaultValue::Login { notes, .. } = &v else {
+                unreachable!()
+            };
+            assert_eq!(
+                notes.as_ref().map(|n| n.expose()),
+                Some("recovery codes: 1111 2222"),
+                "a login's notes are kept"
             );
             assert_eq!(v.totp_now().unwrap().unwrap().expose().len(), 6);
         }

@@ -70,6 +70,9 @@ pub struct PutInput {
     #[serde(default)]
     #[schemars(extend("pattern" = crate::kernel::tools::shape::BASE32))]
     totp: Option<Secret>,
+    /// A login's notes.
+    #[serde(default)]
+    notes: Option<Secret>,
     /// Replace the value of an existing item (its grants stay).
     #[serde(default)]
     replace: bool,
@@ -156,6 +159,7 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
                 username: input.username.unwrap_or_default(),
                 password: need(input.password, "a password")?,
                 totp: input.totp.filter(|t| !t.is_empty()),
+                notes: input.notes.filter(|n| !n.is_empty()),
             };
             if let Some(Err(e)) = login.totp_now() {
                 return Err(VaultError::InvalidName(e));
@@ -167,6 +171,19 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
 }
 
 pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
+    ctx.tool(
+        ToolDef::new(
+            "vault.generate",
+            "Make a new random password (length, character sets) or passphrase (words from the EFF's list), with its strength in bits; nothing is stored.",
+        )
+        .sessions_open(),
+        |input: super::generate::GenerateInput, _| async move {
+            super::generate::generate(&input).map_err(|e| match e {
+                super::generate::GenerateError::Invalid(why) => ToolError::invalid(why),
+                e => ToolError::internal(e.to_string()),
+            })
+        },
+    )?;
     ctx.tool_with(
         ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.")
         .finishes().person_only(),
@@ -177,6 +194,21 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
                 let replaced = v.put(&name, value, replace).await?;
                 Ok::<_, ToolError>(PutOutput { name, kind, replaced })
             },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "vault.import",
+            "Import a password manager's export (Bitwarden JSON or CSV, 1Password, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing.",
+        )
+        .finishes()
+        .person_only(),
+        &vault,
+        |v, input: super::import::ImportInput, _| async move {
+            super::import::import(&v, input).await.map_err(|e| match e {
+                super::import::ImportError::Invalid(why) => ToolError::invalid(why),
+                super::import::ImportError::Vault(e) => e.into(),
+            })
+        },
     )?;
     ctx.tool_with(
         ToolDef::new(

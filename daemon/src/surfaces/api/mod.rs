@@ -40,6 +40,9 @@ use crate::kernel::Kernel;
 
 /// Largest request body accepted by a tool call.
 pub const MAX_BODY: usize = 1024 * 1024;
+/// A person's `vault.import`: a password manager's whole export (the import reads at most
+/// 16 MiB of it, and says so past that), with room for JSON's escapes.
+pub const MAX_IMPORT_BODY: usize = 40 * 1024 * 1024;
 
 pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
     let api = Router::new()
@@ -108,7 +111,12 @@ async fn call_tool(
             ));
         }
     }
-    let bytes = read_body(&kernel, body, MAX_BODY).await?;
+    let max = if name == "vault.import" && caller.is_person() {
+        MAX_IMPORT_BODY
+    } else {
+        MAX_BODY
+    };
+    let bytes = read_body(&kernel, body, max).await?;
     let input: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 
 use clap::Subcommand;
 use serde_json::{Value, json};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use super::fail;
 use crate::surfaces::client::Client;
@@ -49,6 +49,53 @@ pub enum VaultCommand {
     Status {
         #[arg(long)]
         json: bool,
+    },
+    /// Import a password manager's export: Bitwarden (JSON or CSV), 1Password, Chrome, Safari
+    /// or Firefox (CSV). Says what was imported and what was skipped and why; never a value.
+    Import {
+        /// The export file (read here; its path is not sent to vyred).
+        file: std::path::PathBuf,
+        #[arg(long, value_parser = ["bitwarden-json", "bitwarden-csv", "onepassword-csv", "chrome-csv", "safari-csv", "firefox-csv", "csv"])]
+        format: Option<String>,
+        /// Say what would be imported and skipped; store nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// An item whose name is already in the vault: skip (default), rename, or replace.
+        #[arg(long, default_value = "skip", value_parser = ["skip", "rename", "replace"])]
+        on_duplicate: String,
+        /// Put before every imported name.
+        #[arg(long)]
+        prefix: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a random password (or, with --words, a passphrase from the EFF's word list) and
+    /// print it, or store it with --put without showing it.
+    Generate {
+        /// The password's length (8 to 128; default 20).
+        #[arg(long, conflicts_with = "words")]
+        length: Option<usize>,
+        /// The sets it draws from, each used at least once (default: all four).
+        #[arg(long, value_delimiter = ',', value_parser = ["lower", "upper", "digits", "symbols"], conflicts_with = "words")]
+        sets: Vec<String>,
+        /// Leave out characters read one for another (l 1 I, O 0 o ...).
+        #[arg(long, conflicts_with = "words")]
+        no_ambiguous: bool,
+        /// A passphrase of this many words (4 to 20) instead of a password.
+        #[arg(long)]
+        words: Option<usize>,
+        /// What goes between the words (default -).
+        #[arg(long, requires = "words")]
+        separator: Option<String>,
+        /// Capitalize each word.
+        #[arg(long, requires = "words")]
+        capitalize: bool,
+        /// Store it as a secret item of this name (or as a new value with --replace) instead
+        /// of printing it.
+        #[arg(long)]
+        put: Option<String>,
+        #[arg(long, requires = "put")]
+        replace: bool,
     },
 }
 
@@ -102,11 +149,147 @@ pub async fn run(client: &Client, command: VaultCommand) -> i32 {
             .map_err(|e| e.to_string()),
         VaultCommand::Passphrase { remove } => passphrase(client, remove).await,
         VaultCommand::Status { json } => status(client, json).await,
+        VaultCommand::Import {
+            file,
+            format,
+            dry_run,
+            on_duplicate,
+            prefix,
+            json,
+        } => {
+            let asked = json!({ "format": format, "dry_run": dry_run, "on_duplicate": on_duplicate, "prefix": prefix });
+            import(client, &file, asked, json).await
+        }
+        VaultCommand::Generate {
+            length,
+            sets,
+            no_ambiguous,
+            words,
+            separator,
+            capitalize,
+            put,
+            replace,
+        } => {
+            let mut asked = match words {
+                Some(n) => json!({ "kind": "passphrase", "words": n, "capitalize": capitalize }),
+                None => json!({ "kind": "password", "avoid_ambiguous": no_ambiguous }),
+            };
+            if let Some(n) = length {
+                asked["length"] = json!(n);
+            }
+            if !sets.is_empty() {
+                asked["sets"] = json!(sets);
+            }
+            if let Some(s) = separator {
+                asked["separator"] = json!(s);
+            }
+            generate(client, asked, put, replace).await
+        }
     };
     match result {
         Ok(()) => 0,
         Err(e) => fail(&e),
     }
+}
+
+/// `vyre vault import`: the file read here and sent as text; the answer as a person reads it.
+async fn import(
+    client: &Client,
+    file: &std::path::Path,
+    mut asked: Value,
+    as_json: bool,
+) -> Result<(), String> {
+    let data =
+        Zeroizing::new(std::fs::read(file).map_err(|e| format!("cannot read the export: {e}"))?);
+    let text = std::str::from_utf8(&data)
+        .map_err(|_| "the export is not UTF-8 text (export as JSON or CSV)".to_string())?;
+    if let Some(fields) = asked.as_object_mut() {
+        fields.retain(|_, v| !v.is_null());
+    }
+    asked["data"] = json!(text);
+    let answer = client.call("vault.import", &asked).await;
+    // The request held every value: wipe its text before going on.
+    if let Some(Value::String(s)) = asked.get_mut("data") {
+        s.zeroize();
+    }
+    let out = answer.map_err(|e| e.to_string())?;
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+        return Ok(());
+    }
+    let dry = out["dry_run"] == true;
+    let imported = out["imported"].as_array().cloned().unwrap_or_default();
+    let skipped = out["skipped"].as_array().cloned().unwrap_or_default();
+    let format = out["format"].as_str().unwrap_or("?");
+    let verb = if dry { "Would import" } else { "Imported" };
+    println!("{verb} {} item(s) from a {format} export.", imported.len());
+    for item in imported
+        .iter()
+        .filter(|i| i["note"].is_string() || i["replaced"] == true)
+    {
+        let what = match item["note"].as_str() {
+            Some(note) => note.to_string(),
+            None => "replaced the item of that name".to_string(),
+        };
+        println!(
+            "  {} (at {}): {what}",
+            item["name"].as_str().unwrap_or("?"),
+            item["at"]
+        );
+    }
+    if !skipped.is_empty() {
+        println!("Skipped {}:", skipped.len());
+        for s in &skipped {
+            let title = s["title"]
+                .as_str()
+                .map(|t| format!(" {t:?}"))
+                .unwrap_or_default();
+            println!(
+                "  at {}{title}: {}",
+                s["at"],
+                s["why"].as_str().unwrap_or("?")
+            );
+        }
+    }
+    if dry {
+        println!("Nothing was stored. Run again without --dry-run to import.");
+    }
+    Ok(())
+}
+
+/// `vyre vault generate`: printed alone on its line (to pipe it), or stored and never shown.
+async fn generate(
+    client: &Client,
+    asked: Value,
+    put: Option<String>,
+    replace: bool,
+) -> Result<(), String> {
+    let made = client
+        .call("vault.generate", &asked)
+        .await
+        .map_err(|e| e.to_string())?;
+    let value = Zeroizing::new(made["value"].as_str().unwrap_or_default().to_string());
+    let bits = made["bits"].as_f64().unwrap_or_default();
+    match put {
+        None => {
+            println!("{}", value.as_str());
+            if std::io::stderr().is_terminal() {
+                eprintln!("({bits:.0} bits)");
+            }
+        }
+        Some(name) => {
+            let input = json!({ "name": name, "kind": "secret", "value": value.as_str(), "replace": replace });
+            client
+                .call("vault.put", &input)
+                .await
+                .map_err(|e| e.to_string())?;
+            let verb = if replace { "Replaced" } else { "Stored" };
+            println!(
+                "{verb} {name} (secret, a new value of {bits:.0} bits; not shown). Grant it with `vyre vault grant {name} <module>`."
+            );
+        }
+    }
+    Ok(())
 }
 
 async fn put(client: &Client, name: &str, kind: &str, replace: bool) -> Result<(), String> {

@@ -2178,6 +2178,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/vault.generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a new random password (length, character sets) or passphrase (words from the EFF's list), with its strength in bits; nothing is stored. */
+        post: operations["vault.generate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.grant": {
         parameters: {
             query?: never;
@@ -2189,6 +2206,23 @@ export interface paths {
         put?: never;
         /** Let a module, an agent or a watcher use an item. */
         post: operations["vault.grant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Import a password manager's export (Bitwarden JSON or CSV, 1Password, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing. */
+        post: operations["vault.import"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4514,6 +4548,42 @@ export interface components {
             /** Format: int64 */
             turns: number;
         };
+        /**
+         * @description A character set a password draws from.
+         * @enum {string}
+         */
+        "vault.generate.CharSet": "lower" | "upper" | "digits" | "symbols";
+        /** @enum {string} */
+        "vault.generate.GenKind": "password" | "passphrase";
+        "vault.import.Format": ("bitwarden-json" | "bitwarden-csv" | "onepassword-csv" | "chrome-csv" | "safari-csv" | "firefox-csv") | "csv";
+        /** @description An item imported (or that would be, in a dry run). */
+        "vault.import.Imported": {
+            /**
+             * Format: uint
+             * @description Where it was in the export (a CSV line, or its place among a JSON export's items).
+             */
+            at: number;
+            kind: string;
+            /** @description Its name in the vault. */
+            name: string;
+            /** @description What was changed to keep it whole. */
+            note?: string | null;
+            /** @description It replaced an item of the same name. */
+            replaced: boolean;
+            /** @description Its name in the password manager, when the vault's differs. */
+            title?: string | null;
+        };
+        /** @description What an item of the same name as one already in the vault becomes. */
+        "vault.import.OnDuplicate": "skip" | "rename" | "replace";
+        /** @description a secret value; never shown again */
+        "vault.import.Secret": string;
+        /** @description One item not imported, and why. */
+        "vault.import.Skipped": {
+            /** Format: uint */
+            at: number;
+            title: string | null;
+            why: string;
+        };
         /** @description An item as `vault.list` shows it: never a value. */
         "vault.list.ItemInfo": {
             /** Format: int64 */
@@ -4528,6 +4598,8 @@ export interface components {
             name: string;
             /** Format: int64 */
             updated_at: number;
+            /** @description A login's sites (not secret: kept beside the seal, in `meta`). */
+            urls?: string[];
         };
         /** @description a secret value; never shown again */
         "vault.passphrase.Secret": string;
@@ -11195,6 +11267,84 @@ export interface operations {
             };
         };
     };
+    "vault.generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Leave out characters read one for another (`l 1 I`, `O 0 o` ...).
+                     * @default false
+                     */
+                    avoid_ambiguous?: boolean;
+                    /**
+                     * @description Capitalize each word of a passphrase.
+                     * @default false
+                     */
+                    capitalize?: boolean;
+                    /**
+                     * @description `password` (default) or `passphrase`.
+                     * @default password
+                     */
+                    kind?: components["schemas"]["vault.generate.GenKind"];
+                    /**
+                     * Format: uint
+                     * @description A password's length (default 20).
+                     */
+                    length?: number | null;
+                    /** @description What goes between a passphrase's words (default `-`). */
+                    separator?: string | null;
+                    /** @description The sets a password draws from, each used at least once (default: all four). */
+                    sets?: components["schemas"]["vault.generate.CharSet"][] | null;
+                    /**
+                     * Format: uint
+                     * @description A passphrase's number of words (default 6).
+                     */
+                    words?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Generated
+                         * @description A new value, not stored anywhere: the caller shows it or puts it in the vault. Made for
+                         *     whoever asked, so it is given back as text (a vault item's value never is).
+                         */
+                        data: {
+                            /**
+                             * Format: double
+                             * @description Its strength: the bits of the random choices it was drawn from.
+                             */
+                            bits: number;
+                            kind: components["schemas"]["vault.generate.GenKind"];
+                            value: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "vault.grant": {
         parameters: {
             query?: never;
@@ -11227,6 +11377,61 @@ export interface operations {
                             changed: boolean;
                             item: string;
                             to: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The export's whole text (read by the caller; never stored, never logged). */
+                    data: components["schemas"]["vault.import.Secret"];
+                    /**
+                     * @description Say what would be imported and skipped, and store nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description Which app wrote it; read from the file when left out. */
+                    format?: components["schemas"]["vault.import.Format"] | null;
+                    /** @default skip */
+                    on_duplicate?: components["schemas"]["vault.import.OnDuplicate"];
+                    /** @description Put before every imported item's name (e.g. `bitwarden/` is refused: no `/`; `bw-`). */
+                    prefix?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** ImportOutput */
+                        data: {
+                            dry_run: boolean;
+                            format: components["schemas"]["vault.import.Format"];
+                            imported: components["schemas"]["vault.import.Imported"][];
+                            skipped: components["schemas"]["vault.import.Skipped"][];
                         };
                     };
                 };
@@ -11370,6 +11575,8 @@ export interface operations {
                     /** @description secret (default), login or note. */
                     kind?: components["schemas"]["vault.put.Kind"] | null;
                     name: string;
+                    /** @description A login's notes. */
+                    notes?: components["schemas"]["vault.put.Secret"] | null;
                     password?: components["schemas"]["vault.put.Secret"] | null;
                     /**
                      * @description Replace the value of an existing item (its grants stay).

@@ -30,22 +30,29 @@ struct Plain {
     p: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     t: String,
+    /// A login's notes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    n: String,
 }
 
 impl Plain {
     fn from_value(value: &VaultValue) -> Plain {
         match value {
-            VaultValue::Secret(s) | VaultValue::Note(s) => Plain {
-                v: s.expose().to_string(),
-                u: String::new(),
-                p: String::new(),
-                t: String::new(),
-            },
+            VaultValue::Secret(s) | VaultValue::Note(s) => {
+                let mut plain = Plain::default();
+                plain.v = s.expose().to_string();
+                plain
+            }
             VaultValue::Login {
                 username,
                 password,
                 totp,
+                notes,
             } => Plain {
+                n: notes
+                    .as_ref()
+                    .map(|n| n.expose().to_string())
+                    .unwrap_or_default(),
                 v: String::new(),
                 u: username.expose().to_string(),
                 p: password.expose().to_string(),
@@ -66,6 +73,7 @@ impl Plain {
                 username: take(&mut self.u),
                 password: take(&mut self.p),
                 totp: (!self.t.is_empty()).then(|| take(&mut self.t)),
+                notes: (!self.n.is_empty()).then(|| take(&mut self.n)),
             },
         }
     }
@@ -103,6 +111,28 @@ pub enum StopAfter {
     NewKeyStored,
     /// Every item is resealed with the new key; the old key is still stored.
     ItemsResealed,
+}
+
+/// An item to store ([`Vault::put_many`]).
+pub struct NewItem {
+    pub name: String,
+    pub value: VaultValue,
+    /// Replace the value of an existing item (its grants stay); otherwise one is refused.
+    pub replace: bool,
+    /// Its non-secret facts (`urls`); `None` keeps a replaced item's.
+    pub meta: Option<serde_json::Value>,
+}
+
+/// An item sealed and ready for its row.
+struct Row {
+    name: String,
+    kind: Kind,
+    key_id: String,
+    plain: Zeroizing<Vec<u8>>,
+    kept: bool,
+    replace: bool,
+    meta: Option<String>,
+    new_id: String,
 }
 
 pub struct Vault {
@@ -228,59 +258,102 @@ impl Vault {
         value: VaultValue,
         replace: bool,
     ) -> Result<bool, VaultError> {
-        valid_item_name(name)?;
+        self.put_with(name, value, replace, None).await
+    }
+
+    /// [`Vault::put`], with the item's non-secret facts (`meta`, e.g. a login's `urls`) set
+    /// too; `None` leaves a replaced item's as they were.
+    pub async fn put_with(
+        &self,
+        name: &str,
+        value: VaultValue,
+        replace: bool,
+        meta: Option<serde_json::Value>,
+    ) -> Result<bool, VaultError> {
+        let new = NewItem {
+            name: name.to_string(),
+            value,
+            replace,
+            meta,
+        };
+        Ok(self.put_many(vec![new]).await?.pop().unwrap_or(false))
+    }
+
+    /// Several items in one write, all or none (an import): whether each replaced one.
+    pub async fn put_many(&self, new: Vec<NewItem>) -> Result<Vec<bool>, VaultError> {
+        for n in &new {
+            valid_item_name(&n.name)?;
+        }
         let mut keys = self.keys.lock().await;
         let ring = self.ring(&mut keys, true).await?;
-        let plain =
-            Zeroizing::new(serde_json::to_vec(&Plain::from_value(&value)).expect("serializes"));
-        let kind = value.kind();
-        let name = name.to_string();
-        let new_id = new_item_id()?;
         let (ring_key_id, key) = ring.current.clone();
-        // An item the key store keeps (Claude's credentials in the OS keychain) goes there
-        // first; its row then carries no seal. A refused second put never reaches the store.
-        let kept = self.store.keeps_item(&name);
-        if kept {
-            if !replace && self.exists(&name).await? {
-                return Err(VaultError::Exists(name));
+        let mut rows = Vec::with_capacity(new.len());
+        for n in new {
+            let plain = Zeroizing::new(
+                serde_json::to_vec(&Plain::from_value(&n.value)).expect("serializes"),
+            );
+            // An item the key store keeps (Claude's credentials in the OS keychain) goes there
+            // first; its row then carries no seal. A refused second put never reaches the store.
+            let kept = self.store.keeps_item(&n.name);
+            if kept {
+                if !n.replace && self.exists(&n.name).await? {
+                    return Err(VaultError::Exists(n.name));
+                }
+                let (store, item) = (self.store.clone(), n.name.clone());
+                let contents = Zeroizing::new(String::from_utf8_lossy(&plain).into_owned());
+                blocking(move || store.save_item(&item, &contents)).await?;
             }
-            let (store, item) = (self.store.clone(), name.clone());
-            let contents = Zeroizing::new(String::from_utf8_lossy(&plain).into_owned());
-            blocking(move || store.save_item(&item, &contents)).await?;
+            rows.push(Row {
+                kind: n.value.kind(),
+                key_id: if kept {
+                    items::KEPT_BY_KEY_STORE.to_string()
+                } else {
+                    ring_key_id.clone()
+                },
+                name: n.name,
+                plain,
+                kept,
+                replace: n.replace,
+                meta: n.meta.map(|m| m.to_string()),
+                new_id: new_item_id()?,
+            });
         }
-        let key_id = if kept {
-            items::KEPT_BY_KEY_STORE.to_string()
-        } else {
-            ring_key_id
-        };
         let replaced = self
             .ctx
             .store()
             .write(move |tx| {
-                let existing = items::sealed_by_name(tx.conn(), &name)?;
-                if existing.is_some() && !replace {
-                    return Err(StoreError::Refused(format!("exists:{name}")));
+                let mut replaced = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let existing = items::sealed_by_name(tx.conn(), &r.name)?;
+                    if existing.is_some() && !r.replace {
+                        return Err(StoreError::Refused(format!("exists:{}", r.name)));
+                    }
+                    let id = existing
+                        .as_ref()
+                        .map(|e| e.id.clone())
+                        .unwrap_or_else(|| r.new_id.clone());
+                    let sealed = if r.kept {
+                        Vec::new()
+                    } else {
+                        let aad = items::aad(&id, &r.name, r.kind.as_str(), &r.key_id);
+                        seal::seal(&key, &r.plain, &aad).map_err(StoreError::Refused)?
+                    };
+                    let now = crate::now_ms();
+                    tx.conn().execute(
+                        "INSERT INTO vault_items (id, name, kind, key_id, sealed, meta, created_at, updated_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, COALESCE(?7, '{}'), ?6, ?6)
+                         ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, key_id = excluded.key_id,
+                            sealed = excluded.sealed, updated_at = excluded.updated_at,
+                            meta = COALESCE(?7, vault_items.meta)",
+                        params![id, r.name, r.kind.as_str(), r.key_id, sealed, now, r.meta],
+                    )?;
+                    tx.emit(NewEvent::new(
+                        "vault.stored",
+                        serde_json::json!({ "item": r.name, "kind": r.kind.as_str(), "replaced": existing.is_some() }),
+                    ))?;
+                    replaced.push(existing.is_some());
                 }
-                let id = existing.as_ref().map(|e| e.id.clone()).unwrap_or(new_id);
-                let sealed = if kept {
-                    Vec::new()
-                } else {
-                    seal::seal(&key, &plain, &items::aad(&id, &name, kind.as_str(), &key_id))
-                        .map_err(StoreError::Refused)?
-                };
-                let now = crate::now_ms();
-                tx.conn().execute(
-                    "INSERT INTO vault_items (id, name, kind, key_id, sealed, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
-                     ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, key_id = excluded.key_id,
-                        sealed = excluded.sealed, updated_at = excluded.updated_at",
-                    params![id, name, kind.as_str(), key_id, sealed, now],
-                )?;
-                tx.emit(NewEvent::new(
-                    "vault.stored",
-                    serde_json::json!({ "item": name, "kind": kind.as_str(), "replaced": existing.is_some() }),
-                ))?;
-                Ok(existing.is_some())
+                Ok(replaced)
             })
             .await
             .map_err(|e| match e {

@@ -740,6 +740,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "threads.take_held",
         "threads.timeline",
         "threads.unqueue",
+        "vault.generate",
         "vault.list",
         "vault.status",
         "watchers.create",

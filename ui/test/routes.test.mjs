@@ -5,11 +5,12 @@ import { changesOf, closeBy, parseRoute, pathOf, withChanges } from '../.test-bu
 const at = (pathname, search = '') => parseRoute({ pathname, search });
 
 test('each screen has its path, and the path opens that screen', () => {
-  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'lessons' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }, { name: 'project', project: 'news' }]) {
+  for (const r of [{ name: 'home' }, { name: 'deck' }, { name: 'needs' }, { name: 'planner' }, { name: 'watchers' }, { name: 'lessons' }, { name: 'vault' }, { name: 'files' }, { name: 'settings' }, { name: 'thread', thread: 't-1' }, { name: 'project', project: 'news' }]) {
     assert.deepEqual(at(pathOf(r)), r, pathOf(r));
   }
   assert.equal(pathOf({ name: 'home' }), '/app/');
   assert.equal(pathOf({ name: 'lessons' }), '/app/lessons');
+  assert.equal(pathOf({ name: 'vault' }), '/app/vault');
   assert.deepEqual(at('/app/deck/'), { name: 'deck' }, 'a trailing slash is the same screen');
   assert.deepEqual(at('/app/nowhere'), { name: 'home' });
   assert.deepEqual(at('/onboard', '?t=abc'), { name: 'onboard', token: 'abc' });

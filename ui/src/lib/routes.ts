@@ -14,6 +14,8 @@ export type Route =
   | { name: 'watchers' }
   /** What Vyre learned from how the person corrects it (spec 7.11). */
   | { name: 'lessons' }
+  /** The person's vault: its items (never a value), adding, the generator, an import. */
+  | { name: 'vault' }
   | { name: 'files' }
   | { name: 'settings' }
   /** One project's page: its sessions, watchers, what they filed, and its planner items. */
@@ -53,6 +55,7 @@ export function parseRoute(loc: { pathname: string; search: string }): Route {
   if (rest === '/planner') return { name: 'planner' };
   if (rest === '/watchers') return { name: 'watchers' };
   if (rest === '/lessons') return { name: 'lessons' };
+  if (rest === '/vault') return { name: 'vault' };
   if (rest === '/files') return { name: 'files' };
   if (rest === '/settings') return { name: 'settings' };
   return withChanges({ name: 'home' }, rest === '' ? changes : null);

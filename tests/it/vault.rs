@@ -358,25 +358,7 @@ fn no_value_shows_anywhere_after_a_full_scenario() {
     record!(&run(&["down"], None));
 
     let values = [SECRET, PASSWORD, NOTE, USERNAME, TOTP, PASSPHRASE];
-    let mut places: Vec<(String, String)> = answers
-        .into_iter()
-        .map(|a| ("an answer".to_string(), a))
-        .collect();
-    for entry in std::fs::read_dir(home.home().logs()).unwrap() {
-        let path = entry.unwrap().path();
-        places.push((
-            path.display().to_string(),
-            std::fs::read_to_string(&path).unwrap_or_default(),
-        ));
-    }
-    for (id, kind, payload) in stored_events(&home.home().database()) {
-        places.push((format!("event {id} ({kind})"), payload.to_string()));
-    }
-    let db = std::fs::read(home.home().database()).unwrap();
-    places.push((
-        "the database file".into(),
-        String::from_utf8_lossy(&db).into_owned(),
-    ));
+    let mut places = left_behind(&home, answers);
     let key_file = std::fs::read_to_string(home.vyre_home().join("vault/master.key")).unwrap();
     places.push(("the key file".into(), key_file));
     assert!(places.len() > 30, "the scenario produced output to search");
@@ -678,6 +660,33 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
     record(&run(&["events", "--since", "0", "--json"]));
     record(&run(&["down"]));
 
+    let places = left_behind(&home, answers);
+    // Every value starts with one of these (the seeds, a prefix no other text has): a place
+    // that holds none of them holds no value, and a search for each of the 2,000 values in
+    // megabytes of debug logs would take minutes.
+    let marks = [
+        "imp-user-",
+        "imp-pass-",
+        "imp-note-",
+        "imp-secure-note-",
+        "GEZDGNBV",
+    ];
+    for value in &values {
+        assert!(marks.iter().any(|m| value.starts_with(m)), "{value}");
+    }
+    for (place, text) in &places {
+        for mark in marks.iter().chain(&["bitwarden_export_2026"]) {
+            if let Some(at) = text.find(mark) {
+                let shown: String = text[at..].chars().take(40).collect();
+                panic!("{shown:?} shows in {place}");
+            }
+        }
+    }
+}
+
+/// Where a value could show after a run: the answers given, the logs, the stored events, and the
+/// database file and its WAL as bytes.
+fn left_behind(home: &TempHome, answers: Vec<String>) -> Vec<(String, String)> {
     let mut places: Vec<(String, String)> = answers
         .into_iter()
         .map(|a| ("an answer".to_string(), a))
@@ -701,25 +710,5 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
             ));
         }
     }
-    // Every value starts with one of these (the seeds, a prefix no other text has): a place
-    // that holds none of them holds no value, and a search for each of the 2,000 values in
-    // megabytes of debug logs would take minutes.
-    let marks = [
-        "imp-user-",
-        "imp-pass-",
-        "imp-note-",
-        "imp-secure-note-",
-        "GEZDGNBV",
-    ];
-    for value in &values {
-        assert!(marks.iter().any(|m| value.starts_with(m)), "{value}");
-    }
-    for (place, text) in &places {
-        for mark in marks.iter().chain(&["bitwarden_export_2026"]) {
-            if let Some(at) = text.find(mark) {
-                let shown: String = text[at..].chars().take(40).collect();
-                panic!("{shown:?} shows in {place}");
-            }
-        }
-    }
+    places
 }

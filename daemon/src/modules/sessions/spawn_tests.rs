@@ -276,8 +276,8 @@ async fn in_a_sandbox_the_child_gets_its_secret_its_namespace_is_known_and_endin
     let _ = std::fs::remove_dir_all(&hidden);
 }
 
-#[tokio::test]
-async fn killing_the_group_takes_the_grandchildren() {
+/// `sh` that started a `sleep` in its group, and the sleep's pid.
+async fn with_a_sleeping_grandchild() -> (Spawned, i32) {
     let spec = SpawnSpec {
         program: "/bin/sh".into(),
         args: vec!["-c".into(), "sleep 600 & echo $!; wait".into()],
@@ -292,43 +292,36 @@ async fn killing_the_group_takes_the_grandchildren() {
     let mut buf = [0u8; 32];
     let n = s.stdout.read(&mut buf).await.unwrap();
     let grandchild: i32 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap();
-    kill_group(&mut s.child, s.pgid, Duration::from_secs(2)).await;
-    let gone = (0..100).any(|_| {
+    (s, grandchild)
+}
+
+/// Whether `pid` ends within 2 s. A zombie until reaped by init counts as ended: it runs nothing.
+fn ends(pid: i32) -> bool {
+    (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(20));
-        // A zombie until reaped by init counts as gone: it runs nothing.
-        std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.contains(") Z "))
             .unwrap_or(true)
-    });
-    assert!(gone, "the sleep started by the child is gone");
+    })
+}
+
+#[tokio::test]
+async fn killing_the_group_takes_the_grandchildren() {
+    let (mut s, grandchild) = with_a_sleeping_grandchild().await;
+    kill_group(&mut s.child, s.pgid, Duration::from_secs(2)).await;
+    assert!(ends(grandchild), "the sleep started by the child is gone");
 }
 
 #[tokio::test]
 async fn a_leader_dropped_unwaited_takes_its_whole_group() {
     // A start abandoned half way (vyred stopping while a spare starts): the leader and what it
     // started end with it, so nothing writes into the person's folders after vyred is gone.
-    let spec = SpawnSpec {
-        program: "/bin/sh".into(),
-        args: vec!["-c".into(), "sleep 600 & echo $!; wait".into()],
-        cwd: std::env::temp_dir(),
-        env: vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())],
-        fd3: None,
-        subreaper: None,
-        run_as: None,
-        sandbox: None,
-    };
-    let mut s = spawn(spec).unwrap();
-    let mut buf = [0u8; 32];
-    let n = s.stdout.read(&mut buf).await.unwrap();
-    let grandchild: i32 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap();
+    let (s, grandchild) = with_a_sleeping_grandchild().await;
     drop(GroupChild::new(s.child, s.pgid));
-    let gone = (0..100).any(|_| {
-        std::thread::sleep(Duration::from_millis(20));
-        std::fs::read_to_string(format!("/proc/{grandchild}/stat"))
-            .map(|s| s.contains(") Z "))
-            .unwrap_or(true)
-    });
-    assert!(gone, "the grandchild ended with its dropped leader");
+    assert!(
+        ends(grandchild),
+        "the grandchild ended with its dropped leader"
+    );
 }
 
 #[tokio::test]

@@ -48,6 +48,13 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("vault.list", tool::<vyre::kernel::tools::NoInput>()),
         ("vault.generate", tool::<vault::generate::GenerateInput>()),
         ("vault.import", tool::<vault::import::ImportInput>()),
+        ("vault.reveal", tool::<vault::reveal::RevealInput>()),
+        (
+            "vault.presence.challenge",
+            tool::<vault::reveal::ChallengeInput>(),
+        ),
+        ("vault.passkey.add", tool::<vault::reveal::AddInput>()),
+        ("vault.passkey.remove", tool::<vault::reveal::RemoveInput>()),
         ("vault.delete", tool::<vault::tools::NameInput>()),
         ("vault.grant", tool::<vault::tools::GrantInput>()),
         ("vault.unlock", tool::<vault::tools::PassphraseInput>()),

@@ -686,7 +686,7 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
 
 /// Where a value could show after a run: the answers given, the logs, the stored events, and the
 /// database file and its WAL as bytes.
-fn left_behind(home: &TempHome, answers: Vec<String>) -> Vec<(String, String)> {
+pub(crate) fn left_behind(home: &TempHome, answers: Vec<String>) -> Vec<(String, String)> {
     let mut places: Vec<(String, String)> = answers
         .into_iter()
         .map(|a| ("an answer".to_string(), a))

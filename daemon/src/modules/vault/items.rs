@@ -11,9 +11,10 @@ use serde::Serialize;
 
 use crate::kernel::store::Migration;
 
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "CREATE TABLE vault_items (
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "CREATE TABLE vault_items (
         id TEXT PRIMARY KEY,
         name TEXT NOT NULL UNIQUE,
         kind TEXT NOT NULL,
@@ -32,7 +33,23 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
         granted_by TEXT NOT NULL,
         PRIMARY KEY (item, grantee)
     );",
-}];
+    },
+    Migration {
+        version: 2,
+        // Passkeys that prove a person's presence (presence.rs): the public half only.
+        sql: "CREATE TABLE vault_passkeys (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        rp_id TEXT NOT NULL,
+        alg INTEGER NOT NULL,
+        public_key BLOB NOT NULL,
+        sign_count INTEGER NOT NULL DEFAULT 0,
+        added_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER
+    );",
+    },
+];
 
 /// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's
 /// credentials on a machine whose key store is the OS keychain.

@@ -7,6 +7,8 @@
 //! - [`core`]: the vault: put, fetch, grants, rotation, locking.
 //! - [`generate`]: new passwords and passphrases (`vault.generate`).
 //! - [`import`]: password managers' exports (`vault.import`).
+//! - [`presence`], [`passkeys`], [`reveal`]: a value shown to a person who just proved presence
+//!   (`vault.reveal`, by passkey or passphrase; ADR 0035).
 //!
 //! What other modules may know of it is its contract, [`crate::kernel::contracts::vault`] (with the
 //! value types in [`crate::kernel::contracts::secret`]); the vault provides [`VaultAccess`] at start.
@@ -20,6 +22,9 @@ pub mod generate;
 pub mod import;
 pub mod items;
 pub mod keystore;
+pub mod passkeys;
+pub mod presence;
+pub mod reveal;
 pub mod seal;
 /// Public so that the fuzz targets (`fuzz/`) check these tools' input types.
 pub mod tools;
@@ -55,7 +60,8 @@ impl crate::kernel::module::Module for VaultModule {
             let store = tools::key_store(&ctx)?;
             let vault = Vault::open(ctx.clone(), store).await?;
             ctx.provide::<dyn VaultAccess>(vault.clone())?;
-            tools::register(&ctx, vault)?;
+            tools::register(&ctx, vault.clone())?;
+            reveal::register(&ctx, vault)?;
             Ok(())
         })
     }

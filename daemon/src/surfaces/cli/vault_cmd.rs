@@ -1,5 +1,6 @@
 //! `vyre vault ...`: values are read from standard input or a hidden prompt, never from an
-//! argument (arguments show in `ps`), and are never printed.
+//! argument (arguments show in `ps`), and are never printed, except one field by `vyre vault
+//! reveal` after the person proved presence with the vault passphrase.
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -68,6 +69,15 @@ pub enum VaultCommand {
         prefix: Option<String>,
         #[arg(long)]
         json: bool,
+    },
+    /// Show one field of an item after proving presence with the vault passphrase (asked
+    /// hidden, or piped on standard input); the value alone on standard output. Audited.
+    Reveal {
+        name: String,
+        /// password (a login's default), username, totp (the code for now), notes, or value (a
+        /// secret's or a note's default).
+        #[arg(long, value_parser = ["value", "username", "password", "totp", "notes"])]
+        field: Option<String>,
     },
     /// Make a random password (or, with --words, a passphrase from the EFF's word list) and
     /// print it, or store it with --put without showing it.
@@ -149,6 +159,7 @@ pub async fn run(client: &Client, command: VaultCommand) -> i32 {
             .map_err(|e| e.to_string()),
         VaultCommand::Passphrase { remove } => passphrase(client, remove).await,
         VaultCommand::Status { json } => status(client, json).await,
+        VaultCommand::Reveal { name, field } => reveal(client, &name, field).await,
         VaultCommand::Import {
             file,
             format,
@@ -371,6 +382,38 @@ async fn list(client: &Client, as_json: bool) -> Result<(), String> {
             }
         );
     }
+    Ok(())
+}
+
+async fn reveal(client: &Client, name: &str, field: Option<String>) -> Result<(), String> {
+    let field = match field {
+        Some(f) => f,
+        None => {
+            let items = client
+                .call("vault.list", &json!({}))
+                .await
+                .map_err(|e| e.to_string())?;
+            let kind = items
+                .as_array()
+                .and_then(|a| a.iter().find(|i| i["name"] == name))
+                .and_then(|i| i["kind"].as_str())
+                .ok_or_else(|| format!("there is no item named {name:?} in the vault"))?;
+            if kind == "login" { "password" } else { "value" }.to_string()
+        }
+    };
+    let pass = read_secret("Vault passphrase (to prove it is you): ")?;
+    let mut out = client
+        .call(
+            "vault.reveal",
+            &json!({ "name": name, "field": field, "passphrase": pass.as_str() }),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{}", out["value"].as_str().unwrap_or(""));
+    if let Some(s) = out["expires_in_s"].as_u64() {
+        eprintln!("(changes in {s} s)");
+    }
+    wipe(&mut out);
     Ok(())
 }
 

@@ -2263,6 +2263,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/vault.passkey.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep a passkey (the browser's answer to a challenge for: passkey) that proves the person's presence from now on. */
+        post: operations["vault.passkey.add"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.passkey.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The passkeys that prove the person's presence, and whether the vault passphrase does too. */
+        post: operations["vault.passkey.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.passkey.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop accepting a passkey as presence. */
+        post: operations["vault.passkey.remove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.passphrase": {
         parameters: {
             query?: never;
@@ -2280,6 +2331,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/vault.presence.challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time challenge for a passkey: to add one (for: passkey), or to show one field of one item (for: reveal, with name and field); the passkeys that may answer it. */
+        post: operations["vault.presence.challenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.put": {
         parameters: {
             query?: never;
@@ -2291,6 +2359,23 @@ export interface paths {
         put?: never;
         /** Store a credential (secret, login or note). The value is sealed at once and never shown again. */
         post: operations["vault.put"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Show a person one field of one item (value, username, password, totp: the code for now, notes) after a fresh proof of presence: the vault passphrase, or a passkey's answer to this name and field's challenge. Audited; never in an event. */
+        post: operations["vault.reveal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4601,12 +4686,52 @@ export interface components {
             /** @description A login's sites (not secret: kept beside the seal, in `meta`). */
             urls?: string[];
         };
+        /** @description A passkey as `vault.passkey.list` shows it. */
+        "vault.passkey.list.PasskeyInfo": {
+            added_by: string;
+            /** Format: int64 */
+            created_at: number;
+            /** @description The credential id, base64url. */
+            id: string;
+            /** Format: int64 */
+            last_used_at: number | null;
+            name: string;
+            /** @description The site it is for (the app's host name). */
+            rp_id: string;
+        };
         /** @description a secret value; never shown again */
         "vault.passphrase.Secret": string;
+        "vault.presence.challenge.ChallengeFor": "passkey" | "reveal";
+        /** @description A field a person may see of an item. */
+        "vault.presence.challenge.Field": ("username" | "password" | "notes") | "value" | "totp";
+        /** @description A passkey as `vault.passkey.list` shows it. */
+        "vault.presence.challenge.PasskeyInfo": {
+            added_by: string;
+            /** Format: int64 */
+            created_at: number;
+            /** @description The credential id, base64url. */
+            id: string;
+            /** Format: int64 */
+            last_used_at: number | null;
+            name: string;
+            /** @description The site it is for (the app's host name). */
+            rp_id: string;
+        };
         /** @description The kinds of item the vault keeps. */
         "vault.put.Kind": "secret" | "login" | "note";
         /** @description a secret value; never shown again */
         "vault.put.Secret": string;
+        /** @description What the browser's `navigator.credentials.get` gave, base64url each. */
+        "vault.reveal.Assertion": {
+            authenticator_data: string;
+            client_data_json: string;
+            credential_id: string;
+            signature: string;
+        };
+        /** @description A field a person may see of an item. */
+        "vault.reveal.Field": ("username" | "password" | "notes") | "value" | "totp";
+        /** @description a secret value; never shown again */
+        "vault.reveal.Secret": string;
         /** @enum {string} */
         "vault.status.AuthMode": "login" | "setup-token" | "api-key";
         "vault.status.AuthStatus": {
@@ -11521,6 +11646,149 @@ export interface operations {
             };
         };
     };
+    "vault.passkey.add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: int64
+                     * @description `response.getPublicKeyAlgorithm()`: -7 (ES256) or -8 (EdDSA).
+                     */
+                    alg: number;
+                    authenticator_data: string;
+                    client_data_json: string;
+                    credential_id: string;
+                    /** @description What the person calls it ("MacBook Touch ID"). */
+                    name: string;
+                    /** @description `response.getPublicKey()`: the SubjectPublicKeyInfo. */
+                    public_key: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * PasskeyInfo
+                         * @description A passkey as `vault.passkey.list` shows it.
+                         */
+                        data: {
+                            added_by: string;
+                            /** Format: int64 */
+                            created_at: number;
+                            /** @description The credential id, base64url. */
+                            id: string;
+                            /** Format: int64 */
+                            last_used_at: number | null;
+                            name: string;
+                            /** @description The site it is for (the app's host name). */
+                            rp_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.passkey.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** PasskeysOutput */
+                        data: {
+                            passkeys: components["schemas"]["vault.passkey.list.PasskeyInfo"][];
+                            /** @description Whether the vault passphrase proves presence too. */
+                            passphrase: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.passkey.remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Removed */
+                        data: {
+                            removed: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "vault.passphrase": {
         parameters: {
             query?: never;
@@ -11547,6 +11815,61 @@ export interface operations {
                         /** Done */
                         data: {
                             ok: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.presence.challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    field?: components["schemas"]["vault.presence.challenge.Field"] | null;
+                    for: components["schemas"]["vault.presence.challenge.ChallengeFor"];
+                    name?: string | null;
+                } | {
+                    /** @constant */
+                    for?: "passkey";
+                } | {
+                    /** @constant */
+                    for?: "reveal";
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** ChallengeOutput */
+                        data: {
+                            /** @description base64url; the WebAuthn challenge, answerable once. */
+                            challenge: string;
+                            /** Format: uint64 */
+                            expires_in_s: number;
+                            /** @description The passkeys that may answer (WebAuthn's `allowCredentials`), with their sites. */
+                            passkeys: components["schemas"]["vault.presence.challenge.PasskeyInfo"][];
+                            /** @description Whether the vault passphrase may be given instead. */
+                            passphrase: boolean;
                         };
                     };
                 };
@@ -11612,6 +11935,58 @@ export interface operations {
                             kind: components["schemas"]["vault.put.Kind"];
                             name: string;
                             replaced: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    field: components["schemas"]["vault.reveal.Field"];
+                    name: string;
+                    /** @description ... or a passkey's answer to a `vault.presence.challenge` for this name and field. */
+                    passkey?: components["schemas"]["vault.reveal.Assertion"] | null;
+                    /** @description The proof of presence: the vault passphrase ... */
+                    passphrase?: components["schemas"]["vault.reveal.Secret"] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** RevealOutput */
+                        data: {
+                            /**
+                             * Format: uint64
+                             * @description For a TOTP code: seconds until it changes.
+                             */
+                            expires_in_s?: number | null;
+                            field: components["schemas"]["vault.reveal.Field"];
+                            name: string;
+                            value: string;
                         };
                     };
                 };

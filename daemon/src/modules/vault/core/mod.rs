@@ -2,6 +2,7 @@
 //! passphrase and locking are in [`keys`].
 
 mod keys;
+mod reveal;
 
 use std::sync::Arc;
 

@@ -54,6 +54,7 @@ mod timeline;
 mod upgrade;
 mod usage;
 mod vault;
+mod vault_kinds;
 mod vault_reveal;
 mod watchers;
 mod watchers_e2e;

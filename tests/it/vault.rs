@@ -171,7 +171,27 @@ async fn bad_input_to_the_vault_gets_clear_errors() {
         ),
         (
             json!({ "name": "ok", "kind": "card", "value": "v" }),
-            "kind: must be one of secret, login, note",
+            "number: is required",
+        ),
+        (
+            json!({ "name": "ok", "kind": "card", "number": "4111 1111 1111 1111", "expiry": "13/29" }),
+            "expiry: must be the expiry as MM/YY",
+        ),
+        (
+            json!({ "name": "ok", "kind": "card", "number": "4111-abcd-1111" }),
+            "number: must be a card number",
+        ),
+        (
+            json!({ "name": "ok", "kind": "card", "number": "4111 1111 11" }),
+            "a card number has 12 to 19 digits",
+        ),
+        (
+            json!({ "name": "ok", "kind": "env", "vars": { "1BAD": "v" } }),
+            "\"1BAD\" is not a variable's name",
+        ),
+        (
+            json!({ "name": "ok", "kind": "passport", "value": "v" }),
+            "kind: must be one of secret, login, note, card, env",
         ),
     ];
     for (input, expected) in cases {
@@ -530,7 +550,7 @@ fn seed_for(i: usize) -> String {
     format!("GEZDGNBV{tail}")
 }
 
-/// A Bitwarden export of 500 logins and 5 notes (every value its own), 3 cards and an identity.
+/// A Bitwarden export of 500 logins, 5 notes and 3 cards (every value its own) and an identity.
 fn bitwarden_export() -> (Value, Vec<String>) {
     let mut items = Vec::new();
     let mut values = Vec::new();
@@ -554,7 +574,10 @@ fn bitwarden_export() -> (Value, Vec<String>) {
         values.push(text);
     }
     for i in 0..3 {
-        items.push(json!({ "type": 3, "name": format!("Card {i}"), "card": { "number": format!("41111111111{i:05}") } }));
+        let (number, holder) = (format!("41111111111{i:05}"), format!("imp-holder-{i}"));
+        items.push(json!({ "type": 3, "name": format!("Card {i}"),
+            "card": { "number": number, "cardholderName": holder, "expMonth": "12", "expYear": "2031" } }));
+        values.extend([number, holder]);
     }
     items.push(json!({ "type": 4, "name": "Me", "identity": { "firstName": "Sam" } }));
     (
@@ -587,11 +610,11 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
     assert!(dry.status.success(), "{dry:?}");
     let said = String::from_utf8_lossy(&dry.stdout).to_string();
     assert!(
-        said.starts_with("Would import 505 item(s) from a bitwarden-json export."),
+        said.starts_with("Would import 508 item(s) from a bitwarden-json export."),
         "{said}"
     );
     assert!(
-        said.contains("Skipped 4:") && said.contains("\"Card 0\": a card"),
+        said.contains("Skipped 1:") && said.contains("\"Me\": an identity"),
         "{said}"
     );
     assert!(said.contains("Nothing was stored."), "{said}");
@@ -606,16 +629,22 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
     let done = run(&["vault", "import", path, "--json"]);
     assert!(done.status.success(), "{done:?}");
     let out: Value = serde_json::from_slice(&done.stdout).unwrap();
-    assert_eq!(out["imported"].as_array().unwrap().len(), 505);
-    assert_eq!(out["skipped"].as_array().unwrap().len(), 4);
+    assert_eq!(out["imported"].as_array().unwrap().len(), 508);
+    assert_eq!(out["skipped"].as_array().unwrap().len(), 1);
     record(&done);
     let listed = run(&["vault", "list", "--json"]);
     let list: Value = serde_json::from_slice(&listed.stdout).unwrap();
     let items = list.as_array().unwrap();
-    assert_eq!(items.len(), 505);
+    assert_eq!(items.len(), 508);
     let site = items.iter().find(|i| i["name"] == "Site 042").unwrap();
     assert_eq!(site["kind"], "login");
     assert_eq!(site["urls"], json!(["https://site42.example.test"]));
+    let card = items.iter().find(|i| i["name"] == "Card 1").unwrap();
+    assert_eq!(
+        (&card["kind"], &card["last4"], &card["expiry"]),
+        (&json!("card"), &json!("0001"), &json!("12/31")),
+        "a card's last four and expiry are listed: {card}"
+    );
     record(&listed);
 
     // Again: every name is taken, so each is skipped, or kept beside as "(2)" when asked.
@@ -640,7 +669,7 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
         "bw-",
     ]);
     assert!(
-        String::from_utf8_lossy(&renamed.stdout).starts_with("Imported 505"),
+        String::from_utf8_lossy(&renamed.stdout).starts_with("Imported 508"),
         "a prefix makes new names: {renamed:?}"
     );
     record(&renamed);
@@ -670,6 +699,8 @@ fn a_500_item_export_is_dry_run_then_imported_and_no_value_or_path_shows_anywher
         "imp-note-",
         "imp-secure-note-",
         "GEZDGNBV",
+        "41111111111",
+        "imp-holder-",
     ];
     for value in &values {
         assert!(marks.iter().any(|m| value.starts_with(m)), "{value}");

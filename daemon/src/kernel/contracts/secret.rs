@@ -69,6 +69,10 @@ pub enum Kind {
     Login,
     /// Secure text.
     Note,
+    /// A payment card: its number, holder, expiry and security code.
+    Card,
+    /// A named group of environment variables, granted as one (to a watcher, say).
+    Env,
 }
 
 impl Kind {
@@ -77,6 +81,8 @@ impl Kind {
             Kind::Secret => "secret",
             Kind::Login => "login",
             Kind::Note => "note",
+            Kind::Card => "card",
+            Kind::Env => "env",
         }
     }
     pub fn parse(s: &str) -> Option<Kind> {
@@ -84,6 +90,8 @@ impl Kind {
             "secret" => Some(Kind::Secret),
             "login" => Some(Kind::Login),
             "note" => Some(Kind::Note),
+            "card" => Some(Kind::Card),
+            "env" => Some(Kind::Env),
             _ => None,
         }
     }
@@ -102,6 +110,18 @@ pub enum VaultValue {
         notes: Option<Secret>,
     },
     Note(Secret),
+    Card {
+        number: Secret,
+        /// The name on the card.
+        holder: Secret,
+        /// `MM/YY`.
+        expiry: Secret,
+        /// The security code (CVC).
+        code: Secret,
+        notes: Option<Secret>,
+    },
+    /// Variables by name, sorted, each name a shell variable's (`[A-Za-z_][A-Za-z0-9_]*`).
+    Env(Vec<(String, Secret)>),
 }
 
 impl VaultValue {
@@ -110,14 +130,22 @@ impl VaultValue {
             VaultValue::Secret(_) => Kind::Secret,
             VaultValue::Login { .. } => Kind::Login,
             VaultValue::Note(_) => Kind::Note,
+            VaultValue::Card { .. } => Kind::Card,
+            VaultValue::Env(_) => Kind::Env,
         }
     }
 
-    /// The secret of a `secret` item, the password of a `login`, the text of a `note`.
+    /// The secret of a `secret` item, the password of a `login`, the text of a `note`, a card's
+    /// number, an env set's first variable's value (a set is meant to be used whole, as
+    /// [`VaultValue::Env`]; one granted where a single value is read gives that one).
     pub fn primary(&self) -> &Secret {
+        static EMPTY: std::sync::LazyLock<Secret> =
+            std::sync::LazyLock::new(|| Secret::new(String::new()));
         match self {
             VaultValue::Secret(s) | VaultValue::Note(s) => s,
             VaultValue::Login { password, .. } => password,
+            VaultValue::Card { number, .. } => number,
+            VaultValue::Env(vars) => vars.first().map_or(&EMPTY, |(_, v)| v),
         }
     }
 

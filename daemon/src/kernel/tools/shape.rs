@@ -40,6 +40,12 @@ pub const FILE_PATH: &str = r"^(~|~?(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)?)+)$";
 
 /// A login's TOTP seed: base32, with spaces and dashes as people write it.
 pub const BASE32: &str = r"^[A-Za-z2-7\s-]*$";
+/// A payment card's number: 12 to 19 digits, spaces or dashes between (kept as digits).
+pub const CARD_NUMBER: &str = r"^[0-9][0-9 -]{10,30}[0-9]$";
+/// A card's expiry, `MM/YY` or `MM/YYYY`.
+pub const CARD_EXPIRY: &str = r"^(0[1-9]|1[0-2])/([0-9]{2}|[0-9]{4})$";
+/// A card's security code.
+pub const CARD_CODE: &str = r"^[0-9]{3,4}$";
 
 /// A module's or an agent's name: lowercase letters, digits and dashes, not starting with a
 /// dash.
@@ -76,6 +82,9 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
         }
         FILE_PATH => "must be a path from / or from ~, with no . or .. in it",
         BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
+        CARD_NUMBER => "must be a card number (digits, with spaces or dashes between)",
+        CARD_EXPIRY => "must be the expiry as MM/YY or MM/YYYY",
+        CARD_CODE => "must be the card's 3 or 4 digit security code",
         NAME => "must be lowercase letters, digits and dashes, not starting with a dash",
         BASE64 => "must be base64 data (letters, digits, +, / and =)",
         TOOL_NAME => "must be a tool's name, module.tool (e.g. threads.list)",

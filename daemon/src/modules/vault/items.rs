@@ -80,6 +80,14 @@ pub struct ItemInfo {
     /// A login's sites (not secret: kept beside the seal, in `meta`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub urls: Vec<String>,
+    /// A card's last four digits and expiry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last4: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<String>,
+    /// An env set's variables' names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vars: Vec<String>,
 }
 
 /// What the seal of an item is bound to: changing any of these makes it fail to open.
@@ -127,20 +135,34 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
     let rows = stmt.query_map([KEPT_BY_KEY_STORE], |r| {
         let grants: String = r.get(7)?;
         let meta: String = r.get(8)?;
-        let urls = serde_json::from_str::<serde_json::Value>(&meta)
-            .ok()
-            .and_then(|m| {
-                m["urls"].as_array().map(|a| {
+        let meta = serde_json::from_str::<serde_json::Value>(&meta).unwrap_or_default();
+        let strings = |key: &str| -> Vec<String> {
+            meta[key]
+                .as_array()
+                .map(|a| {
                     a.iter()
                         .filter_map(|u| u.as_str().map(String::from))
                         .collect()
                 })
-            })
-            .unwrap_or_default();
+                .unwrap_or_default()
+        };
+        let kind: String = r.get(1)?;
+        let card = |key: &str| {
+            (kind == "card")
+                .then(|| meta[key].as_str().map(String::from))
+                .flatten()
+        };
         Ok(ItemInfo {
-            urls,
+            urls: strings("urls"),
+            vars: if kind == "env" {
+                strings("vars")
+            } else {
+                Vec::new()
+            },
+            last4: card("last4"),
+            expiry: card("expiry"),
             name: r.get(0)?,
-            kind: r.get(1)?,
+            kind,
             created_at: r.get(2)?,
             updated_at: r.get(3)?,
             last_used_at: r.get(4)?,

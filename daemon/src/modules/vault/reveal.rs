@@ -39,6 +39,11 @@ pub enum Field {
     /// A login's TOTP code for now (never its seed).
     Totp,
     Notes,
+    /// A card's.
+    Number,
+    Holder,
+    Expiry,
+    Code,
 }
 
 impl Field {
@@ -49,6 +54,10 @@ impl Field {
             Field::Password => "password",
             Field::Totp => "totp",
             Field::Notes => "notes",
+            Field::Number => "number",
+            Field::Holder => "holder",
+            Field::Expiry => "expiry",
+            Field::Code => "code",
         }
     }
 }
@@ -254,7 +263,19 @@ fn field_of(value: &VaultValue, field: Field) -> Result<(String, Option<u64>), T
         (VaultValue::Secret(s) | VaultValue::Note(s), Field::Value) => (shown(s), None),
         (VaultValue::Login { username, .. }, Field::Username) => (shown(username), None),
         (VaultValue::Login { password, .. }, Field::Password) => (shown(password), None),
-        (VaultValue::Login { notes: Some(n), .. }, Field::Notes) => (shown(n), None),
+        (VaultValue::Login { notes: Some(n), .. }, Field::Notes)
+        | (VaultValue::Card { notes: Some(n), .. }, Field::Notes) => (shown(n), None),
+        (VaultValue::Card { number, .. }, Field::Number) => (shown(number), None),
+        (VaultValue::Card { holder, .. }, Field::Holder) => (shown(holder), None),
+        (VaultValue::Card { expiry, .. }, Field::Expiry) => (shown(expiry), None),
+        (VaultValue::Card { code, .. }, Field::Code) => (shown(code), None),
+        // An env set whole, as a .env file says it.
+        (VaultValue::Env(vars), Field::Value) => (
+            vars.iter()
+                .map(|(k, v)| format!("{k}={}\n", v.expose()))
+                .collect(),
+            None,
+        ),
         (VaultValue::Login { .. }, Field::Totp) => {
             let code = value
                 .totp_now()
@@ -407,7 +428,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     ctx.tool_with(
         ToolDef::new(
             "vault.reveal",
-            "Show a person one field of one item (value, username, password, totp: the code for now, notes) after a fresh proof of presence: the vault passphrase, or a passkey's answer to this name and field's challenge. Audited; never in an event.",
+            "Show a person one field of one item (value: a secret's, a note's or an env set's as KEY=value lines; username, password, totp: the code for now, notes; a card's number, holder, expiry, code) after a fresh proof of presence: the vault passphrase, or a passkey's answer to this name and field's challenge. Audited; never in an event.",
         )
         .person_only(),
         &env,

@@ -46,17 +46,20 @@ pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
 }
 
 /// What each kind needs, said in the schema as the tool checks it: a secret (the default) and a
-/// note need a `value`, a login its `password`; none of them empty.
+/// note need a `value`, a login its `password`, a card its `number`, an env set its `vars`; none
+/// of them empty.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("anyOf" = [
     { "properties": { "kind": { "enum": ["secret", "note", null] }, "value": { "type": "string", "minLength": 1 } }, "required": ["value"] },
     { "properties": { "kind": { "const": "login" }, "password": { "type": "string", "minLength": 1 } }, "required": ["kind", "password"] },
+    { "properties": { "kind": { "const": "card" } }, "required": ["kind", "number"] },
+    { "properties": { "kind": { "const": "env" }, "vars": { "type": "object", "minProperties": 1 } }, "required": ["kind", "vars"] },
 ]))]
 pub struct PutInput {
     #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     name: String,
-    /// secret (default), login or note.
+    /// secret (default), login, note, card or env.
     #[serde(default)]
     kind: Option<Kind>,
     /// The secret or the note's text.
@@ -70,9 +73,29 @@ pub struct PutInput {
     #[serde(default)]
     #[schemars(extend("pattern" = crate::kernel::tools::shape::BASE32))]
     totp: Option<Secret>,
-    /// A login's notes.
+    /// A login's or a card's notes.
     #[serde(default)]
     notes: Option<Secret>,
+    /// A card's number (kept as digits).
+    #[serde(default)]
+    #[schemars(extend("pattern" = crate::kernel::tools::shape::CARD_NUMBER))]
+    number: Option<Secret>,
+    /// The name on the card.
+    #[serde(default)]
+    #[schemars(length(max = 200))]
+    holder: Option<Secret>,
+    /// MM/YY.
+    #[serde(default)]
+    #[schemars(extend("pattern" = crate::kernel::tools::shape::CARD_EXPIRY))]
+    expiry: Option<Secret>,
+    /// The card's security code.
+    #[serde(default)]
+    #[schemars(extend("pattern" = crate::kernel::tools::shape::CARD_CODE))]
+    code: Option<Secret>,
+    /// An env set's variables by name (`[A-Za-z_][A-Za-z0-9_]*`, at most 100).
+    #[serde(default)]
+    #[schemars(extend("maxProperties" = 100))]
+    vars: Option<std::collections::BTreeMap<String, Secret>>,
     /// Replace the value of an existing item (its grants stay).
     #[serde(default)]
     replace: bool,
@@ -144,6 +167,32 @@ pub struct Status {
     claude: AuthStatus,
 }
 
+/// Whether `name` may be an env set's variable: a shell variable's name.
+pub fn valid_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 128
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The non-secret facts `vault.list` shows of a card (its last four digits and expiry) and of
+/// an env set (its variables' names).
+pub fn meta_of(value: &VaultValue) -> Option<serde_json::Value> {
+    match value {
+        VaultValue::Card { number, expiry, .. } => {
+            let digits = number.expose();
+            let last4 = &digits[digits.len().saturating_sub(4)..];
+            Some(serde_json::json!({ "last4": last4, "expiry": expiry.expose() }))
+        }
+        VaultValue::Env(vars) => Some(serde_json::json!({
+            "vars": vars.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>()
+        })),
+        _ => None,
+    }
+}
+
 fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
     let kind = input.kind.unwrap_or(Kind::Secret);
     let need = |field: Option<Secret>, what: &str| -> Result<Secret, VaultError> {
@@ -166,6 +215,40 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
             }
             login
         }
+        Kind::Card => {
+            let number = need(input.number, "a number")?;
+            let digits: String = number
+                .expose()
+                .chars()
+                .filter(char::is_ascii_digit)
+                .collect();
+            if !(12..=19).contains(&digits.len()) {
+                return Err(VaultError::InvalidName(
+                    "a card number has 12 to 19 digits".into(),
+                ));
+            }
+            VaultValue::Card {
+                number: Secret::new(digits),
+                holder: input.holder.unwrap_or_default(),
+                expiry: input.expiry.unwrap_or_default(),
+                code: input.code.unwrap_or_default(),
+                notes: input.notes.filter(|n| !n.is_empty()),
+            }
+        }
+        Kind::Env => {
+            let vars = input.vars.unwrap_or_default();
+            if vars.is_empty() || vars.len() > 100 {
+                return Err(VaultError::InvalidName(
+                    "an env set holds 1 to 100 variables".into(),
+                ));
+            }
+            if let Some(bad) = vars.keys().find(|k| !valid_var_name(k)) {
+                return Err(VaultError::InvalidName(format!(
+                    "{bad:?} is not a variable's name (letters, digits and _, not starting with a digit)"
+                )));
+            }
+            VaultValue::Env(vars.into_iter().collect())
+        }
     };
     Ok((input.name, value, input.replace))
 }
@@ -185,13 +268,14 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         },
     )?;
     ctx.tool_with(
-        ToolDef::new("vault.put", "Store a credential (secret, login or note). The value is sealed at once and never shown again.")
+        ToolDef::new("vault.put", "Store a credential (secret, login, note, card or env set). The value is sealed at once and shown again only to a person who proves presence (vault.reveal).")
         .finishes().person_only(),
         &vault,
         |v, input: PutInput, _| async move {
                 let kind = input.kind.unwrap_or(Kind::Secret);
                 let (name, value, replace) = value_of(input)?;
-                let replaced = v.put(&name, value, replace).await?;
+                let meta = meta_of(&value);
+                let replaced = v.put_with(&name, value, replace, meta).await?;
                 Ok::<_, ToolError>(PutOutput { name, kind, replaced })
             },
     )?;

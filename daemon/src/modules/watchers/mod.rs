@@ -29,7 +29,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
+use crate::kernel::contracts::secret::VaultValue;
 use crate::kernel::contracts::vault::VaultError;
+
+/// What a run is given of the vault: the items by name, and the env sets' variables.
+type Vault = (BTreeMap<String, serde_json::Value>, Vec<(String, String)>);
 use crate::kernel::deadlines::Due;
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::{Ctx, Module, StartFuture};
@@ -139,9 +143,11 @@ impl Watchers {
         }
     }
 
-    /// The vault items `w` needs, as granted to it.
-    async fn vault_of(&self, w: &Watcher) -> Result<BTreeMap<String, String>, String> {
+    /// The vault items `w` needs, as granted to it, and the variables of the env sets among
+    /// them.
+    async fn vault_of(&self, w: &Watcher) -> Result<Vault, String> {
         let mut values = BTreeMap::new();
+        let mut env = Vec::new();
         for item in &w.needs {
             let value = self
                 .ctx()
@@ -157,9 +163,20 @@ impl Watchers {
                 ),
                 e => format!("it needs the vault item {item:?}: {e}"),
             })?;
-            values.insert(item.clone(), value.primary().expose().to_string());
+            let given = match &value {
+                VaultValue::Env(vars) => {
+                    let mut set = serde_json::Map::new();
+                    for (k, v) in vars {
+                        env.push((k.clone(), v.expose().to_string()));
+                        set.insert(k.clone(), v.expose().into());
+                    }
+                    serde_json::Value::Object(set)
+                }
+                value => value.primary().expose().into(),
+            };
+            values.insert(item.clone(), given);
         }
-        Ok(values)
+        Ok((values, env))
     }
 
     /// Run `name` once, for `purpose`. A real run files what it found and keeps its cursor,
@@ -206,7 +223,7 @@ impl Watchers {
             .await?;
         let vault = match purpose {
             Purpose::Real | Purpose::Dry { vault: true } => self.vault_of(&w).await,
-            Purpose::Dry { vault: false } => Ok(BTreeMap::new()),
+            Purpose::Dry { vault: false } => Ok((BTreeMap::new(), Vec::new())),
         };
         let started = crate::now_ms();
         let ran = match vault {
@@ -214,10 +231,11 @@ impl Watchers {
                 let line = format!("failed: {why}");
                 Err((why, vec![line]))
             }
-            Ok(vault) => {
+            Ok((vault, vars)) => {
                 let req = run::Request {
                     since: st.since.clone(),
                     vault,
+                    env: vars,
                     dry_run: purpose != Purpose::Real,
                     webhook,
                 };

@@ -22,8 +22,11 @@ use crate::kernel::jail;
 #[derive(Debug, Clone, Default)]
 pub struct Request {
     pub since: Value,
-    /// The vault items it declared and was granted, by name.
-    pub vault: BTreeMap<String, String>,
+    /// The vault items it declared and was granted, by name: a value, or an env set's
+    /// variables as an object.
+    pub vault: BTreeMap<String, Value>,
+    /// The variables of the env sets among them, set in its environment.
+    pub env: Vec<(String, String)>,
     pub dry_run: bool,
     /// What its webhook was called with (a webhook watcher's run).
     pub webhook: Option<Value>,
@@ -120,7 +123,7 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
             let net = jail::Net {
                 read_only,
                 workdir: Some(folder.clone()),
-                env: vec![],
+                env: settable(&req.env),
             };
             (jail::net_command(bwrap, &program, &args, &net), None)
         }
@@ -132,6 +135,7 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
                 .env("PATH", "/usr/local/bin:/usr/bin:/bin")
                 .env("LANG", "C.UTF-8")
                 .env("HOME", "/tmp")
+                .envs(settable(&req.env))
                 .process_group(0);
             (cmd, Some((*uid, *gid)))
         }
@@ -245,12 +249,37 @@ pub fn run(w: &Watcher, env: &Env, req: &Request) -> Result<Ran, RunError> {
     Ok(Ran { said, stderr })
 }
 
-/// `text` with every vault value it was given replaced by its name.
-pub fn scrub(text: &str, vault: &BTreeMap<String, String>) -> String {
+/// An env set's variables that a run may be given: not those that would change how it runs
+/// (`PATH`, `HOME`, `LANG`, the loader's `LD_*`) or speak for Vyre (`VYRE_*`).
+fn settable(env: &[(String, String)]) -> Vec<(String, String)> {
+    env.iter()
+        .filter(|(k, _)| {
+            !matches!(k.as_str(), "PATH" | "HOME" | "LANG")
+                && !k.starts_with("LD_")
+                && !k.starts_with("VYRE_")
+        })
+        .cloned()
+        .collect()
+}
+
+/// `text` with every vault value it was given replaced by its name (`[vault:item]`, or
+/// `[vault:item.VAR]` for an env set's variable).
+pub fn scrub(text: &str, vault: &BTreeMap<String, Value>) -> String {
     let mut out = text.to_string();
-    for (name, value) in vault {
+    let mut hide = |label: String, value: &str| {
         if value.len() >= 4 {
-            out = out.replace(value.as_str(), &format!("[vault:{name}]"));
+            out = out.replace(value, &format!("[vault:{label}]"));
+        }
+    };
+    for (name, value) in vault {
+        match value {
+            Value::String(v) => hide(name.clone(), v),
+            Value::Object(vars) => {
+                for (var, v) in vars {
+                    hide(format!("{name}.{var}"), v.as_str().unwrap_or_default());
+                }
+            }
+            _ => {}
         }
     }
     out
@@ -304,10 +333,37 @@ mod tests {
     fn request() -> Request {
         Request {
             since: json!(41),
-            vault: BTreeMap::from([("token".to_string(), "tok-very-secret".to_string())]),
+            vault: BTreeMap::from([("token".to_string(), json!("tok-very-secret"))]),
+            env: Vec::new(),
             dry_run: false,
             webhook: None,
         }
+    }
+
+    #[test]
+    fn an_env_sets_values_are_scrubbed_by_variable_and_runtime_names_are_not_set() {
+        let vault = BTreeMap::from([
+            (
+                "deploy".to_string(),
+                json!({ "KEY": "key-value-1", "ID": "ab" }),
+            ),
+            ("token".to_string(), json!("tok-value-2")),
+        ]);
+        assert_eq!(
+            scrub("k=key-value-1 t=tok-value-2 id=ab", &vault),
+            "k=[vault:deploy.KEY] t=[vault:token] id=ab",
+            "values under 4 characters are too common to replace"
+        );
+        let env = [
+            ("KEY", "v"),
+            ("PATH", "/x"),
+            ("HOME", "/x"),
+            ("LANG", "x"),
+            ("LD_PRELOAD", "/x.so"),
+            ("VYRE_SOCKET", "/x"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()));
+        assert_eq!(settable(&env), [("KEY".to_string(), "v".to_string())]);
     }
 
     #[test]

@@ -14,10 +14,12 @@ use crate::surfaces::client::Client;
 #[derive(Debug, Subcommand)]
 pub enum VaultCommand {
     /// Store a credential; the value comes from standard input or a hidden prompt.
-    /// A login reads three lines: username, password, and an optional TOTP seed.
+    /// A login reads three lines: username, password, and an optional TOTP seed; a card four:
+    /// number, the name on it, expiry (MM/YY) and security code; an env set `NAME=value`
+    /// lines (a .env file), up to an empty line or the end.
     Put {
         name: String,
-        #[arg(long, default_value = "secret", value_parser = ["secret", "login", "note"])]
+        #[arg(long, default_value = "secret", value_parser = ["secret", "login", "note", "card", "env"])]
         kind: String,
         /// Replace the value of an existing item (its grants stay).
         #[arg(long)]
@@ -74,9 +76,10 @@ pub enum VaultCommand {
     /// hidden, or piped on standard input); the value alone on standard output. Audited.
     Reveal {
         name: String,
-        /// password (a login's default), username, totp (the code for now), notes, or value (a
-        /// secret's or a note's default).
-        #[arg(long, value_parser = ["value", "username", "password", "totp", "notes"])]
+        /// password (a login's default), username, totp (the code for now), notes; number (a
+        /// card's default), holder, expiry, code; or value (a secret's, a note's, an env set's
+        /// default: its NAME=value lines).
+        #[arg(long, value_parser = ["value", "username", "password", "totp", "notes", "number", "holder", "expiry", "code"])]
         field: Option<String>,
     },
     /// Make a random password (or, with --words, a passphrase from the EFF's word list) and
@@ -115,7 +118,7 @@ pub async fn run(client: &Client, command: VaultCommand) -> i32 {
             name,
             kind,
             replace,
-        } => put(client, &name, &kind, replace).await,
+        } => super::vault_put::put(client, &name, &kind, replace).await,
         VaultCommand::List { json } => list(client, json).await,
         VaultCommand::Delete { name } => client
             .call("vault.delete", &json!({ "name": name }))
@@ -303,47 +306,6 @@ async fn generate(
     Ok(())
 }
 
-async fn put(client: &Client, name: &str, kind: &str, replace: bool) -> Result<(), String> {
-    let mut input = json!({ "name": name, "kind": kind, "replace": replace });
-    match kind {
-        "login" => {
-            let (username, password, totp) = if std::io::stdin().is_terminal() {
-                (
-                    Zeroizing::new(prompt_visible("Username: ")?),
-                    prompt_hidden(&format!("Password for {name}: "))?,
-                    prompt_hidden("TOTP seed (optional, Enter for none): ")?,
-                )
-            } else {
-                let all = read_stdin()?;
-                let mut lines = all.lines();
-                let line = |l: Option<&str>| {
-                    Zeroizing::new(l.unwrap_or("").trim_end_matches('\r').to_string())
-                };
-                (line(lines.next()), line(lines.next()), line(lines.next()))
-            };
-            input["username"] = json!(username.as_str());
-            input["password"] = json!(password.as_str());
-            if !totp.is_empty() {
-                input["totp"] = json!(totp.as_str());
-            }
-        }
-        _ => {
-            let value = read_secret(&format!("Value for {name}: "))?;
-            input["value"] = json!(value.as_str());
-        }
-    }
-    let out = client.call("vault.put", &input).await;
-    wipe(&mut input);
-    let out = out.map_err(|e| e.to_string())?;
-    let verb = if out["replaced"] == true {
-        "Replaced"
-    } else {
-        "Stored"
-    };
-    println!("{verb} {name} ({kind}). Grant it with `vyre vault grant {name} <module>`.");
-    Ok(())
-}
-
 async fn list(client: &Client, as_json: bool) -> Result<(), String> {
     let items = client
         .call("vault.list", &json!({}))
@@ -371,8 +333,20 @@ async fn list(client: &Client, as_json: bool) -> Result<(), String> {
             (Some(_), Some(by)) => format!("last used by {by}"),
             _ => "never used".to_string(),
         };
+        // What is not secret of a card (last four, expiry) and of an env set (its names).
+        let vars: Vec<&str> = i["vars"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let facts = match (i["last4"].as_str(), i["expiry"].as_str()) {
+            (Some(last4), Some(exp)) => format!(" (…{last4}, expires {exp})"),
+            _ if !vars.is_empty() => format!(" ({})", vars.join(", ")),
+            _ => String::new(),
+        };
         println!(
-            "{:<28} {:<7} {:<30} {used}",
+            "{:<28} {:<7} {:<30} {used}{facts}",
             i["name"].as_str().unwrap_or("?"),
             i["kind"].as_str().unwrap_or("?"),
             if grants.is_empty() {
@@ -398,7 +372,12 @@ async fn reveal(client: &Client, name: &str, field: Option<String>) -> Result<()
                 .and_then(|a| a.iter().find(|i| i["name"] == name))
                 .and_then(|i| i["kind"].as_str())
                 .ok_or_else(|| format!("there is no item named {name:?} in the vault"))?;
-            if kind == "login" { "password" } else { "value" }.to_string()
+            match kind {
+                "login" => "password",
+                "card" => "number",
+                _ => "value",
+            }
+            .to_string()
         }
     };
     let pass = read_secret("Vault passphrase (to prove it is you): ")?;
@@ -409,7 +388,13 @@ async fn reveal(client: &Client, name: &str, field: Option<String>) -> Result<()
         )
         .await
         .map_err(|e| e.to_string())?;
-    println!("{}", out["value"].as_str().unwrap_or(""));
+    let value = out["value"].as_str().unwrap_or("");
+    // An env set's lines end in a newline already.
+    if value.ends_with('\n') {
+        print!("{value}");
+    } else {
+        println!("{value}");
+    }
     if let Some(s) = out["expires_in_s"].as_u64() {
         eprintln!("(changes in {s} s)");
     }
@@ -510,19 +495,18 @@ pub fn auth_line(c: &Value) -> String {
     )
 }
 
-fn wipe(v: &mut Value) {
-    if let Value::Object(map) = v {
-        for (_, field) in map.iter_mut() {
-            if let Value::String(s) = field {
-                zeroize::Zeroize::zeroize(s);
-            }
-        }
+pub(super) fn wipe(v: &mut Value) {
+    match v {
+        Value::String(s) => zeroize::Zeroize::zeroize(s),
+        Value::Object(map) => map.values_mut().for_each(wipe),
+        Value::Array(items) => items.iter_mut().for_each(wipe),
+        _ => {}
     }
 }
 
 /// A secret from standard input (piped) or a hidden prompt (a terminal). A piped value loses one
 /// trailing newline.
-fn read_secret(prompt: &str) -> Result<Zeroizing<String>, String> {
+pub(super) fn read_secret(prompt: &str) -> Result<Zeroizing<String>, String> {
     if std::io::stdin().is_terminal() {
         let value = prompt_hidden(prompt)?;
         if value.is_empty() {
@@ -543,7 +527,7 @@ fn read_secret(prompt: &str) -> Result<Zeroizing<String>, String> {
     Ok(value)
 }
 
-fn read_stdin() -> Result<Zeroizing<String>, String> {
+pub(super) fn read_stdin() -> Result<Zeroizing<String>, String> {
     let mut buf = Zeroizing::new(String::new());
     std::io::stdin()
         .read_to_string(&mut buf)
@@ -551,7 +535,7 @@ fn read_stdin() -> Result<Zeroizing<String>, String> {
     Ok(buf)
 }
 
-fn prompt_visible(prompt: &str) -> Result<String, String> {
+pub(super) fn prompt_visible(prompt: &str) -> Result<String, String> {
     eprint!("{prompt}");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
@@ -562,7 +546,7 @@ fn prompt_visible(prompt: &str) -> Result<String, String> {
 }
 
 /// Read a line from the terminal with echo off.
-fn prompt_hidden(prompt: &str) -> Result<Zeroizing<String>, String> {
+pub(super) fn prompt_hidden(prompt: &str) -> Result<Zeroizing<String>, String> {
     use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
     let stdin = std::io::stdin();
     eprint!("{prompt}");

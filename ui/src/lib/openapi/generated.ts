@@ -2357,7 +2357,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Store a credential (secret, login or note). The value is sealed at once and never shown again. */
+        /** Store a credential (secret, login, note, card or env set). The value is sealed at once and shown again only to a person who proves presence (vault.reveal). */
         post: operations["vault.put"];
         delete?: never;
         options?: never;
@@ -2374,7 +2374,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Show a person one field of one item (value, username, password, totp: the code for now, notes) after a fresh proof of presence: the vault passphrase, or a passkey's answer to this name and field's challenge. Audited; never in an event. */
+        /** Show a person one field of one item (value: a secret's, a note's or an env set's as KEY=value lines; username, password, totp: the code for now, notes; a card's number, holder, expiry, code) after a fresh proof of presence: the vault passphrase, or a passkey's answer to this name and field's challenge. Audited; never in an event. */
         post: operations["vault.reveal"];
         delete?: never;
         options?: never;
@@ -4673,6 +4673,7 @@ export interface components {
         "vault.list.ItemInfo": {
             /** Format: int64 */
             created_at: number;
+            expiry?: string | null;
             grants: string[];
             /** @description The value is an entry of the OS keychain's own, not sealed in the vault's table. */
             in_keychain?: boolean;
@@ -4680,11 +4681,15 @@ export interface components {
             /** Format: int64 */
             last_used_at: number | null;
             last_used_by: string | null;
+            /** @description A card's last four digits and expiry. */
+            last4?: string | null;
             name: string;
             /** Format: int64 */
             updated_at: number;
             /** @description A login's sites (not secret: kept beside the seal, in `meta`). */
             urls?: string[];
+            /** @description An env set's variables' names. */
+            vars?: string[];
         };
         /** @description A passkey as `vault.passkey.list` shows it. */
         "vault.passkey.list.PasskeyInfo": {
@@ -4703,7 +4708,7 @@ export interface components {
         "vault.passphrase.Secret": string;
         "vault.presence.challenge.ChallengeFor": "passkey" | "reveal";
         /** @description A field a person may see of an item. */
-        "vault.presence.challenge.Field": ("username" | "password" | "notes") | "value" | "totp";
+        "vault.presence.challenge.Field": ("username" | "password" | "notes" | "holder" | "expiry" | "code") | "value" | "totp" | "number";
         /** @description A passkey as `vault.passkey.list` shows it. */
         "vault.presence.challenge.PasskeyInfo": {
             added_by: string;
@@ -4718,7 +4723,7 @@ export interface components {
             rp_id: string;
         };
         /** @description The kinds of item the vault keeps. */
-        "vault.put.Kind": "secret" | "login" | "note";
+        "vault.put.Kind": "secret" | "login" | "note" | "card" | "env";
         /** @description a secret value; never shown again */
         "vault.put.Secret": string;
         /** @description What the browser's `navigator.credentials.get` gave, base64url each. */
@@ -4729,7 +4734,7 @@ export interface components {
             signature: string;
         };
         /** @description A field a person may see of an item. */
-        "vault.reveal.Field": ("username" | "password" | "notes") | "value" | "totp";
+        "vault.reveal.Field": ("username" | "password" | "notes" | "holder" | "expiry" | "code") | "value" | "totp" | "number";
         /** @description a secret value; never shown again */
         "vault.reveal.Secret": string;
         /** @enum {string} */
@@ -11895,11 +11900,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description secret (default), login or note. */
+                    /** @description The card's security code. */
+                    code?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description MM/YY. */
+                    expiry?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description The name on the card. */
+                    holder?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description secret (default), login, note, card or env. */
                     kind?: components["schemas"]["vault.put.Kind"] | null;
                     name: string;
-                    /** @description A login's notes. */
+                    /** @description A login's or a card's notes. */
                     notes?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description A card's number (kept as digits). */
+                    number?: components["schemas"]["vault.put.Secret"] | null;
                     password?: components["schemas"]["vault.put.Secret"] | null;
                     /**
                      * @description Replace the value of an existing item (its grants stay).
@@ -11911,6 +11924,10 @@ export interface operations {
                     username?: components["schemas"]["vault.put.Secret"] | null;
                     /** @description The secret or the note's text. */
                     value?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description An env set's variables by name (`[A-Za-z_][A-Za-z0-9_]*`, at most 100). */
+                    vars?: {
+                        [key: string]: components["schemas"]["vault.put.Secret"];
+                    } | null;
                 } | {
                     /** @enum {unknown} */
                     kind?: "secret" | "note" | null;
@@ -11919,6 +11936,13 @@ export interface operations {
                     /** @constant */
                     kind: "login";
                     password: string;
+                } | {
+                    /** @constant */
+                    kind: "card";
+                } | {
+                    /** @constant */
+                    kind: "env";
+                    vars: Record<string, never>;
                 };
             };
         };

@@ -31,38 +31,60 @@ struct Plain {
     p: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     t: String,
-    /// A login's notes.
+    /// A login's or a card's notes.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     n: String,
+    /// A card's number, holder, expiry and code.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    cn: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    ch: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    ce: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    cc: String,
+    /// An env set's variables, `[name, value]` each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    e: Vec<[String; 2]>,
 }
 
 impl Plain {
     fn from_value(value: &VaultValue) -> Plain {
+        let text = |s: &Secret| s.expose().to_string();
+        let maybe = |s: &Option<Secret>| s.as_ref().map(text).unwrap_or_default();
+        // Field by field: a type that wipes itself on drop cannot be built with `..default()`.
+        let mut plain = Plain::default();
         match value {
-            VaultValue::Secret(s) | VaultValue::Note(s) => {
-                let mut plain = Plain::default();
-                plain.v = s.expose().to_string();
-                plain
-            }
+            VaultValue::Secret(s) | VaultValue::Note(s) => plain.v = text(s),
             VaultValue::Login {
                 username,
                 password,
                 totp,
                 notes,
-            } => Plain {
-                n: notes
-                    .as_ref()
-                    .map(|n| n.expose().to_string())
-                    .unwrap_or_default(),
-                v: String::new(),
-                u: username.expose().to_string(),
-                p: password.expose().to_string(),
-                t: totp
-                    .as_ref()
-                    .map(|t| t.expose().to_string())
-                    .unwrap_or_default(),
-            },
+            } => {
+                plain.u = text(username);
+                plain.p = text(password);
+                plain.t = maybe(totp);
+                plain.n = maybe(notes);
+            }
+            VaultValue::Card {
+                number,
+                holder,
+                expiry,
+                code,
+                notes,
+            } => {
+                plain.cn = text(number);
+                plain.ch = text(holder);
+                plain.ce = text(expiry);
+                plain.cc = text(code);
+                plain.n = maybe(notes);
+            }
+            VaultValue::Env(vars) => {
+                plain.e = vars.iter().map(|(k, v)| [k.clone(), text(v)]).collect();
+            }
         }
+        plain
     }
 
     fn into_value(mut self, kind: Kind) -> VaultValue {
@@ -76,6 +98,19 @@ impl Plain {
                 totp: (!self.t.is_empty()).then(|| take(&mut self.t)),
                 notes: (!self.n.is_empty()).then(|| take(&mut self.n)),
             },
+            Kind::Card => VaultValue::Card {
+                number: take(&mut self.cn),
+                holder: take(&mut self.ch),
+                expiry: take(&mut self.ce),
+                code: take(&mut self.cc),
+                notes: (!self.n.is_empty()).then(|| take(&mut self.n)),
+            },
+            Kind::Env => VaultValue::Env(
+                self.e
+                    .iter_mut()
+                    .map(|[k, v]| (std::mem::take(k), take(v)))
+                    .collect(),
+            ),
         }
     }
 }

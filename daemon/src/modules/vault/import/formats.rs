@@ -141,7 +141,7 @@ fn bitwarden_json(data: &str) -> Result<Read, FormatError> {
                 )
             }
             Some(2) => note_entry(at, &title, notes),
-            Some(3) => Err("a card: cards are not kept by the vault yet".to_string()),
+            Some(3) => card_entry(at, &title, &item["card"], notes),
             Some(4) => Err("an identity: identities are not kept by the vault".to_string()),
             Some(5) => Err("an SSH key: SSH keys are not kept by the vault yet".to_string()),
             _ => Err("an item of a type this import does not know".to_string()),
@@ -223,6 +223,40 @@ fn note_entry(at: usize, title: &str, notes: String) -> Result<Entry, String> {
         at,
         title: title.to_string(),
         value: VaultValue::Note(Secret::new(notes)),
+        urls: Vec::new(),
+        note: None,
+    })
+}
+
+/// A Bitwarden card: its number (as digits), holder, expiry (`MM/YY`) and code.
+fn card_entry(at: usize, title: &str, card: &Value, notes: String) -> Result<Entry, String> {
+    let number: String = text(&card["number"])
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    if !(12..=19).contains(&number.len()) {
+        return Err("a card without a number of 12 to 19 digits".into());
+    }
+    let (month, year) = (text(&card["expMonth"]), text(&card["expYear"]));
+    let expiry = match (month.parse::<u8>(), year.trim()) {
+        (Ok(m @ 1..=12), y) if y.len() == 4 || y.len() == 2 => {
+            format!("{m:02}/{}", &y[y.len() - 2..])
+        }
+        _ => String::new(),
+    };
+    if too_big(&[&notes]) {
+        return Err(format!("larger than {} MiB", MAX_ITEM >> 20));
+    }
+    Ok(Entry {
+        at,
+        title: title.to_string(),
+        value: VaultValue::Card {
+            number: Secret::new(number),
+            holder: Secret::new(text(&card["cardholderName"])),
+            expiry: Secret::new(expiry),
+            code: Secret::new(text(&card["code"])),
+            notes: (!notes.is_empty()).then(|| Secret::new(notes)),
+        },
         urls: Vec::new(),
         note: None,
     })

@@ -162,7 +162,11 @@ pub async fn import(vault: &Vault, input: ImportInput) -> Result<ImportOutput, I
         given.insert(name.clone());
         let kind = entry.value.kind().as_str().to_string();
         if !input.dry_run {
-            let meta = (!entry.urls.is_empty()).then(|| serde_json::json!({ "urls": entry.urls }));
+            // What is not secret: a login's sites, a card's last four and expiry.
+            let meta = match super::tools::meta_of(&entry.value) {
+                Some(meta) => Some(meta),
+                None => (!entry.urls.is_empty()).then(|| serde_json::json!({ "urls": entry.urls })),
+            };
             new.push(NewItem {
                 name: name.clone(),
                 value: entry.value,

@@ -34,7 +34,8 @@ fn a_bitwarden_json_export_keeps_logins_notes_fields_and_totp_and_says_what_it_s
               "login": { "uris": [{ "uri": "https://mail.example.test" }, { "uri": "https://m.example.test" }],
                          "username": "sam@example.test", "password": "pw-one", "totp": format!("otpauth://totp/Mail:sam?secret={SEED}&issuer=Mail") } },
             { "type": 2, "name": "Door code", "notes": "4711", "secureNote": { "type": 0 } },
-            { "type": 3, "name": "Visa", "card": { "number": "4111111111111111" } },
+            { "type": 3, "name": "Visa", "card": { "cardholderName": "Sam Example", "number": "4111 1111 1111 1111", "expMonth": "8", "expYear": "2029", "code": "123" } },
+            { "type": 3, "name": "No number", "card": { "number": "41" } },
             { "type": 1, "name": "Passkey only", "login": { "username": "sam", "password": null } },
             { "type": 1, "name": "Odd TOTP", "login": { "username": "u", "password": "pw-two", "totp": format!("otpauth://totp/x?secret={SEED}&algorithm=SHA256") } },
             { "type": 4, "name": "Me", "identity": {} }
@@ -43,7 +44,7 @@ fn a_bitwarden_json_export_keeps_logins_notes_fields_and_totp_and_says_what_it_s
     .to_string();
     let r = read(&data, None).unwrap();
     assert_eq!(r.format, Format::BitwardenJson);
-    assert_eq!(r.entries.len(), 3);
+    assert_eq!(r.entries.len(), 4);
     let mail = &r.entries[0];
     assert_eq!((mail.at, mail.title.as_str()), (1, "Mail"));
     assert_eq!(
@@ -60,16 +61,36 @@ fn a_bitwarden_json_export_keeps_logins_notes_fields_and_totp_and_says_what_it_s
         ["https://mail.example.test", "https://m.example.test"]
     );
     assert!(matches!(&r.entries[1].value, VaultValue::Note(n) if n.expose() == "4711"));
+    let VaultValue::Card {
+        number,
+        holder,
+        expiry,
+        code,
+        notes,
+    } = &r.entries[2].value
+    else {
+        panic!("a card: {:?}", r.entries[2].value);
+    };
+    assert_eq!(
+        (
+            number.expose(),
+            holder.expose(),
+            expiry.expose(),
+            code.expose()
+        ),
+        ("4111111111111111", "Sam Example", "08/29", "123")
+    );
+    assert!(notes.is_none());
     // A TOTP whose codes Vyre does not make is kept in the notes, and said.
-    let odd = &r.entries[2];
+    let odd = &r.entries[3];
     let (_, _, totp, notes) = login(&odd.value);
     assert_eq!(totp, None);
     assert!(notes.unwrap().contains("algorithm=SHA256"), "nothing lost");
     assert!(odd.note.as_deref().unwrap().contains("SHA-1"));
     let skipped: Vec<(usize, &str)> = r.skipped.iter().map(|s| (s.at, s.why.as_str())).collect();
     assert_eq!(skipped.len(), 3, "{skipped:?}");
-    assert!(skipped[0].1.contains("card") && skipped[0].0 == 3);
-    assert!(skipped[1].1.contains("without a password") && skipped[1].0 == 4);
+    assert!(skipped[0].1.contains("card without a number") && skipped[0].0 == 4);
+    assert!(skipped[1].1.contains("without a password") && skipped[1].0 == 5);
     assert!(skipped[2].1.contains("identity"));
 }
 

@@ -1,8 +1,10 @@
 // The Vault screen (issue 27), in Chromium against a real vyred: empty, it says how to add or
 // import; a login added with a generated password (and a secret) is listed by name, the form
-// emptied, and no value it was given is anywhere on the page; its details say values are not
-// shown yet. A Bitwarden JSON export (3 logins, a note, a card) is checked first ("Would import
-// 4", the card skipped with why; nothing stored), then imported (listed, with their sites); the
+// emptied, and no value it was given is anywhere on the page; its details list its fields, each
+// hidden behind Show (vault-reveal.test.mjs shows them). A Bitwarden JSON export (3 logins, a
+// note, a card, an identity) is checked first ("Would import 5", the identity skipped with why;
+// nothing stored),
+// then imported (listed, with their sites); the
 // search narrows the list by name, site or kind; Delete asks first and removes the item. The
 // generator makes a password and a passphrase as asked, with their bits, and Copy puts it on
 // the clipboard. On a phone the bottom bar has no room for it: Settings opens it, and the bar's
@@ -25,7 +27,7 @@ const NOTES = 'login-notes-kx81-hidden';
 const SECRET = 'sk-test-VALUE-9f3e2a';
 const EXPORT_SECRETS = ['bw-pass-github-71Ax', 'bw-pass-mail-82By', 'bw-pass-bank-93Cz', 'bw-note-wifi-code-44Dw', '4111111111111111', 'bw-user-github-55Ev'];
 
-/** A Bitwarden JSON export: 3 logins, 1 note, 1 card. */
+/** A Bitwarden JSON export: 3 logins, 1 note, 1 card, 1 identity (not kept). */
 const EXPORT = JSON.stringify({
   encrypted: false,
   folders: [],
@@ -35,6 +37,7 @@ const EXPORT = JSON.stringify({
     { type: 1, name: 'bank-portal', notes: null, login: { username: 'ada', password: 'bw-pass-bank-93Cz', totp: null, uris: [{ match: null, uri: 'https://bank.example.org' }] } },
     { type: 2, name: 'wifi-home', notes: 'bw-note-wifi-code-44Dw', secureNote: { type: 0 } },
     { type: 3, name: 'Visa', notes: null, card: { cardholderName: 'Ada', brand: 'Visa', number: '4111111111111111', expMonth: '1', expYear: '2030', code: '123' } },
+    { type: 4, name: 'Me', notes: null, identity: { firstName: 'Ada' } },
   ],
 });
 
@@ -138,13 +141,16 @@ it('empty, the screen says how to add or import; a login with a generated passwo
   await detail.waitFor();
   assert.equal(await detail.getByTestId('vault-detail-kind').innerText(), 'Login');
   assert.equal(await detail.getByTestId('vault-detail-grants').innerText(), 'Not granted to anything');
-  assert.equal(await detail.getByTestId('vault-detail-hidden').innerText(), 'Values are never shown here yet: revealing needs proof that it is you, coming next.');
+  assert.match(await detail.getByTestId('vault-detail-hidden').innerText(), /^A value is shown only after you prove it is you/);
+  // Its fields, each hidden behind Show (vault-reveal.test.mjs shows them).
+  assert.deepEqual(await detail.getByTestId('vault-field').evaluateAll((fs) => fs.map((f) => f.dataset.field)), ['username', 'password', 'totp', 'notes']);
+  assert.equal(await detail.getByTestId('vault-show').count(), 4);
   await shot(page, 'vault-added');
   await noValues('after adding', [generated, USERNAME, TOTP, NOTES, SECRET]);
   assert.deepEqual(browser.errors, [], 'no script errors on the page');
 });
 
-it('an export is checked first (would import 4, the card skipped with why, nothing stored), then imported and listed', T, async () => {
+it('an export is checked first (would import 5, the identity skipped with why, nothing stored), then imported and listed', T, async () => {
   const file = join(dir, 'bitwarden_export.json');
   writeFileSync(file, EXPORT);
   await page.getByTestId('vault-open-import').click();
@@ -155,17 +161,17 @@ it('an export is checked first (would import 4, the card skipped with why, nothi
   await box.getByTestId('vault-import-check').click();
   const summary = box.getByTestId('vault-import-summary');
   await summary.waitFor();
-  assert.equal(await summary.innerText(), 'Would import 4, skip 1');
+  assert.equal(await summary.innerText(), 'Would import 5, skip 1');
   const skipped = await box.getByTestId('vault-import-skip').allInnerTexts();
   assert.equal(skipped.length, 1);
-  assert.match(skipped[0], /Visa: a card: cards are not kept by the vault yet/);
+  assert.match(skipped[0], /Me: an identity: identities are not kept by the vault/);
   assert.equal((await rig.sock('vault.list')).length, 2, 'a check stores nothing');
   await shot(page, 'vault-check');
 
   await box.getByTestId('vault-import-go').click();
-  await summary.filter({ hasText: 'Imported 4, skipped 1.' }).waitFor();
-  await waitFor('the imported items in the list', async () => (await rows().count()) === 6);
-  assert.deepEqual(await names(), ['api-token', 'bank-portal', 'example-login', 'fastmail', 'github', 'wifi-home']);
+  await summary.filter({ hasText: 'Imported 5, skipped 1.' }).waitFor();
+  await waitFor('the imported items in the list', async () => (await rows().count()) === 7);
+  assert.deepEqual(await names(), ['api-token', 'bank-portal', 'example-login', 'fastmail', 'github', 'Visa', 'wifi-home']);
   assert.equal(await row('github').getByTestId('vault-item-sites').innerText(), 'https://github.com/login');
   assert.equal(await row('wifi-home').getByTestId('vault-item-kind').innerText(), 'Note');
   assert.equal(await box.getByTestId('vault-import-file').inputValue(), '', 'the file is let go');
@@ -190,7 +196,7 @@ it('the search narrows the list by name, site or kind', T, async () => {
   await search.fill('nothing-like-this');
   await page.getByTestId('vault-none').waitFor();
   await search.fill('');
-  await waitFor('all of them again', async () => (await rows().count()) === 6);
+  await waitFor('all of them again', async () => (await rows().count()) === 7);
 });
 
 it('Delete asks first; Cancel keeps the item, Delete removes it', T, async () => {
@@ -206,7 +212,7 @@ it('Delete asks first; Cancel keeps the item, Delete removes it', T, async () =>
   await dialog.getByTestId('confirm-ok').click();
   await row('fastmail').waitFor({ state: 'detached' });
   assert.ok(!(await rig.sock('vault.list')).some((i) => i.name === 'fastmail'));
-  assert.equal(await rows().count(), 5);
+  assert.equal(await rows().count(), 6);
   assert.deepEqual(browser.errors, [], 'no script errors on the page');
 });
 

@@ -55,14 +55,18 @@ export async function openBrowser({ serviceWorkers = 'allow', timezoneId = undef
   };
 }
 
-/** Save `<name>-desktop.png` and `<name>-phone.png`, and check the phone has no sideways scroll. */
-export async function shot(page, name) {
+/** Save `<name>-desktop.png` and `<name>-phone.png`, and check the phone has no sideways scroll.
+ * `at`: a locator scrolled into view at each size (what the shot is of, when it may be below
+ * the fold). */
+export async function shot(page, name, at = null) {
   mkdirSync(SHOTS, { recursive: true });
   await page.setViewportSize(DESKTOP);
   await page.waitForTimeout(150);
+  await at?.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`) });
   await page.setViewportSize(PHONE);
   await page.waitForTimeout(150);
+  await at?.scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, `${name}-phone.png`) });
   // The page, and the app's own scrolling main area (overflow-y: auto scrolls sideways too).
   const wide = await page.evaluate(() => {

@@ -55,6 +55,7 @@ mod upgrade;
 mod usage;
 mod vault;
 mod vault_kinds;
+mod vault_onepux;
 mod vault_reveal;
 mod watchers;
 mod watchers_e2e;

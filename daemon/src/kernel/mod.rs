@@ -31,6 +31,7 @@ pub mod shell;
 pub mod store;
 pub mod tools;
 pub mod transcripts;
+pub mod unzip;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};

@@ -282,7 +282,7 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     ctx.tool_with(
         ToolDef::new(
             "vault.import",
-            "Import a password manager's export (Bitwarden JSON or CSV, 1Password, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing.",
+            "Import a password manager's export (Bitwarden JSON or CSV, 1Password .1pux (base64) or CSV, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing.",
         )
         .finishes()
         .person_only(),

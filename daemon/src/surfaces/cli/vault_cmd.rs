@@ -53,12 +53,12 @@ pub enum VaultCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Import a password manager's export: Bitwarden (JSON or CSV), 1Password, Chrome, Safari
-    /// or Firefox (CSV). Says what was imported and what was skipped and why; never a value.
+    /// Import a password manager's export: Bitwarden (JSON or CSV), 1Password (.1pux or CSV),
+    /// Chrome, Safari or Firefox (CSV). Says what was imported and what was skipped and why; never a value.
     Import {
         /// The export file (read here; its path is not sent to vyred).
         file: std::path::PathBuf,
-        #[arg(long, value_parser = ["bitwarden-json", "bitwarden-csv", "onepassword-csv", "chrome-csv", "safari-csv", "firefox-csv", "csv"])]
+        #[arg(long, value_parser = ["bitwarden-json", "bitwarden-csv", "onepassword-1pux", "onepassword-csv", "chrome-csv", "safari-csv", "firefox-csv", "csv"])]
         format: Option<String>,
         /// Say what would be imported and skipped; store nothing.
         #[arg(long)]
@@ -215,8 +215,16 @@ async fn import(
 ) -> Result<(), String> {
     let data =
         Zeroizing::new(std::fs::read(file).map_err(|e| format!("cannot read the export: {e}"))?);
-    let text = std::str::from_utf8(&data)
-        .map_err(|_| "the export is not UTF-8 text (export as JSON or CSV)".to_string())?;
+    // A zip (1Password's .1pux) goes as base64; every other export is text.
+    let encoded;
+    let text = if data.starts_with(b"PK\x03\x04") {
+        use base64::Engine;
+        encoded = Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(&*data));
+        encoded.as_str()
+    } else {
+        std::str::from_utf8(&data)
+            .map_err(|_| "the export is neither text (JSON, CSV) nor a .1pux archive".to_string())?
+    };
     if let Some(fields) = asked.as_object_mut() {
         fields.retain(|_, v| !v.is_null());
     }

@@ -2221,7 +2221,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Import a password manager's export (Bitwarden JSON or CSV, 1Password, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing. */
+        /** Import a password manager's export (Bitwarden JSON or CSV, 1Password .1pux (base64) or CSV, Chrome, Safari or Firefox CSV): what was imported and what was skipped and why, never a value; dry_run stores nothing. */
         post: operations["vault.import"];
         delete?: never;
         options?: never;
@@ -4640,7 +4640,7 @@ export interface components {
         "vault.generate.CharSet": "lower" | "upper" | "digits" | "symbols";
         /** @enum {string} */
         "vault.generate.GenKind": "password" | "passphrase";
-        "vault.import.Format": ("bitwarden-json" | "bitwarden-csv" | "onepassword-csv" | "chrome-csv" | "safari-csv" | "firefox-csv") | "csv";
+        "vault.import.Format": ("bitwarden-json" | "bitwarden-csv" | "onepassword-csv" | "chrome-csv" | "safari-csv" | "firefox-csv") | "onepassword-1pux" | "csv";
         /** @description An item imported (or that would be, in a dry run). */
         "vault.import.Imported": {
             /**

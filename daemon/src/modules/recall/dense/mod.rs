@@ -7,7 +7,6 @@
 pub mod fetch;
 mod scan;
 pub mod tools;
-pub mod unzip;
 pub mod vectors;
 pub mod worker;
 

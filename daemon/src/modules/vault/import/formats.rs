@@ -1,5 +1,5 @@
 //! Password managers' exports read into entries: Bitwarden (JSON, unencrypted, and CSV),
-//! 1Password, Chrome, Safari and Firefox (CSV). What cannot be kept is skipped, each with why;
+//! 1Password (CSV, and `.1pux` in [`super::onepux`]), Chrome, Safari and Firefox (CSV). What cannot be kept is skipped, each with why;
 //! nothing here logs or prints a value.
 //!
 //! The CSV exports differ only in their columns' names, so one reader takes them all by name
@@ -23,6 +23,9 @@ pub enum Format {
     BitwardenJson,
     BitwardenCsv,
     OnepasswordCsv,
+    /// 1Password's `.1pux` (a zip; sent as base64).
+    #[serde(rename = "onepassword-1pux")]
+    Onepassword1pux,
     ChromeCsv,
     SafariCsv,
     FirefoxCsv,
@@ -78,7 +81,11 @@ pub fn read(data: &str, format: Option<Format>) -> Result<Read, FormatError> {
     }
     let data = data.strip_prefix('\u{feff}').unwrap_or(data);
     let looks_json = data.trim_start().starts_with('{');
+    // A zip's first bytes, "PK\x03\x04", in base64.
+    let looks_zip = data.trim_start().starts_with("UEsDB");
     match format {
+        Some(Format::Onepassword1pux) => super::onepux::read(data),
+        None if looks_zip => super::onepux::read(data),
         Some(Format::BitwardenJson) => bitwarden_json(data),
         None if looks_json => bitwarden_json(data),
         Some(f) => csv(data, Some(f)),
@@ -141,7 +148,20 @@ fn bitwarden_json(data: &str) -> Result<Read, FormatError> {
                 )
             }
             Some(2) => note_entry(at, &title, notes),
-            Some(3) => card_entry(at, &title, &item["card"], notes),
+            Some(3) => {
+                let card = &item["card"];
+                card_entry(
+                    at,
+                    &title,
+                    [
+                        text(&card["number"]),
+                        text(&card["cardholderName"]),
+                        expiry(&text(&card["expMonth"]), &text(&card["expYear"])),
+                        text(&card["code"]),
+                    ],
+                    notes,
+                )
+            }
             Some(4) => Err("an identity: identities are not kept by the vault".to_string()),
             Some(5) => Err("an SSH key: SSH keys are not kept by the vault yet".to_string()),
             _ => Err("an item of a type this import does not know".to_string()),
@@ -155,22 +175,22 @@ fn bitwarden_json(data: &str) -> Result<Read, FormatError> {
 }
 
 /// A JSON field as text (`null` and absent are empty).
-fn text(v: &Value) -> String {
+pub(super) fn text(v: &Value) -> String {
     v.as_str().map(String::from).unwrap_or_default()
 }
 
-fn append(notes: &mut String, line: &str) {
+pub(super) fn append(notes: &mut String, line: &str) {
     if !notes.is_empty() {
         notes.push('\n');
     }
     notes.push_str(line);
 }
 
-fn too_big(parts: &[&str]) -> bool {
+pub(super) fn too_big(parts: &[&str]) -> bool {
     parts.iter().map(|p| p.len()).sum::<usize>() > MAX_ITEM
 }
 
-fn login_entry(
+pub(super) fn login_entry(
     at: usize,
     title: &str,
     username: String,
@@ -212,7 +232,7 @@ fn login_entry(
     })
 }
 
-fn note_entry(at: usize, title: &str, notes: String) -> Result<Entry, String> {
+pub(super) fn note_entry(at: usize, title: &str, notes: String) -> Result<Entry, String> {
     if notes.is_empty() {
         return Err("an empty note".into());
     }
@@ -228,23 +248,30 @@ fn note_entry(at: usize, title: &str, notes: String) -> Result<Entry, String> {
     })
 }
 
-/// A Bitwarden card: its number (as digits), holder, expiry (`MM/YY`) and code.
-fn card_entry(at: usize, title: &str, card: &Value, notes: String) -> Result<Entry, String> {
-    let number: String = text(&card["number"])
-        .chars()
-        .filter(char::is_ascii_digit)
-        .collect();
-    if !(12..=19).contains(&number.len()) {
-        return Err("a card without a number of 12 to 19 digits".into());
-    }
-    let (month, year) = (text(&card["expMonth"]), text(&card["expYear"]));
-    let expiry = match (month.parse::<u8>(), year.trim()) {
-        (Ok(m @ 1..=12), y) if y.len() == 4 || y.len() == 2 => {
+/// `MM/YY` from a month and a year (`8`, `2029` or `29`); empty when either is not one.
+pub(super) fn expiry(month: &str, year: &str) -> String {
+    match (month.trim().parse::<u8>(), year.trim()) {
+        (Ok(m @ 1..=12), y)
+            if (y.len() == 4 || y.len() == 2) && y.chars().all(|c| c.is_ascii_digit()) =>
+        {
             format!("{m:02}/{}", &y[y.len() - 2..])
         }
         _ => String::new(),
-    };
-    if too_big(&[&notes]) {
+    }
+}
+
+/// A card from its number (as digits), holder, expiry (`MM/YY`) and code.
+pub(super) fn card_entry(
+    at: usize,
+    title: &str,
+    [number, holder, expiry, code]: [String; 4],
+    notes: String,
+) -> Result<Entry, String> {
+    let number: String = number.chars().filter(char::is_ascii_digit).collect();
+    if !(12..=19).contains(&number.len()) {
+        return Err("a card without a number of 12 to 19 digits".into());
+    }
+    if too_big(&[&holder, &code, &notes]) {
         return Err(format!("larger than {} MiB", MAX_ITEM >> 20));
     }
     Ok(Entry {
@@ -252,9 +279,9 @@ fn card_entry(at: usize, title: &str, card: &Value, notes: String) -> Result<Ent
         title: title.to_string(),
         value: VaultValue::Card {
             number: Secret::new(number),
-            holder: Secret::new(text(&card["cardholderName"])),
+            holder: Secret::new(holder),
             expiry: Secret::new(expiry),
-            code: Secret::new(text(&card["code"])),
+            code: Secret::new(code),
             notes: (!notes.is_empty()).then(|| Secret::new(notes)),
         },
         urls: Vec::new(),

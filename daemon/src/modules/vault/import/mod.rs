@@ -4,6 +4,7 @@
 //! memory after; what comes back names items, never a value.
 
 pub mod formats;
+mod onepux;
 
 use std::collections::HashSet;
 

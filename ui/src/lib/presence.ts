@@ -194,9 +194,18 @@ export function assertionInput(cred: Asserted): Assertion {
 
 // ---- Items' fields and how long a value stays.
 
-/** The fields each kind offers, in order. A login's TOTP code is offered even when it has no
- * seed (`vault.list` does not say); vyred then answers `no_such_field`. */
-const FIELDS: Record<string, { field: Field; label: string }[]> = {
+/** The fields each kind offers, in order. A login's TOTP code (and a login's or a card's notes)
+ * is offered even when it has none (`vault.list` does not say); vyred then answers
+ * `no_such_field`. */
+export interface FieldInfo {
+  field: Field;
+  label: string;
+  /** Shown as whole lines (an env set's `NAME=value` lines), each scrolled sideways rather than
+   * wrapped. */
+  lines?: boolean;
+}
+
+const FIELDS: Record<string, FieldInfo[]> = {
   login: [
     { field: 'username', label: 'Username' },
     { field: 'password', label: 'Password' },
@@ -205,9 +214,18 @@ const FIELDS: Record<string, { field: Field; label: string }[]> = {
   ],
   secret: [{ field: 'value', label: 'Value' }],
   note: [{ field: 'value', label: 'Text' }],
+  card: [
+    { field: 'number', label: 'Number' },
+    { field: 'holder', label: 'Name on card' },
+    { field: 'expiry', label: 'Expiry' },
+    { field: 'code', label: 'Security code' },
+    { field: 'notes', label: 'Notes' },
+  ],
+  // Its variables, shown whole as `NAME=value` lines (a .env file's text).
+  env: [{ field: 'value', label: 'Variables', lines: true }],
 };
 
-export function fieldsOf(kind: string): { field: Field; label: string }[] {
+export function fieldsOf(kind: string): FieldInfo[] {
   return FIELDS[kind] ?? [{ field: 'value', label: 'Value' }];
 }
 
@@ -265,7 +283,7 @@ export function presenceWords(code: string, field?: string): string | null {
     case 'passkey_cloned':
       return 'That passkey may have been copied (its counter went back): remove it under Passkeys and add it again.';
     case 'no_such_field':
-      return field === 'totp' ? 'This login has no TOTP seed, so there is no code to show.' : field === 'notes' ? 'This login has no notes.' : 'This item has no such field.';
+      return field === 'totp' ? 'This login has no TOTP seed, so there is no code to show.' : field === 'notes' ? 'This item has no notes.' : 'This item has no such field.';
     case 'unknown_item':
       return 'This item is no longer in the vault.';
     case 'vault_locked':

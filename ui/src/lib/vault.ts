@@ -1,4 +1,5 @@
-// The Vault screen (issue 27): what it says of an item (its kind, sites, grants, last use), the
+// The Vault screen (issue 27): what it says of an item (its kind, sites, a card's last digits and
+// expiry, an env set's variables' names, grants, last use), the
 // search of the list, and what the generator and the import send. Pure, for node --test
 // (ui/test/vault.test.mjs). Never a stored value: vyred gives none (`vault.list`), and nothing
 // here asks for one. The calls to vyred are lib/vaultcalls.ts.
@@ -21,6 +22,8 @@ export const KINDS: { kind: ItemKind; label: string }[] = [
   { kind: 'login', label: 'Login' },
   { kind: 'secret', label: 'Secret' },
   { kind: 'note', label: 'Note' },
+  { kind: 'card', label: 'Card' },
+  { kind: 'env', label: 'Env set' },
 ];
 
 export function kindLabel(kind: string): string {
@@ -32,6 +35,7 @@ export const FORMATS: { format: ImportFormat | ''; label: string }[] = [
   { format: '', label: 'Auto (read from the file)' },
   { format: 'bitwarden-json', label: 'Bitwarden (JSON)' },
   { format: 'bitwarden-csv', label: 'Bitwarden (CSV)' },
+  { format: 'onepassword-1pux', label: '1Password (.1pux)' },
   { format: 'onepassword-csv', label: '1Password (CSV)' },
   { format: 'chrome-csv', label: 'Chrome (CSV)' },
   { format: 'safari-csv', label: 'Safari (CSV)' },
@@ -57,6 +61,31 @@ export function sitesText(item: Pick<VaultItem, 'urls'>): string {
   return (item.urls ?? []).join(', ');
 }
 
+/** A card's facts: "•••• 1234 · expires 08/29" ("expired 08/23" once its month is over, by
+ * `now`); "" when it has neither. */
+export function cardText(item: Pick<VaultItem, 'last4' | 'expiry'>, now = Date.now()): string {
+  const parts: string[] = [];
+  if (item.last4) parts.push(`•••• ${item.last4}`);
+  if (item.expiry) parts.push(`${expired(item.expiry, now) ? 'expired' : 'expires'} ${item.expiry}`);
+  return parts.join(' · ');
+}
+
+/** Whether a card's `MM/YY` or `MM/YYYY` is a month before `now`'s (false when it is not one). */
+export function expired(expiry: string, now = Date.now()): boolean {
+  const m = /^(\d{2})\/(\d{2}|\d{4})$/.exec(expiry);
+  if (!m) return false;
+  const year = m[2].length === 2 ? 2000 + Number(m[2]) : Number(m[2]);
+  const d = new Date(now);
+  return year * 12 + Number(m[1]) < d.getFullYear() * 12 + d.getMonth() + 1;
+}
+
+/** An env set's variables' names: "API_KEY, API_URL"; past `max`, "and N more". */
+export function varsText(item: Pick<VaultItem, 'vars'>, max = Infinity): string {
+  const vars = item.vars ?? [];
+  if (vars.length <= max) return vars.join(', ');
+  return `${vars.slice(0, max).join(', ')} and ${vars.length - max} more`;
+}
+
 /** Who may use it, in words: "sessions, agent:mail"; a module's `module:` left off. */
 export function grantsText(item: Pick<VaultItem, 'grants'>): string {
   if (!item.grants.length) return 'Not granted to anything';
@@ -70,13 +99,13 @@ export function lastUsedWords(item: Pick<VaultItem, 'last_used_at' | 'last_used_
   return item.last_used_by ? `Used ${when} by ${item.last_used_by}` : `Used ${when}`;
 }
 
-/** The items whose name, sites or kind hold every word of `query` (case ignored), by name. */
-export function filterItems<I extends Pick<VaultItem, 'name' | 'kind' | 'urls'>>(items: I[], query: string): I[] {
+/** The items whose name, sites, kind, card facts or variables' names hold every word of `query` (case ignored), by name. */
+export function filterItems<I extends Pick<VaultItem, 'name' | 'kind' | 'urls' | 'last4' | 'expiry' | 'vars'>>(items: I[], query: string): I[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   const sorted = [...items].sort((a, b) => a.name.localeCompare(b.name));
   if (!words.length) return sorted;
   return sorted.filter((i) => {
-    const hay = [i.name, i.kind, kindLabel(i.kind), ...(i.urls ?? [])].join(' ').toLowerCase();
+    const hay = [i.name, i.kind, kindLabel(i.kind), ...(i.urls ?? []), i.last4 ?? '', i.expiry ?? '', ...(i.vars ?? [])].join(' ').toLowerCase();
     return words.every((w) => hay.includes(w));
   });
 }
@@ -116,6 +145,16 @@ export function genInput(o: GenOptions): ToolInput<'vault.generate'> {
 /** Its strength in words: "128 bits". */
 export function bitsWords(bits: number): string {
   return `${Math.floor(bits)} bits`;
+}
+
+/** An export file's bytes as `vault.import` takes them: a zip (1Password's .1pux, which starts
+ * with `PK\x03\x04`) in base64, any other export as its text. */
+export function exportData(bytes: Uint8Array): string {
+  const zip = bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 3 && bytes[3] === 4;
+  if (!zip) return new TextDecoder().decode(bytes);
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
 }
 
 /** What `vault.import` is sent, the file's text aside: Auto is no format; no empty prefix. */

@@ -19,6 +19,22 @@ export function putItem(input: ToolInput<'vault.put'>): Promise<{ name: string; 
   return call('vault.put', input);
 }
 
+/** Let `to` (a module, `agent:<name>`, `watcher:<name>`) use the item without seeing it. */
+export function grantItem(item: string, to: string): Promise<{ changed: boolean }> {
+  return call('vault.grant', { item, to });
+}
+
+export function revokeItem(item: string, to: string): Promise<{ changed: boolean }> {
+  return call('vault.revoke', { item, to });
+}
+
+/** Who an item may be granted to beside sessions: the agents and the watchers, each none when
+ * its call fails (an older vyred, a list it cannot read). */
+export async function grantees(): Promise<{ agents: { name: string }[]; watchers: { name: string }[] }> {
+  const [agents, watchers] = await Promise.all([call('agents.list', {}).catch(() => []), call('watchers.list', {}).catch(() => [])]);
+  return { agents, watchers };
+}
+
 export function deleteItem(name: string): Promise<{ ok: boolean }> {
   return call('vault.delete', { name });
 }

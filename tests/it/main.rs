@@ -56,6 +56,7 @@ mod usage;
 mod vault;
 mod vault_kinds;
 mod vault_onepux;
+mod vault_passes;
 mod vault_reveal;
 mod watchers;
 mod watchers_e2e;

@@ -223,6 +223,29 @@ async fn bad_input_to_the_vault_gets_clear_errors() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("unknown_item"), "{err}");
+
+    // An export larger than any other call's body: a person's import takes it (and reads it as
+    // an export); a session's is refused for its size before anything reads it.
+    let big =
+        json!({ "data": format!("name,password\n{}", "x,y\n".repeat(300_000)), "dry_run": true });
+    let read = sock.call("vault.import", &big).await.unwrap();
+    assert_eq!(
+        read["imported"].as_array().unwrap().len(),
+        300_000,
+        "a person's 1.2 MB export"
+    );
+    let socket = vyred
+        .kernel
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-import")
+        .unwrap()
+        .expect("a short enough path");
+    let err = vyre::surfaces::client::Client::socket(&socket)
+        .call("vault.import", &big)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some("too_large"), "{err}");
     vyred.stop().await;
 }
 

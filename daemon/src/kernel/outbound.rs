@@ -3,6 +3,7 @@
 //! deadline and a cap on what is read back. JSON in and out ([`Http::json`]), or bytes with
 //! headers ([`Http::send`]), or a large file streamed ([`Http::download`]).
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -284,4 +285,36 @@ pub async fn send_pinned(
     tokio::time::timeout(timeout, work)
         .await
         .map_err(|_| format!("no answer within {} s", timeout.as_secs()))?
+}
+
+/// An address on this machine or a private network (the Gate reaches one only when the person
+/// listed it in `gate.local`; a pass's token goes to one over plain http): this machine,
+/// private and shared networks (the private network's 100.64/10 among them), link-local (a
+/// cloud's metadata service), multicast and the unspecified address.
+pub fn private_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || v4.is_broadcast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 198 && (b == 18 || b == 19))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return private_ip(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+        }
+    }
 }

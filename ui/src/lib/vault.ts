@@ -27,6 +27,8 @@ export const KINDS: { kind: ItemKind; label: string }[] = [
 ];
 
 export function kindLabel(kind: string): string {
+  // A pass is not made here (it comes from another Vyre's code), so it is not among KINDS.
+  if (kind === 'pass') return 'Pass (relayed)';
   return KINDS.find((k) => k.kind === kind)?.label ?? kind;
 }
 

@@ -73,6 +73,9 @@ pub enum Kind {
     Card,
     /// A named group of environment variables, granted as one (to a watcher, say).
     Env,
+    /// A relayed pass another person's Vyre gave this one: where to send a request for the
+    /// item it shares (their Gate fills the value in); never a value itself.
+    Pass,
 }
 
 impl Kind {
@@ -83,6 +86,7 @@ impl Kind {
             Kind::Note => "note",
             Kind::Card => "card",
             Kind::Env => "env",
+            Kind::Pass => "pass",
         }
     }
     pub fn parse(s: &str) -> Option<Kind> {
@@ -92,6 +96,7 @@ impl Kind {
             "note" => Some(Kind::Note),
             "card" => Some(Kind::Card),
             "env" => Some(Kind::Env),
+            "pass" => Some(Kind::Pass),
             _ => None,
         }
     }
@@ -122,6 +127,13 @@ pub enum VaultValue {
     },
     /// Variables by name, sorted, each name a shell variable's (`[A-Za-z_][A-Za-z0-9_]*`).
     Env(Vec<(String, Secret)>),
+    /// A relayed pass (ADR 0036): the giver's Vyre, the pass's id there and its token. Used
+    /// only by this Vyre's Gate, which sends the request to the giver's instead of sending it.
+    Pass {
+        url: String,
+        pass: String,
+        token: Secret,
+    },
 }
 
 impl VaultValue {
@@ -132,6 +144,7 @@ impl VaultValue {
             VaultValue::Note(_) => Kind::Note,
             VaultValue::Card { .. } => Kind::Card,
             VaultValue::Env(_) => Kind::Env,
+            VaultValue::Pass { .. } => Kind::Pass,
         }
     }
 
@@ -146,6 +159,7 @@ impl VaultValue {
             VaultValue::Login { password, .. } => password,
             VaultValue::Card { number, .. } => number,
             VaultValue::Env(vars) => vars.first().map_or(&EMPTY, |(_, v)| v),
+            VaultValue::Pass { token, .. } => token,
         }
     }
 

@@ -52,6 +52,12 @@ pub enum VaultError {
     NotGranted { item: String, grantee: String },
     #[error("module {module} does not declare {item:?} under needs.vault in its module.json")]
     NotDeclared { module: String, item: String },
+    #[error(
+        "this pass was revoked by the person who gave it, or never was one; ask them for a new one"
+    )]
+    PassEnded,
+    #[error("a relayed pass is used only by the Gate")]
+    PassOnlyForGate,
     #[error("the vault is not available: {0}")]
     Unavailable(String),
     #[error("{0}")]
@@ -79,6 +85,8 @@ impl From<VaultError> for ToolError {
             VaultError::RotationFailed(_) => (ErrorKind::Conflict, "rotation_failed"),
             VaultError::NotGranted { .. } => (ErrorKind::Refused, "not_granted"),
             VaultError::NotDeclared { .. } => (ErrorKind::Refused, "not_declared"),
+            VaultError::PassEnded => (ErrorKind::Refused, "pass_revoked"),
+            VaultError::PassOnlyForGate => (ErrorKind::Refused, "not_granted"),
             VaultError::Unavailable(_) => (ErrorKind::Unavailable, "vault_unavailable"),
             VaultError::KeyStore(_) => (ErrorKind::Unavailable, "keystore_unavailable"),
             VaultError::Store(_) => {
@@ -161,6 +169,20 @@ pub fn valid_item_name(name: &str) -> Result<(), VaultError> {
 pub type FetchFuture<'a> =
     Pin<Box<dyn Future<Output = Result<VaultValue, VaultError>> + Send + 'a>>;
 
+pub type PassFuture<'a> = Pin<Box<dyn Future<Output = Result<Opened, VaultError>> + Send + 'a>>;
+
+/// A relayed pass's item, opened for one request another person's Vyre sent through this one's
+/// Gate (ADR 0036).
+pub struct Opened {
+    /// The pass's id.
+    pub pass: String,
+    /// The item it shares, by its name here.
+    pub item: String,
+    /// Who it was given to, as the giver named them.
+    pub to: String,
+    pub value: VaultValue,
+}
+
 pub type MayFetchFuture<'a> =
     Pin<Box<dyn Future<Output = Result<super::secret::Kind, VaultError>> + Send + 'a>>;
 
@@ -170,6 +192,15 @@ pub trait VaultAccess: Send + Sync {
     /// Whether `fetch` would release the item (it exists and is granted), and its kind; opens
     /// nothing and records no use.
     fn may_fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> MayFetchFuture<'a>;
+    /// The item of relayed pass `pass`, when `token` is its token and it was not revoked, for
+    /// the Gate (the only grantee a pass is used by) sending to `destination`; the use is kept.
+    fn open_pass<'a>(
+        &'a self,
+        grantee: &'a Grantee,
+        pass: &'a str,
+        token: &'a str,
+        destination: &'a str,
+    ) -> PassFuture<'a>;
 }
 
 impl super::Capability for dyn VaultAccess {

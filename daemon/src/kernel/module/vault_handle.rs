@@ -38,6 +38,26 @@ impl ModuleVault {
             .await
     }
 
+    /// A relayed pass's item for one request from the person it was given to (ADR 0036): only
+    /// for the Gate, which sends it.
+    pub async fn open_pass(
+        &self,
+        pass: &str,
+        token: &str,
+        destination: &str,
+    ) -> Result<crate::kernel::contracts::vault::Opened, crate::kernel::contracts::vault::VaultError>
+    {
+        use crate::kernel::contracts::vault::Grantee;
+        self.access()?
+            .open_pass(
+                &Grantee::Module(self.ctx.name.to_string()),
+                pass,
+                token,
+                destination,
+            )
+            .await
+    }
+
     fn declared(&self, name: &str) -> Result<(), crate::kernel::contracts::vault::VaultError> {
         let declared = self
             .ctx

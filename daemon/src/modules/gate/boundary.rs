@@ -9,7 +9,6 @@
 //! This file is the pure part: the references, the request's shape, where it may go, masking.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
 
 use base64::Engine as _;
 use zeroize::Zeroizing;
@@ -298,36 +297,7 @@ pub fn shape(
     })
 }
 
-/// An address the Gate reaches only when the person listed it (`gate.local`): this machine,
-/// private and shared networks (the private network's 100.64/10 among them), link-local (a
-/// cloud's metadata service), multicast and the unspecified address.
-pub fn private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-                || (a == 198 && (b == 18 || b == 19))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return private(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-        }
-    }
-}
+pub use crate::kernel::outbound::private_ip as private;
 
 /// Whether the person listed `host:port` in `gate.local`.
 pub fn listed(local: &[String], host: &str, port: u16) -> bool {

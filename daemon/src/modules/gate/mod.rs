@@ -23,6 +23,7 @@ pub mod classify;
 mod decide;
 pub mod items;
 pub mod mcp;
+pub mod relay;
 pub mod request;
 pub mod shown;
 
@@ -457,8 +458,16 @@ impl Module for GateModule {
                     "Send an HTTP request through Vyre's Gate, with credentials from the person's vault added as it goes: write {{vault:NAME}} where a value belongs (a header such as \"Authorization\": \"Bearer {{vault:NAME}}\", the URL's query, the body), or {{vault:NAME/basic}}, /username, /password, /totp of a login. You never see a value: the answer shows each as its reference. The person sees the request and approves it before it goes. No redirect is followed.",
                 )
                 .sessions_fenced(),
-                &(ctx.clone(), boundary),
+                &(ctx.clone(), boundary.clone()),
                 |(c, b), input: RequestInput, cx| request::request(c, b, input, cx),
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    relay::TOOL,
+                    "Send a request for another person's Vyre holding a relayed pass of this vault (called by POST /v1/pass with the pass's token): the pass's item filled in at this Gate, the answer masked.",
+                ),
+                &(ctx.clone(), boundary),
+                |(c, b), input: relay::RelayInput, cx| relay::relay(c, b, input, cx),
             )?;
             Ok(())
         })

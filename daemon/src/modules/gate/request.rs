@@ -62,7 +62,7 @@ pub struct RequestInput {
     pub body: Option<String>,
 }
 
-#[derive(Serialize, JsonSchema)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Sent {
     pub status: u16,
     /// The answer's headers (without `set-cookie`), values masked.
@@ -170,7 +170,7 @@ pub fn read(input: &Value) -> Result<(RequestInput, Shape), String> {
     Ok((input, shape))
 }
 
-fn items(shape: &Shape) -> Vec<String> {
+pub(super) fn items(shape: &Shape) -> Vec<String> {
     let names: BTreeSet<&str> = shape.refs.iter().map(|r| r.item.as_str()).collect();
     names.into_iter().map(String::from).collect()
 }
@@ -328,18 +328,33 @@ fn field(name: &str, value: &VaultValue, f: Field) -> Result<Zeroizing<String>, 
 
 type Values = BTreeMap<Ref, Zeroizing<String>>;
 
-/// Each reference's value, fetched from the vault as the Gate's (granted to `gate`), and the
-/// masker that hides them again.
-async fn values(ctx: &Ctx, refs: &BTreeSet<Ref>) -> Result<(Values, Masker), ToolError> {
-    let mut opened: BTreeMap<String, VaultValue> = BTreeMap::new();
-    let mut values = Values::new();
-    let mut masker = Masker::default();
+/// Each item the references name, fetched from the vault as the Gate's (granted to `gate`).
+pub(super) async fn open(
+    ctx: &Ctx,
+    refs: &BTreeSet<Ref>,
+) -> Result<BTreeMap<String, VaultValue>, ToolError> {
+    let mut opened = BTreeMap::new();
     for r in refs {
         if !opened.contains_key(&r.item) {
             let v = ctx.vault().fetch(&r.item).await.map_err(ToolError::from)?;
             opened.insert(r.item.clone(), v);
         }
-        let v = field(&r.item, &opened[&r.item], r.field).map_err(ToolError::invalid)?;
+    }
+    Ok(opened)
+}
+
+/// Each reference's value from the items opened, and the masker that hides them again.
+fn values(
+    opened: &BTreeMap<String, VaultValue>,
+    refs: &BTreeSet<Ref>,
+) -> Result<(Values, Masker), ToolError> {
+    let mut values = Values::new();
+    let mut masker = Masker::default();
+    for r in refs {
+        let value = opened
+            .get(&r.item)
+            .ok_or_else(|| ToolError::invalid(format!("{} has no value", r.placeholder())))?;
+        let v = field(&r.item, value, r.field).map_err(ToolError::invalid)?;
         if v.len() < boundary::MIN_VALUE && r.field != Field::Totp {
             return Err(ToolError::invalid(format!(
                 "{} is shorter than {} characters: too short to be kept out of the answer",
@@ -349,7 +364,7 @@ async fn values(ctx: &Ctx, refs: &BTreeSet<Ref>) -> Result<(Values, Masker), Too
         }
         masker.add(&v, &r.placeholder());
         if r.field == Field::Basic
-            && let VaultValue::Login { password, .. } = &opened[&r.item]
+            && let VaultValue::Login { password, .. } = value
         {
             masker.add(password.expose(), &r.placeholder());
         }
@@ -402,8 +417,33 @@ pub async fn request(
         input.body.as_deref(),
     )
     .map_err(ToolError::invalid)?;
-    let addrs = addresses(&shape, &b.local).await?;
-    let (values, masker) = values(&c, &shape.refs).await?;
+    let opened = open(&c, &shape.refs).await?;
+    let who = Who { by, item, thread };
+    if let Some(pass) = super::relay::pass_in(&opened)? {
+        return super::relay::forward(&c, pass, &input, &shape, who).await;
+    }
+    send(&c, &b, &input, &shape, &opened, who).await
+}
+
+/// Who a request is sent for: a label, the Gate's item that approved it, its thread.
+pub(super) struct Who {
+    pub by: String,
+    pub item: Option<String>,
+    pub thread: Option<String>,
+}
+
+/// Send `input` with the values of the items `opened`, masked in what comes back.
+pub(super) async fn send(
+    c: &Ctx,
+    b: &Boundary,
+    input: &RequestInput,
+    shape: &Shape,
+    opened: &BTreeMap<String, VaultValue>,
+    who: Who,
+) -> Result<Sent, ToolError> {
+    let Who { by, item, thread } = who;
+    let addrs = addresses(shape, &b.local).await?;
+    let (values, masker) = values(opened, &shape.refs)?;
     let mask = |e: String| masker.mask(&e);
     let url = boundary::fill(&input.url, &values, boundary::percent).map_err(ToolError::invalid)?;
     let mut req = hyper::Request::builder()
@@ -428,7 +468,7 @@ pub async fn request(
     let req = req
         .body(Full::new(body))
         .map_err(|e| ToolError::invalid(mask(format!("the request: {e}"))))?;
-    let names = items(&shape);
+    let names = items(shape);
     let sent = crate::kernel::outbound::send_pinned(addrs, req, TIMEOUT, READ_MAX).await;
     let event = |status: Option<u16>, error: Option<String>| {
         let mut e = NewEvent::new(
@@ -506,77 +546,5 @@ fn text(body: &[u8], was_cut: bool, masker: &Masker) -> (Option<String>, bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn input(body: &str) -> RequestInput {
-        RequestInput {
-            method: "POST".into(),
-            url: "https://api.example.com/x".into(),
-            headers: BTreeMap::new(),
-            body: Some(body.into()),
-        }
-    }
-
-    #[test]
-    fn an_approval_runs_one_call_of_its_thread_with_its_exact_input() {
-        let b = Boundary::new(vec![]);
-        b.held("i1", "t1", input("hello"));
-        assert_eq!(b.take("t1", &input("hello")), None, "held is not approved");
-        b.approve("i1", None);
-        assert_eq!(b.take("t2", &input("hello")), None, "another thread's");
-        assert_eq!(b.take("t1", &input("hello!")), None, "another input");
-        assert_eq!(b.take("t1", &input("hello")).as_deref(), Some("i1"));
-        assert_eq!(b.take("t1", &input("hello")), None, "once");
-
-        b.held("i2", "t1", input("draft"));
-        b.approve("i2", Some("final words"));
-        assert_eq!(b.take("t1", &input("draft")), None, "the edit is what goes");
-        assert_eq!(b.take("t1", &input("final words")).as_deref(), Some("i2"));
-
-        b.held("i3", "t1", input("x"));
-        b.forget("i3");
-        b.approve("i3", None);
-        assert_eq!(
-            b.take("t1", &input("x")),
-            None,
-            "a forgotten item approves nothing"
-        );
-    }
-
-    #[test]
-    fn an_answer_is_masked_before_it_is_cut() {
-        let mut m = Masker::default();
-        m.add("SECRETVALUE", "{{vault:k}}");
-        let long = format!("{}SECRETVALUE", "a".repeat(TEXT_MAX - 5));
-        let (body, cut) = text(long.as_bytes(), false, &m);
-        let body = body.unwrap();
-        assert!(cut);
-        assert!(!body.contains("SECRE"), "no half value at the cut");
-        let (none, _) = text(&[0xff, 0xfe], false, &m);
-        assert!(none.is_none());
-        let (some, cut) = text("ok é".as_bytes().split_at(4).0, true, &m);
-        assert_eq!((some.as_deref(), cut), (Some("ok "), true));
-    }
-
-    #[test]
-    fn what_the_person_sees_names_the_items_never_a_value() {
-        let mut i = input("{\"t\": \"{{vault:hook}}\"}");
-        i.headers
-            .insert("Authorization".into(), "Bearer {{vault:gh}}".into());
-        let (_, shape) = read(&serde_json::to_value(&i).unwrap()).unwrap();
-        let shown = show(&i, &shape);
-        assert_eq!(
-            shown.destination,
-            "POST https://api.example.com/x (the Gate adds from the vault: gh, hook)"
-        );
-        assert!(shown.content.contains("Authorization: Bearer {{vault:gh}}"));
-        assert_eq!(shown.field.as_deref(), Some("body"));
-        assert_eq!(
-            held(&shape).what,
-            "an HTTP POST to api.example.com with the vault items gh, hook"
-        );
-        assert!(is_request("mcp__plugin_vyre_vyre__gate_request"));
-        assert!(!is_request("mcp__x__gate_requests"));
-    }
-}
+#[path = "request_tests.rs"]
+mod tests;

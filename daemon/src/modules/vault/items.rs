@@ -49,6 +49,29 @@ pub const MIGRATIONS: &[Migration] = &[
         last_used_at INTEGER
     );",
     },
+    Migration {
+        version: 3,
+        // Passes this Vyre gave (passes.rs, ADR 0036); `item` is kept when the item goes, so
+        // an offboarding still lists what was shared.
+        sql: "CREATE TABLE vault_passes (
+        id TEXT PRIMARY KEY,
+        item TEXT NOT NULL,
+        item_name TEXT NOT NULL,
+        to_person TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        token_hash BLOB,
+        created_at INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        revoked_at INTEGER
+    );
+    CREATE INDEX vault_passes_to ON vault_passes(to_person);
+    CREATE TABLE vault_pass_uses (
+        pass TEXT NOT NULL REFERENCES vault_passes(id) ON DELETE CASCADE,
+        at INTEGER NOT NULL,
+        destination TEXT NOT NULL
+    );
+    CREATE INDEX vault_pass_uses_pass ON vault_pass_uses(pass, at);",
+    },
 ];
 
 /// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's
@@ -88,6 +111,10 @@ pub struct ItemInfo {
     /// An env set's variables' names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vars: Vec<String>,
+    /// Where an item that came as a pass came from (the giver's Vyre), and whether it is
+    /// relayed (the value stays there) or a sealed copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// What the seal of an item is bound to: changing any of these makes it fail to open.
@@ -161,6 +188,7 @@ pub fn list(conn: &Connection) -> rusqlite::Result<Vec<ItemInfo>> {
             },
             last4: card("last4"),
             expiry: card("expiry"),
+            from: meta["from"].as_str().map(String::from),
             name: r.get(0)?,
             kind,
             created_at: r.get(2)?,

@@ -9,6 +9,8 @@
 //! - [`import`]: password managers' exports (`vault.import`).
 //! - [`presence`], [`passkeys`], [`reveal`]: a value shown to a person who just proved presence
 //!   (`vault.reveal`, by passkey or passphrase; ADR 0035).
+//! - [`passes`], [`pass_seal`], [`pass_tools`]: one item shared with another person's Vyre,
+//!   relayed or sealed, and offboarding (ADR 0036).
 //!
 //! What other modules may know of it is its contract, [`crate::kernel::contracts::vault`] (with the
 //! value types in [`crate::kernel::contracts::secret`]); the vault provides [`VaultAccess`] at start.
@@ -22,6 +24,9 @@ pub mod generate;
 pub mod import;
 pub mod items;
 pub mod keystore;
+pub mod pass_seal;
+pub mod pass_tools;
+pub mod passes;
 pub mod passkeys;
 pub mod presence;
 pub mod reveal;
@@ -32,7 +37,7 @@ pub mod tools;
 pub use self::core::{KeyState, StopAfter, Vault};
 pub use crate::kernel::contracts::secret::{Kind, Secret, VaultValue};
 pub use crate::kernel::contracts::vault::{
-    FetchFuture, Grantee, MayFetchFuture, VaultAccess, VaultError, valid_item_name,
+    FetchFuture, Grantee, MayFetchFuture, PassFuture, VaultAccess, VaultError, valid_item_name,
 };
 
 impl VaultAccess for Vault {
@@ -41,6 +46,15 @@ impl VaultAccess for Vault {
     }
     fn may_fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> MayFetchFuture<'a> {
         Box::pin(Vault::may_fetch(self, grantee, name))
+    }
+    fn open_pass<'a>(
+        &'a self,
+        grantee: &'a Grantee,
+        pass: &'a str,
+        token: &'a str,
+        destination: &'a str,
+    ) -> PassFuture<'a> {
+        Box::pin(Vault::open_pass(self, grantee, pass, token, destination))
     }
 }
 
@@ -61,7 +75,8 @@ impl crate::kernel::module::Module for VaultModule {
             let vault = Vault::open(ctx.clone(), store).await?;
             ctx.provide::<dyn VaultAccess>(vault.clone())?;
             tools::register(&ctx, vault.clone())?;
-            reveal::register(&ctx, vault)?;
+            reveal::register(&ctx, vault.clone())?;
+            pass_tools::register(&ctx, vault)?;
             Ok(())
         })
     }

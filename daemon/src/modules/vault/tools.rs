@@ -59,8 +59,9 @@ pub fn key_store(ctx: &Ctx) -> Result<Arc<dyn KeyStore>, StartError> {
 pub struct PutInput {
     #[schemars(length(min = 1, max = 128), pattern(crate::kernel::tools::shape::ITEM), extend("not" = { "enum": [".", ".."] }))]
     name: String,
-    /// secret (default), login, note, card or env.
+    /// secret (default), login, note, card or env (a pass comes by `vault.pass.accept`).
     #[serde(default)]
+    #[schemars(extend("not" = { "const": "pass" }))]
     kind: Option<Kind>,
     /// The secret or the note's text.
     #[serde(default)]
@@ -248,6 +249,11 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
                 )));
             }
             VaultValue::Env(vars.into_iter().collect())
+        }
+        Kind::Pass => {
+            return Err(VaultError::InvalidName(
+                "a pass is taken from its giver's code with vault.pass.accept".into(),
+            ));
         }
     };
     Ok((input.name, value, input.replace))

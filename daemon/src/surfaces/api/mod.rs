@@ -19,6 +19,7 @@ mod hooks_endpoint;
 mod link_answer;
 pub mod openapi;
 pub mod pair_endpoint;
+mod pass_endpoint;
 pub mod serve;
 pub mod session_socket;
 mod sse;
@@ -52,6 +53,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
         .route("/v1/session/finish", post(browser::finish))
         .route("/v1/session/logout", post(browser::logout))
         .route("/v1/pair", post(pair_endpoint::pair))
+        .route("/v1/pass", post(pass_endpoint::relay))
         .route("/v1/tools", get(list_tools))
         .route("/v1/openapi.json", get(openapi_doc))
         .route(
@@ -139,7 +141,7 @@ async fn call_tool(
 /// that stalls holds its connection no longer than that.
 pub(crate) async fn read_body(kernel: &Kernel, body: Body, max: usize) -> Result<Bytes, ApiError> {
     let wait = kernel.config().config.limits.header_timeout();
-    tokio::time::timeout(wait, axum::body::to_bytes(body, max))
+    tokio::time::timeout(wait, collect(body, max))
         .await
         .map_err(|_| {
             ApiError::new(
@@ -151,13 +153,41 @@ pub(crate) async fn read_body(kernel: &Kernel, body: Body, max: usize) -> Result
                 ),
             )
         })?
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!("the request body is larger than {} KiB", max / 1024),
-            )
-        })
+}
+
+/// The most of a body over its limit that is read (and dropped) so that the caller, still
+/// writing it, gets the `413` rather than a connection closed under it.
+const DRAIN_MAX: usize = MAX_IMPORT_BODY;
+
+/// `body` whole when it is at most `max` bytes; past that, the rest is drained (up to
+/// [`DRAIN_MAX`]) and the answer is `413 too_large`.
+async fn collect(body: Body, max: usize) -> Result<Bytes, ApiError> {
+    let mut body = body.into_data_stream();
+    let mut kept = bytes::BytesMut::new();
+    let mut seen = 0usize;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the request body is larger than {} KiB", max / 1024),
+        )
+    };
+    while let Some(chunk) = futures_util::StreamExt::next(&mut body).await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::bad_request("body_unreadable", format!("the request body: {e}"))
+        })?;
+        seen = seen.saturating_add(chunk.len());
+        if seen > DRAIN_MAX {
+            return Err(too_large());
+        }
+        if seen <= max {
+            kept.extend_from_slice(&chunk);
+        }
+    }
+    if seen > max {
+        return Err(too_large());
+    }
+    Ok(kept.freeze())
 }
 
 /// A paired Vyre's call with a presence assertion: the person it vouches for, once the

@@ -22,6 +22,7 @@ mod status_cmd;
 mod tool_cmd;
 mod uninstall_cmd;
 mod vault_cmd;
+mod vault_pass_cmd;
 mod vault_put;
 
 use clap::{Parser, Subcommand};

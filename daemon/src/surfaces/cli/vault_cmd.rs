@@ -82,6 +82,19 @@ pub enum VaultCommand {
         #[arg(long, value_parser = ["value", "username", "password", "totp", "notes", "number", "holder", "expiry", "code"])]
         field: Option<String>,
     },
+    /// Share one item with another person's Vyre (relayed or sealed), or take one you were
+    /// given.
+    #[command(subcommand)]
+    Pass(super::vault_pass_cmd::PassCommand),
+    /// Revoke every pass a person holds, and list what to rotate and where it was used.
+    Offboard {
+        person: String,
+        /// Say what would be revoked; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Make a random password (or, with --words, a passphrase from the EFF's word list) and
     /// print it, or store it with --put without showing it.
     Generate {
@@ -163,6 +176,12 @@ pub async fn run(client: &Client, command: VaultCommand) -> i32 {
         VaultCommand::Passphrase { remove } => passphrase(client, remove).await,
         VaultCommand::Status { json } => status(client, json).await,
         VaultCommand::Reveal { name, field } => reveal(client, &name, field).await,
+        VaultCommand::Pass(command) => super::vault_pass_cmd::run(client, command).await,
+        VaultCommand::Offboard {
+            person,
+            dry_run,
+            json,
+        } => super::vault_pass_cmd::offboard(client, &person, dry_run, json).await,
         VaultCommand::Import {
             file,
             format,

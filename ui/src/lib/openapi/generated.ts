@@ -342,6 +342,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/gate.relay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a request for another person's Vyre holding a relayed pass of this vault (called by POST /v1/pass with the pass's token): the pass's item filled in at this Gate, the answer masked. */
+        post: operations["gate.relay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/gate.request": {
         parameters: {
             query?: never;
@@ -2263,6 +2280,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/vault.offboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke every pass a person holds in one action, and list what must be rotated (their sealed copies) and where each relayed item was used. */
+        post: operations["vault.offboard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.pass.accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take a pass another person gave (their code) into this vault as name: a relayed one is used through the Gate like any item granted to it; a sealed one becomes an item. */
+        post: operations["vault.pass.accept"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.pass.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Share one item with another person's Vyre: relayed (the default: the value stays here and their requests go through this Gate) or sealed (sealed_for: a key their Vyre made). Gives the code to hand them. */
+        post: operations["vault.pass.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.pass.key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-use key for receiving a sealed pass (good for an hour, until vyred restarts): give it to the person who shares. */
+        post: operations["vault.pass.key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.pass.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The passes this Vyre gave: item, person, relayed or sealed, uses, revoked. */
+        post: operations["vault.pass.list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/vault.pass.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a pass: a relayed one at once; a sealed one's copy stays with them, so the answer says to rotate. */
+        post: operations["vault.pass.revoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.passkey.add": {
         parameters: {
             query?: never;
@@ -2961,6 +3080,25 @@ export interface components {
         };
         /** @description Why a call is held. */
         "gate.hold.Kind": "send" | "spend" | "delete";
+        "gate.relay.RequestInput": {
+            /** @description The body as text (JSON, a form ...), with `{{vault:NAME}}` where a value goes. */
+            body?: string | null;
+            /**
+             * @description Header names and values; `{{vault:NAME}}` (or `{{vault:NAME/basic}}` for a login) where a
+             *     credential goes, e.g. `"Authorization": "Bearer {{vault:github-token}}"`.
+             * @default {}
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /** @description GET, HEAD, POST, PUT, PATCH or DELETE. */
+            method: string;
+            /**
+             * @description The whole URL with its scheme, host and port written out; `{{vault:NAME}}` may stand in
+             *     its path or query.
+             */
+            url: string;
+        };
         /** @description One hook's gift, as the event said it (the shape of `system.events`' events). */
         "harness.remembered.Remembered": {
             /** Format: int64 */
@@ -4674,6 +4812,11 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             expiry?: string | null;
+            /**
+             * @description Where an item that came as a pass came from (the giver's Vyre), and whether it is
+             *     relayed (the value stays there) or a sealed copy.
+             */
+            from?: string | null;
             grants: string[];
             /** @description The value is an entry of the OS keychain's own, not sealed in the vault's table. */
             in_keychain?: boolean;
@@ -4691,6 +4834,78 @@ export interface components {
             /** @description An env set's variables' names. */
             vars?: string[];
         };
+        /** @description A pass as `vault.pass.list` shows it. */
+        "vault.offboard.PassInfo": {
+            /** Format: int64 */
+            created_at: number;
+            created_by: string;
+            id: string;
+            /** @description The item it shares: its name now, or as it was when the pass was made if it is gone. */
+            item: string;
+            kind: components["schemas"]["vault.offboard.PassKind"];
+            /** Format: int64 */
+            last_used_at: number | null;
+            /** Format: int64 */
+            revoked_at: number | null;
+            /** @description Who it was given to. */
+            to: string;
+            /**
+             * Format: int64
+             * @description Requests the Gate sent with it (relayed passes).
+             */
+            uses: number;
+        };
+        /** @description How a pass shares its item. */
+        "vault.offboard.PassKind": "relayed" | "sealed";
+        "vault.offboard.PassUses": {
+            item: string;
+            pass: string;
+            uses: components["schemas"]["vault.offboard.Use"][];
+        };
+        "vault.offboard.Rotate": {
+            item: string;
+            why: string;
+        };
+        /** @description One place a relayed pass's item was sent, and how often. */
+        "vault.offboard.Use": {
+            /** Format: int64 */
+            count: number;
+            /** @description `METHOD https://host/path` as the Gate sent it. */
+            destination: string;
+            /** Format: int64 */
+            last_at: number;
+        };
+        /** @description The kinds of item the vault keeps. */
+        "vault.pass.accept.Kind": "secret" | "login" | "note" | "card" | "env" | "pass";
+        /** @description How a pass shares its item. */
+        "vault.pass.accept.PassKind": "relayed" | "sealed";
+        /** @description How a pass shares its item. */
+        "vault.pass.create.PassKind": "relayed" | "sealed";
+        /** @description A pass as `vault.pass.list` shows it. */
+        "vault.pass.list.PassInfo": {
+            /** Format: int64 */
+            created_at: number;
+            created_by: string;
+            id: string;
+            /** @description The item it shares: its name now, or as it was when the pass was made if it is gone. */
+            item: string;
+            kind: components["schemas"]["vault.pass.list.PassKind"];
+            /** Format: int64 */
+            last_used_at: number | null;
+            /** Format: int64 */
+            revoked_at: number | null;
+            /** @description Who it was given to. */
+            to: string;
+            /**
+             * Format: int64
+             * @description Requests the Gate sent with it (relayed passes).
+             */
+            uses: number;
+        };
+        /** @description How a pass shares its item. */
+        "vault.pass.list.PassKind": "relayed" | "sealed";
+        /** @description How a pass shares its item. */
+        "vault.pass.revoke.PassKind": "relayed" | "sealed";
         /** @description A passkey as `vault.passkey.list` shows it. */
         "vault.passkey.list.PasskeyInfo": {
             added_by: string;
@@ -4723,7 +4938,7 @@ export interface components {
             rp_id: string;
         };
         /** @description The kinds of item the vault keeps. */
-        "vault.put.Kind": "secret" | "login" | "note" | "card" | "env";
+        "vault.put.Kind": "secret" | "login" | "note" | "card" | "env" | "pass";
         /** @description a secret value; never shown again */
         "vault.put.Secret": string;
         /** @description What the browser's `navigator.credentials.get` gave, base64url each. */
@@ -5854,6 +6069,70 @@ export interface operations {
                             item: string;
                             /** @description `approved`, `rejected` or `withdrawn`. */
                             state: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "gate.relay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The pass's id. */
+                    pass: string;
+                    /**
+                     * @description The request as the other side's session wrote it: `{{vault:NAME}}` (any one name)
+                     *     where the pass's value goes.
+                     */
+                    request: components["schemas"]["gate.relay.RequestInput"];
+                    /** @description Its token. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Sent */
+                        data: {
+                            /** @description The answer as text, each vault value shown as its reference; none when it is not text. */
+                            body: string | null;
+                            /**
+                             * Format: uint
+                             * @description Bytes read.
+                             */
+                            bytes: number;
+                            /** @description The answer's headers (without `set-cookie`), values masked. */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /** Format: uint16 */
+                            status: number;
+                            /** @description The answer was longer than what is shown. */
+                            truncated: boolean;
+                            /** @description The vault items filled in. */
+                            vault: string[];
                         };
                     };
                 };
@@ -11651,6 +11930,295 @@ export interface operations {
             };
         };
     };
+    "vault.offboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Say what would happen and change nothing.
+                     * @default false
+                     */
+                    dry_run?: boolean;
+                    /** @description The person, as passes name them (`to`). */
+                    person: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Offboarded */
+                        data: {
+                            dry_run: boolean;
+                            person: string;
+                            /** @description The passes revoked (or that would be). */
+                            revoked: components["schemas"]["vault.offboard.PassInfo"][];
+                            /** @description What must be changed where it is used: each item they hold a sealed copy of. */
+                            rotate: components["schemas"]["vault.offboard.Rotate"][];
+                            /** @description Where each relayed pass's item was sent by them. */
+                            used: components["schemas"]["vault.offboard.PassUses"][];
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code the other person gave (`vyre-pass-1.…` or `vyre-sealed-1.…`). */
+                    code: string;
+                    /** @description The name it gets in this vault. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Accepted */
+                        data: {
+                            from: string;
+                            kind: components["schemas"]["vault.pass.accept.Kind"];
+                            name: string;
+                            /**
+                             * @description `relayed`: the value stays with the giver and this Vyre's Gate sends through theirs;
+                             *     `sealed`: a copy of the value is now in this vault.
+                             */
+                            pass: components["schemas"]["vault.pass.accept.PassKind"];
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The item to share. */
+                    name: string;
+                    /**
+                     * @description A sealed pass: the key (`vyre-key-1.…`) their Vyre made with `vault.pass.key`. Without
+                     *     it the pass is relayed.
+                     */
+                    sealed_for?: string | null;
+                    /** @description Who it is for, in your words (an offboarding names them the same way). */
+                    to: string;
+                    /**
+                     * @description A relayed pass: this Vyre's address as their Vyre reaches it (https, or an address on
+                     *     this machine or the private network); this vyred's own listener when not given.
+                     */
+                    url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Created */
+                        data: {
+                            /**
+                             * @description What to give the other person (they accept it with `vault.pass.accept`). A relayed
+                             *     pass's code lets whoever holds it use the item through this Gate until it is revoked;
+                             *     a sealed one opens only on the Vyre whose key it was made for.
+                             */
+                            code: string;
+                            id: string;
+                            kind: components["schemas"]["vault.pass.create.PassKind"];
+                            note: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** KeyOutput */
+                        data: {
+                            /** Format: uint64 */
+                            expires_in_s: number;
+                            /** @description Give it to the person who will share an item: their `vault.pass.create {sealed_for}`. */
+                            key: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_PassInfo */
+                        data: components["schemas"]["vault.pass.list.PassInfo"][];
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Revoked */
+                        data: {
+                            id: string;
+                            item: string;
+                            kind: components["schemas"]["vault.pass.revoke.PassKind"];
+                            note: string;
+                            /** @description False when it was revoked already. */
+                            revoked: boolean;
+                            /** @description A sealed pass's value is in their Vyre for good: change it where it is used. */
+                            rotate: boolean;
+                            to: string;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "vault.passkey.add": {
         parameters: {
             query?: never;
@@ -11906,7 +12474,7 @@ export interface operations {
                     expiry?: components["schemas"]["vault.put.Secret"] | null;
                     /** @description The name on the card. */
                     holder?: components["schemas"]["vault.put.Secret"] | null;
-                    /** @description secret (default), login, note, card or env. */
+                    /** @description secret (default), login, note, card or env (a pass comes by `vault.pass.accept`). */
                     kind?: components["schemas"]["vault.put.Kind"] | null;
                     name: string;
                     /** @description A login's or a card's notes. */

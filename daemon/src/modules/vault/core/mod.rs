@@ -2,6 +2,7 @@
 //! passphrase and locking are in [`keys`].
 
 mod keys;
+mod passes;
 mod reveal;
 
 use std::sync::Arc;
@@ -46,6 +47,11 @@ struct Plain {
     /// An env set's variables, `[name, value]` each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     e: Vec<[String; 2]>,
+    /// A relayed pass's giver and id there (its token in `v`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pu: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pi: String,
 }
 
 impl Plain {
@@ -83,6 +89,11 @@ impl Plain {
             VaultValue::Env(vars) => {
                 plain.e = vars.iter().map(|(k, v)| [k.clone(), text(v)]).collect();
             }
+            VaultValue::Pass { url, pass, token } => {
+                plain.pu = url.clone();
+                plain.pi = pass.clone();
+                plain.v = text(token);
+            }
         }
         plain
     }
@@ -111,6 +122,11 @@ impl Plain {
                     .map(|[k, v]| (std::mem::take(k), take(v)))
                     .collect(),
             ),
+            Kind::Pass => VaultValue::Pass {
+                url: std::mem::take(&mut self.pu),
+                pass: std::mem::take(&mut self.pi),
+                token: take(&mut self.v),
+            },
         }
     }
 }
@@ -526,6 +542,9 @@ impl Vault {
     /// An item's value for a grantee that holds a grant on it.
     pub async fn fetch(&self, grantee: &Grantee, name: &str) -> Result<VaultValue, VaultError> {
         let row = self.granted_row(grantee, name).await?;
+        if row.kind == Kind::Pass.as_str() && *grantee != Grantee::Module("gate".into()) {
+            return Err(VaultError::PassOnlyForGate);
+        }
         let ring = {
             let mut keys = self.keys.lock().await;
             self.ring(&mut keys, false).await?

@@ -6,7 +6,7 @@
 pub mod formats;
 mod onepux;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -103,18 +103,26 @@ fn name_for(prefix: &str, title: &str, at: usize) -> String {
 }
 
 /// `name`, or the first of `name (2)`, `name (3)` ... not taken.
-fn free_name(name: &str, taken: &HashSet<String>) -> String {
+/// `name`, or the first `name (n)` not taken. `tried` keeps where each name's search ended, so
+/// an export with thousands of items of one title costs one step per item, not a rescan.
+fn free_name(name: &str, taken: &HashSet<String>, tried: &mut HashMap<String, u32>) -> String {
     if !taken.contains(name) {
         return name.to_string();
     }
-    (2..)
+    let from = tried.get(name).copied().unwrap_or(2);
+    let (n, candidate) = (from..)
         .map(|n| {
             let suffix = format!(" ({n})");
             let keep = 128 - suffix.chars().count();
-            format!("{}{suffix}", name.chars().take(keep).collect::<String>())
+            (
+                n,
+                format!("{}{suffix}", name.chars().take(keep).collect::<String>()),
+            )
         })
-        .find(|candidate| !taken.contains(candidate))
-        .expect("a free name")
+        .find(|(_, candidate)| !taken.contains(candidate))
+        .expect("a free name");
+    tried.insert(name.to_string(), n + 1);
+    candidate
 }
 
 pub async fn import(vault: &Vault, input: ImportInput) -> Result<ImportOutput, ImportError> {
@@ -127,8 +135,11 @@ pub async fn import(vault: &Vault, input: ImportInput) -> Result<ImportOutput, I
         .map_err(|e| ImportError::Invalid(e.to_string()))?;
     drop(input.data);
     let existing: HashSet<String> = vault.list().await?.into_iter().map(|i| i.name).collect();
-    // Names given in this import, so two items of one name never overwrite each other.
+    // Names given in this import, so two items of one name never overwrite each other, and
+    // every name taken (the vault's and this import's), grown as names are given.
     let mut given: HashSet<String> = HashSet::new();
+    let mut taken = existing.clone();
+    let mut tried: HashMap<String, u32> = HashMap::new();
     let mut new: Vec<NewItem> = Vec::new();
     let mut out = ImportOutput {
         format: read.format,
@@ -139,8 +150,7 @@ pub async fn import(vault: &Vault, input: ImportInput) -> Result<ImportOutput, I
     for entry in read.entries {
         let wanted = name_for(&prefix, &entry.title, entry.at);
         let (name, replace) = if given.contains(&wanted) {
-            let taken: HashSet<String> = existing.union(&given).cloned().collect();
-            (free_name(&wanted, &taken), false)
+            (free_name(&wanted, &taken, &mut tried), false)
         } else if existing.contains(&wanted) {
             match input.on_duplicate {
                 OnDuplicate::Skip => {
@@ -151,15 +161,13 @@ pub async fn import(vault: &Vault, input: ImportInput) -> Result<ImportOutput, I
                     });
                     continue;
                 }
-                OnDuplicate::Rename => {
-                    let taken: HashSet<String> = existing.union(&given).cloned().collect();
-                    (free_name(&wanted, &taken), false)
-                }
+                OnDuplicate::Rename => (free_name(&wanted, &taken, &mut tried), false),
                 OnDuplicate::Replace => (wanted, true),
             }
         } else {
             (wanted, false)
         };
+        taken.insert(name.clone());
         given.insert(name.clone());
         let kind = entry.value.kind().as_str().to_string();
         if !input.dry_run {

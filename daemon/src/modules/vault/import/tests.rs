@@ -213,6 +213,25 @@ fn names_are_made_from_titles_as_the_vault_takes_them() {
         );
     }
     let taken: HashSet<String> = ["Mail".to_string(), "Mail (2)".to_string()].into();
-    assert_eq!(free_name("Mail", &taken), "Mail (3)");
-    assert_eq!(free_name("Other", &taken), "Other");
+    let mut tried = HashMap::new();
+    assert_eq!(free_name("Mail", &taken, &mut tried), "Mail (3)");
+    assert_eq!(free_name("Other", &taken, &mut tried), "Other");
+}
+
+#[test]
+fn many_items_of_one_title_each_get_the_next_free_name() {
+    // An export of 50,000 items titled alike: each a step on from the last (a search from
+    // " (2)" for each would be 1.25 billion lookups), around a name the vault already has.
+    let mut taken: HashSet<String> = ["x".to_string(), "x (4)".to_string()].into();
+    let mut tried = HashMap::new();
+    let mut given = Vec::new();
+    for _ in 0..50_000 {
+        let name = free_name("x", &taken, &mut tried);
+        taken.insert(name.clone());
+        given.push(name);
+    }
+    assert_eq!(&given[..4], ["x (2)", "x (3)", "x (5)", "x (6)"]);
+    assert_eq!(given.last().unwrap(), "x (50002)");
+    let distinct: HashSet<&String> = given.iter().collect();
+    assert_eq!(distinct.len(), 50_000);
 }

@@ -1,0 +1,190 @@
+//! Passes this Vyre gave (ADR 0036): which item, to whom, relayed or sealed, when revoked, and
+//! every use of a relayed one (where the Gate sent it). A relayed pass's token is kept only as
+//! its SHA-256; nothing here is secret.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+/// How a pass shares its item.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PassKind {
+    /// The value never leaves this Vyre: the other side's requests come through this Gate, and
+    /// a revoke ends them at once.
+    Relayed,
+    /// An encrypted copy for the other side's Vyre: a revoke cannot take it back, so the value
+    /// must be rotated.
+    Sealed,
+}
+
+impl PassKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            PassKind::Relayed => "relayed",
+            PassKind::Sealed => "sealed",
+        }
+    }
+    fn parse(s: &str) -> PassKind {
+        if s == "sealed" {
+            PassKind::Sealed
+        } else {
+            PassKind::Relayed
+        }
+    }
+}
+
+/// A pass as `vault.pass.list` shows it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct PassInfo {
+    pub id: String,
+    /// The item it shares: its name now, or as it was when the pass was made if it is gone.
+    pub item: String,
+    /// Who it was given to.
+    pub to: String,
+    pub kind: PassKind,
+    pub created_at: i64,
+    pub created_by: String,
+    pub revoked_at: Option<i64>,
+    /// Requests the Gate sent with it (relayed passes).
+    pub uses: i64,
+    pub last_used_at: Option<i64>,
+}
+
+/// One place a relayed pass's item was sent, and how often.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Use {
+    /// `METHOD https://host/path` as the Gate sent it.
+    pub destination: String,
+    pub count: i64,
+    pub last_at: i64,
+}
+
+pub struct NewPass<'a> {
+    pub id: &'a str,
+    pub item_id: &'a str,
+    pub item_name: &'a str,
+    pub to: &'a str,
+    pub kind: PassKind,
+    pub token_hash: Option<&'a [u8]>,
+    pub by: &'a str,
+}
+
+pub fn add(conn: &Connection, p: &NewPass<'_>) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO vault_passes
+             (id, item, item_name, to_person, kind, token_hash, created_at, created_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            p.id,
+            p.item_id,
+            p.item_name,
+            p.to,
+            p.kind.as_str(),
+            p.token_hash,
+            crate::now_ms(),
+            p.by
+        ],
+    )?;
+    Ok(())
+}
+
+const SELECT: &str =
+    "SELECT p.id, COALESCE(i.name, p.item_name), p.to_person, p.kind, p.created_at, p.created_by,
+        p.revoked_at, (SELECT COUNT(*) FROM vault_pass_uses u WHERE u.pass = p.id),
+        (SELECT MAX(at) FROM vault_pass_uses u WHERE u.pass = p.id)
+    FROM vault_passes p LEFT JOIN vault_items i ON i.id = p.item";
+
+fn info(r: &rusqlite::Row<'_>) -> rusqlite::Result<PassInfo> {
+    Ok(PassInfo {
+        id: r.get(0)?,
+        item: r.get(1)?,
+        to: r.get(2)?,
+        kind: PassKind::parse(&r.get::<_, String>(3)?),
+        created_at: r.get(4)?,
+        created_by: r.get(5)?,
+        revoked_at: r.get(6)?,
+        uses: r.get(7)?,
+        last_used_at: r.get(8)?,
+    })
+}
+
+/// Every pass, newest first.
+pub fn list(conn: &Connection) -> rusqlite::Result<Vec<PassInfo>> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY p.created_at DESC, p.id"))?;
+    let rows = stmt.query_map([], info)?;
+    rows.collect()
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<PassInfo>> {
+    conn.query_row(&format!("{SELECT} WHERE p.id = ?1"), [id], info)
+        .optional()
+}
+
+/// The passes given to `person` that still stand.
+pub fn standing_for(conn: &Connection, person: &str) -> rusqlite::Result<Vec<PassInfo>> {
+    let mut stmt = conn.prepare(&format!(
+        "{SELECT} WHERE p.to_person = ?1 AND p.revoked_at IS NULL ORDER BY p.created_at, p.id"
+    ))?;
+    let rows = stmt.query_map([person], info)?;
+    rows.collect()
+}
+
+/// Revoke one; false when it was revoked already (or is not there).
+pub fn revoke(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
+    let n = conn.execute(
+        "UPDATE vault_passes SET revoked_at = ?1 WHERE id = ?2 AND revoked_at IS NULL",
+        params![crate::now_ms(), id],
+    )?;
+    Ok(n == 1)
+}
+
+/// A relayed pass that stands: its item's id, the person and the token's hash.
+pub struct Standing {
+    pub item_id: Option<String>,
+    pub to: String,
+    pub token_hash: Vec<u8>,
+}
+
+pub fn standing(conn: &Connection, id: &str) -> rusqlite::Result<Option<Standing>> {
+    conn.query_row(
+        "SELECT i.id, p.to_person, p.token_hash FROM vault_passes p
+             LEFT JOIN vault_items i ON i.id = p.item
+         WHERE p.id = ?1 AND p.kind = 'relayed' AND p.revoked_at IS NULL
+           AND p.token_hash IS NOT NULL",
+        [id],
+        |r| {
+            Ok(Standing {
+                item_id: r.get(0)?,
+                to: r.get(1)?,
+                token_hash: r.get(2)?,
+            })
+        },
+    )
+    .optional()
+}
+
+pub fn record_use(conn: &Connection, pass: &str, destination: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO vault_pass_uses (pass, at, destination) VALUES (?1, ?2, ?3)",
+        params![pass, crate::now_ms(), destination],
+    )?;
+    Ok(())
+}
+
+/// Where a pass's item was sent, most recent first.
+pub fn uses(conn: &Connection, pass: &str) -> rusqlite::Result<Vec<Use>> {
+    let mut stmt = conn.prepare(
+        "SELECT destination, COUNT(*), MAX(at) FROM vault_pass_uses WHERE pass = ?1
+         GROUP BY destination ORDER BY MAX(at) DESC",
+    )?;
+    let rows = stmt.query_map([pass], |r| {
+        Ok(Use {
+            destination: r.get(0)?,
+            count: r.get(1)?,
+            last_at: r.get(2)?,
+        })
+    })?;
+    rows.collect()
+}

@@ -1,0 +1,418 @@
+//! Passes (spec 7.5, ADR 0036): one item shared with another person's Vyre, here a second
+//! vyred on this machine. Relayed: the receiving Vyre's Gate sends its request through the
+//! giver's, which fills the value in; a revoke ends it at the next call. Sealed: an encrypted
+//! copy opened once with a key the receiver made. Offboarding revokes what a person holds and
+//! says what to rotate and where it was used. No value and no pass token is anywhere in the
+//! clear: not in either store, an event or an answer.
+
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+use base64::Engine;
+use serde_json::{Value, json};
+use vyre::surfaces::client::Client;
+
+use crate::support::*;
+
+const VALUE: &str = "team_live_8d2f6a1c9e4b7a3d5f";
+const PASSWORD: &str = "pw-sealed-3b9e1f7c2a";
+
+async fn service() -> (u16, Arc<Mutex<Vec<String>>>) {
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let keep = got.clone();
+    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+        let keep = keep.clone();
+        async move {
+            let auth = headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_string();
+            keep.lock().unwrap().push(auth.clone());
+            axum::Json(json!({ "you_sent": auth }))
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (port, got)
+}
+
+fn request(port: u16, reference: &str) -> Value {
+    json!({
+        "method": "GET",
+        "url": format!("http://127.0.0.1:{port}/whoami"),
+        "headers": { "Authorization": format!("Bearer {{{{vault:{reference}}}}}") },
+    })
+}
+
+fn code_of(err: &vyre::surfaces::client::ClientError) -> String {
+    err.code().unwrap_or_default().to_string()
+}
+
+/// `POST /v1/pass` as another Vyre would: the error's code, or its data.
+async fn post_pass(endpoint: &Client, body: &Value) -> Result<Value, String> {
+    let (status, answer) = endpoint
+        .json(
+            axum::http::Method::POST,
+            "/v1/pass",
+            Some(body.to_string().into_bytes()),
+            &[("content-type", "application/json")],
+        )
+        .await
+        .unwrap();
+    if status == 200 {
+        Ok(answer["data"].clone())
+    } else {
+        Err(answer["error"]["code"].as_str().unwrap_or("?").to_string())
+    }
+}
+
+/// Every file under `dir` that holds `needle`.
+fn holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p)
+                && bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+            {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+async fn start(home: &TempHome, config: Value) -> InProcess {
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    InProcess::start(home, vec![]).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboarding_ends_the_rest()
+ {
+    let (port, got) = service().await;
+    let (giver_home, taker_home) = (TempHome::new("pass-giver"), TempHome::new("pass-taker"));
+    // Both Gates may send to the service on loopback (their persons listed it).
+    let local = json!({ "gate": { "local": [format!("127.0.0.1:{port}")] } });
+    let giver = start(&giver_home, local.clone()).await;
+    let taker = start(&taker_home, local).await;
+    let (g, t) = (giver.socket_client(), taker.socket_client());
+    g.call("vault.put", &json!({ "name": "team-api", "value": VALUE }))
+        .await
+        .unwrap();
+    g.call(
+        "vault.put",
+        &json!({ "name": "team-login", "kind": "login", "username": "ops", "password": PASSWORD }),
+    )
+    .await
+    .unwrap();
+
+    // A relayed pass, given and taken.
+    let made = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": "team-api", "to": "sam", "url": format!("http://{}", giver.http) }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(made["kind"], "relayed");
+    let code = made["code"].as_str().unwrap().to_string();
+    assert!(code.starts_with("vyre-pass-1.") && !code.contains(VALUE));
+    let token = {
+        let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(code.trim_start_matches("vyre-pass-1."))
+            .unwrap();
+        let v: Value = serde_json::from_slice(&raw).unwrap();
+        v["token"].as_str().unwrap().to_string()
+    };
+    let taken = t
+        .call(
+            "vault.pass.accept",
+            &json!({ "code": code, "name": "sams-key" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (taken["pass"].as_str(), taken["kind"].as_str()),
+        (Some("relayed"), Some("pass"))
+    );
+    let listed = t.call("vault.list", &json!({})).await.unwrap();
+    let item = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "sams-key")
+        .unwrap()
+        .clone();
+    assert_eq!(item["kind"], "pass");
+    assert_eq!(item["from"], format!("http://{}", giver.http));
+
+    // Not granted to the taker's Gate yet: refused there, nothing sent.
+    let err = t
+        .call("gate.request", &request(port, "sams-key"))
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "not_granted", "{err}");
+    t.call("vault.grant", &json!({ "item": "sams-key", "to": "gate" }))
+        .await
+        .unwrap();
+    let sent = t
+        .call("gate.request", &request(port, "sams-key"))
+        .await
+        .unwrap();
+    assert_eq!(sent["status"], 200, "{sent}");
+    assert_eq!(got.lock().unwrap().as_slice(), [format!("Bearer {VALUE}")]);
+    let body = sent["body"].as_str().unwrap();
+    assert!(
+        body.contains("Bearer {{vault:sams-key}}") && !body.contains(VALUE),
+        "the answer comes back masked: {body}"
+    );
+    // The giver sees the use and where it went.
+    let passes = g.call("vault.pass.list", &json!({})).await.unwrap();
+    assert_eq!(passes[0]["uses"], 1, "{passes}");
+    assert_eq!(passes[0]["to"], "sam");
+
+    // Bad input on either side: two items with a pass, a pass used by a module other than the
+    // Gate, a pass with no reference, a wrong token, a body that is not a relay.
+    t.call(
+        "vault.put",
+        &json!({ "name": "mine", "value": "mine_value_123456" }),
+    )
+    .await
+    .unwrap();
+    t.call("vault.grant", &json!({ "item": "mine", "to": "gate" }))
+        .await
+        .unwrap();
+    let mut two = request(port, "sams-key");
+    two["body"] = json!("{{vault:mine}}");
+    two["method"] = json!("POST");
+    let err = t.call("gate.request", &two).await.unwrap_err();
+    assert_eq!(code_of(&err), "invalid_input", "{err}");
+    let endpoint = Client::http(giver.http, None);
+    let relay = |pass: &str, token: &str, req: Value| json!({ "pass": pass, "token": token, "request": req });
+    let pass_id = made["id"].as_str().unwrap();
+    for (body, code) in [
+        (
+            relay(pass_id, "not-the-token", request(port, "x")),
+            "pass_revoked",
+        ),
+        (
+            relay("p0000000000000000", &token, request(port, "x")),
+            "pass_revoked",
+        ),
+        (
+            relay(
+                pass_id,
+                &token,
+                json!({ "method": "GET", "url": format!("http://127.0.0.1:{port}/") }),
+            ),
+            "invalid_input",
+        ),
+        (json!({ "pass": pass_id }), "invalid_input"),
+    ] {
+        let err = post_pass(&endpoint, &body).await.unwrap_err();
+        assert_eq!(err, code, "{body}");
+    }
+    // A private address the giver did not list is refused by the giver's Gate.
+    let err = post_pass(
+        &endpoint,
+        &relay(pass_id, &token, json!({ "method": "GET", "url": "https://10.1.2.3/", "headers": { "a": "{{vault:x}}" } })),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err, "private_address");
+    assert_eq!(got.lock().unwrap().len(), 1, "none of these sent anything");
+
+    // Revoked mid-use: the next call ends there.
+    let revoked = g
+        .call("vault.pass.revoke", &json!({ "id": pass_id }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (revoked["revoked"].as_bool(), revoked["rotate"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let err = t
+        .call("gate.request", &request(port, "sams-key"))
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "pass_revoked", "{err}");
+    assert_eq!(
+        got.lock().unwrap().len(),
+        1,
+        "nothing sent after the revoke"
+    );
+
+    // A sealed pass: a key the taker made, a copy only it opens, once.
+    let key = t.call("vault.pass.key", &json!({})).await.unwrap()["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sealed = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": "team-login", "to": "sam", "sealed_for": key }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sealed["kind"], "sealed");
+    let sealed_code = sealed["code"].as_str().unwrap().to_string();
+    assert!(!sealed_code.contains(PASSWORD));
+    // Another Vyre's key does not open it.
+    let err = g
+        .call(
+            "vault.pass.accept",
+            &json!({ "code": sealed_code, "name": "x" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "unknown_key", "{err}");
+    let taken = t
+        .call(
+            "vault.pass.accept",
+            &json!({ "code": sealed_code, "name": "sams-login" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (taken["pass"].as_str(), taken["kind"].as_str()),
+        (Some("sealed"), Some("login"))
+    );
+    let err = t
+        .call(
+            "vault.pass.accept",
+            &json!({ "code": sealed_code, "name": "again" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "unknown_key", "a key opens one pass: {err}");
+    t.call(
+        "vault.grant",
+        &json!({ "item": "sams-login", "to": "gate" }),
+    )
+    .await
+    .unwrap();
+    // The copy is the taker's own: its Gate sends it, and the giver keeps no use of it.
+    t.call("gate.request", &request(port, "sams-login/password"))
+        .await
+        .unwrap();
+    assert_eq!(
+        got.lock().unwrap().last().unwrap(),
+        &format!("Bearer {PASSWORD}")
+    );
+
+    // A second relayed pass, used, then offboarding: a dry run first.
+    let again = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": "team-api", "to": "sam", "url": format!("http://{}", giver.http) }),
+        )
+        .await
+        .unwrap();
+    t.call(
+        "vault.pass.accept",
+        &json!({ "code": again["code"], "name": "sams-key-2" }),
+    )
+    .await
+    .unwrap();
+    t.call(
+        "vault.grant",
+        &json!({ "item": "sams-key-2", "to": "gate" }),
+    )
+    .await
+    .unwrap();
+    t.call("gate.request", &request(port, "sams-key-2"))
+        .await
+        .unwrap();
+    let dry = g
+        .call(
+            "vault.offboard",
+            &json!({ "person": "sam", "dry_run": true }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(dry["revoked"].as_array().unwrap().len(), 2, "{dry}");
+    t.call("gate.request", &request(port, "sams-key-2"))
+        .await
+        .expect("a dry run revokes nothing");
+    let off = g
+        .call("vault.offboard", &json!({ "person": "sam" }))
+        .await
+        .unwrap();
+    assert_eq!(off["rotate"][0]["item"], "team-login", "{off}");
+    let used = &off["used"][0];
+    assert_eq!(used["item"], "team-api");
+    assert_eq!(used["uses"][0]["count"], 2, "{off}");
+    assert!(
+        used["uses"][0]["destination"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("GET http://127.0.0.1:{port}/whoami")),
+        "{off}"
+    );
+    let err = t
+        .call("gate.request", &request(port, "sams-key-2"))
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "pass_revoked", "{err}");
+    let nobody = g
+        .call("vault.offboard", &json!({ "person": "sam" }))
+        .await
+        .unwrap();
+    assert_eq!(nobody["revoked"], json!([]));
+
+    // A session may not give, take or end a pass.
+    let socket = giver
+        .kernel
+        .get::<dyn vyre::kernel::contracts::sockets::SessionSockets>()
+        .unwrap()
+        .open("t-pass")
+        .unwrap()
+        .expect("a short enough path");
+    let session = Client::socket(&socket);
+    for (tool, input) in [
+        (
+            "vault.pass.create",
+            json!({ "name": "team-api", "to": "me" }),
+        ),
+        ("vault.pass.list", json!({})),
+        ("vault.pass.key", json!({})),
+        ("vault.offboard", json!({ "person": "sam" })),
+        ("gate.relay", relay(pass_id, &token, request(port, "x"))),
+    ] {
+        let err = session.call(tool, &input).await.unwrap_err();
+        assert!(
+            matches!(
+                code_of(&err).as_str(),
+                "person_only" | "not_for_sessions" | "forbidden" | "not_approved"
+            ),
+            "{tool}: {err}"
+        );
+    }
+
+    // Nothing in the clear: the values, the token.
+    giver.stop().await;
+    taker.stop().await;
+    for home in [&giver_home, &taker_home] {
+        for needle in [VALUE, PASSWORD, token.as_str()] {
+            assert_eq!(
+                holding(&home.dir, needle),
+                Vec::<std::path::PathBuf>::new(),
+                "{needle}"
+            );
+        }
+        for (_, kind, data) in stored_events(&home.home().database()) {
+            let text = data.to_string();
+            assert!(
+                !text.contains(VALUE) && !text.contains(PASSWORD) && !text.contains(&token),
+                "{kind}: {text}"
+            );
+        }
+    }
+}

@@ -219,6 +219,32 @@ it('a TOTP code is the seed\'s code for now, with its countdown; a login without
   assert.deepEqual(browser.errors, [], 'no script errors on the page');
 });
 
+it('a login\'s TOTP from the site\'s QR code image: vyred reads it, and its code is the seed\'s', T, async () => {
+  // The fixture is `qrencode` of otpauth://totp/Forge:sam?secret=JBSWY3DPEHPK3PXP&issuer=Forge.
+  const QR_SEED = 'JBSWY3DPEHPK3PXP';
+  await page.getByTestId('vault-open-add').click();
+  const form = page.getByTestId('vault-add');
+  await form.getByTestId('vault-add-name').fill('forge');
+  await form.getByTestId('vault-add-username').fill('sam');
+  await form.getByTestId('vault-add-password').fill('forge-pw-1');
+  await form.getByTestId('vault-add-totp-qr').setInputFiles(new URL('./fixtures/totp-setup-qr.png', import.meta.url).pathname);
+  await form.getByTestId('vault-add-totp-qr-picked').filter({ hasText: 'totp-setup-qr.png' }).waitFor();
+  await shot(page, 'vault-reveal-totp-qr', form);
+  await form.getByTestId('vault-add-save').click();
+  await form.getByTestId('vault-add-done').filter({ hasText: 'forge' }).waitFor();
+  assert.equal(await form.getByTestId('vault-add-totp-qr-picked').count(), 0, 'the image is let go once stored');
+  await openItem('forge');
+  const code = fieldOf('forge', 'totp');
+  await code.getByTestId('vault-show').click();
+  await code.getByTestId('vault-value').waitFor();
+  const shown = await code.getByTestId('vault-value').innerText();
+  const now = Date.now();
+  assert.ok([totp(QR_SEED, now), totp(QR_SEED, now - 30_000)].includes(shown), `${shown} is the QR code's seed's code`);
+  await code.getByTestId('vault-hide').click();
+  await row('forge').getByTestId('vault-item-open').click();
+  assert.deepEqual(browser.errors, [], 'no script errors on the page');
+});
+
 it('when the authenticator does not verify the person, nothing is shown and it is said; Try again works once it does', T, async () => {
   await cdp.send('WebAuthn.setUserVerified', { authenticatorId: authenticator, isUserVerified: false });
   await openItem('mail');

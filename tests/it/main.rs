@@ -58,6 +58,7 @@ mod vault_kinds;
 mod vault_onepux;
 mod vault_passes;
 mod vault_reveal;
+mod vault_totp;
 mod watchers;
 mod watchers_e2e;
 mod web;

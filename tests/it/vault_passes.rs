@@ -346,6 +346,21 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         .await
         .unwrap();
     assert_eq!(off["rotate"][0]["item"], "team-login", "{off}");
+    assert!(
+        off["revoked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["revoked_at"].is_i64()),
+        "the answer shows them revoked: {off}"
+    );
+    assert!(
+        dry["revoked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["revoked_at"].is_null())
+    );
     let used = &off["used"][0];
     assert_eq!(used["item"], "team-api");
     assert_eq!(used["uses"][0]["count"], 2, "{off}");
@@ -366,6 +381,11 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         .await
         .unwrap();
     assert_eq!(nobody["revoked"], json!([]));
+    let err = g
+        .call("vault.offboard", &json!({ "person": "   " }))
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "invalid_input", "{err}");
 
     // A session may not give, take or end a pass.
     let socket = giver

@@ -72,6 +72,7 @@ test('an item\'s facts in words', () => {
   assert.equal(lastUsedWords({ last_used_at: null, last_used_by: null }, now, 'UTC'), 'Never used');
   assert.equal(lastUsedWords({ last_used_at: now - 3600_000, last_used_by: 'watcher:news' }, now, 'UTC'), 'Used today 11:00 by watcher:news');
   assert.equal(lastUsedWords({ last_used_at: now - 86400_000, last_used_by: null }, now, 'UTC'), 'Used yesterday 12:00');
+  assert.equal(lastUsedWords({ last_used_at: now - 3600_000, last_used_by: 'pass:p206ff09df4e39c46' }, now, 'UTC'), 'Used today 11:00 through a pass');
 });
 
 test('the generator sends a password\'s fields or a passphrase\'s, never both', () => {

@@ -37,3 +37,12 @@ test('the question before a grant says the grantee will use it without seeing it
   assert.match(w.body, /without seeing it.*gets the variables as its environment variables when it runs\. You can revoke it here at any time\.$/);
   assert.match(grantQuestion({ name: 'k', kind: 'secret' }, 'watcher:news').body, /Its program is handed it when it runs\./);
 });
+
+test('a pass another Vyre gave is offered to the Gate only, and the question says the giver puts the value in', () => {
+  assert.deepEqual(grantChoices([{ name: 'mail' }], [{ name: 'news' }], [], 'pass'), [{ to: 'gate', label: 'The Gate' }]);
+  assert.deepEqual(grantChoices([], [], ['module:gate'], 'pass'), [], 'not offered twice');
+  assert.deepEqual(grantChoices([], [], [], 'login').map((c) => c.to), ['sessions'], 'other kinds as before');
+  const q = grantQuestion({ name: 'sams-github', kind: 'pass' }, 'gate');
+  assert.equal(q.title, 'Grant “sams-github” to the Gate?');
+  assert.match(q.body, /^Requests you approve that name \{\{vault:sams-github\}\} will go through the giver’s Vyre, which puts the value in/);
+});

@@ -94,10 +94,12 @@ export function grantsText(item: Pick<VaultItem, 'grants'>): string {
   return item.grants.map((g) => g.replace(/^module:/, '')).join(', ');
 }
 
-/** Its last use: "Never used", "Used today 15:20", or with who used it. */
+/** Its last use: "Never used", "Used today 15:20", or with who used it ("through a pass" for
+ * another Vyre's request through one this Vyre gave, `pass:<id>`). */
 export function lastUsedWords(item: Pick<VaultItem, 'last_used_at' | 'last_used_by'>, now = Date.now(), zone?: string): string {
   if (item.last_used_at === null) return 'Never used';
   const when = whenWords(item.last_used_at, now, zone);
+  if (item.last_used_by?.startsWith('pass:')) return `Used ${when} through a pass`;
   return item.last_used_by ? `Used ${when} by ${item.last_used_by}` : `Used ${when}`;
 }
 

@@ -25,8 +25,10 @@ export function granteeLabel(to: string): string {
 }
 
 /** What "Grant to…" offers: sessions, then the agents, then the watchers, by name; those the
- * item is granted to already left out. */
-export function grantChoices(agents: { name: string }[], watchers: { name: string }[], granted: string[]): Grantee[] {
+ * item is granted to already left out. A pass another Vyre gave (`kind` `pass`) only to the
+ * Gate: vyred opens one for nothing else (ADR 0036). */
+export function grantChoices(agents: { name: string }[], watchers: { name: string }[], granted: string[], kind = ''): Grantee[] {
+  if (kind === 'pass') return granted.some((g) => sameGrantee(g, 'gate')) ? [] : [{ to: 'gate', label: 'The Gate' }];
   const byName = (a: { name: string }, b: { name: string }): number => a.name.localeCompare(b.name);
   const all: string[] = ['sessions', ...[...agents].sort(byName).map((a) => `agent:${a.name}`), ...[...watchers].sort(byName).map((w) => `watcher:${w.name}`)];
   return all.filter((to) => !granted.some((g) => sameGrantee(g, to))).map((to) => ({ to, label: granteeLabel(to) }));
@@ -34,6 +36,12 @@ export function grantChoices(agents: { name: string }[], watchers: { name: strin
 
 /** The question before a grant: its title and what the grantee will be able to do, in words. */
 export function grantQuestion(item: { name: string; kind: string }, to: string): { title: string; body: string } {
+  if (item.kind === 'pass' && sameGrantee(to, 'gate')) {
+    return {
+      title: `Grant “${item.name}” to the Gate?`,
+      body: `Requests you approve that name {{vault:${item.name}}} will go through the giver’s Vyre, which puts the value in: neither the Gate nor a session here sees it. You can revoke it here at any time.`,
+    };
+  }
   const whom = to.startsWith('agent:')
     ? `the agent “${to.slice(6)}”`
     : to.startsWith('watcher:')

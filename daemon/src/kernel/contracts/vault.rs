@@ -169,6 +169,11 @@ pub fn valid_item_name(name: &str) -> Result<(), VaultError> {
 pub type FetchFuture<'a> =
     Pin<Box<dyn Future<Output = Result<VaultValue, VaultError>> + Send + 'a>>;
 
+/// The tool that runs a relayed pass's request at the giving end (the gate module's), and the
+/// caller `POST /v1/pass` calls it as: the endpoint and the module agree on these here.
+pub const PASS_RELAY_TOOL: &str = "gate.relay";
+pub const PASS_ENDPOINT_CALLER: &str = "pass";
+
 pub type PassFuture<'a> = Pin<Box<dyn Future<Output = Result<Opened, VaultError>> + Send + 'a>>;
 
 /// A relayed pass's item, opened for one request another person's Vyre sent through this one's

@@ -38,8 +38,9 @@ pub const API_KEY: &str = r"^\s*sk-ant-api[A-Za-z0-9_-]{23,}\s*$";
 /// parts (`/a/b`, `~/a/.env`, `~`).
 pub const FILE_PATH: &str = r"^(~|~?(/([^/.][^/]*|\.[^/.][^/]*|\.\.[^/]+)?)+)$";
 
-/// A login's TOTP seed: base32, with spaces and dashes as people write it.
-pub const BASE32: &str = r"^[A-Za-z2-7\s-]*$";
+/// A login's TOTP seed: base32, with spaces and dashes as people write it, or the
+/// `otpauth://totp/` URI a site's setup QR code holds.
+pub const TOTP: &str = r"^([A-Za-z2-7\s-]*|otpauth://totp/\S+)$";
 /// A payment card's number: 12 to 19 digits, spaces or dashes between (kept as digits).
 pub const CARD_NUMBER: &str = r"^[0-9][0-9 -]{10,30}[0-9]$";
 /// A card's expiry, `MM/YY` or `MM/YYYY`.
@@ -81,7 +82,9 @@ pub fn describe(pattern: &str) -> Option<&'static str> {
             "must be an Anthropic API key alone: sk-ant-api… from console.anthropic.com (a setup token, sk-ant-oat…, goes with mode setup-token; a gateway's key goes in from a terminal: vyre vault put anthropic-api-key)"
         }
         FILE_PATH => "must be a path from / or from ~, with no . or .. in it",
-        BASE32 => "must be a base32 TOTP seed (letters A to Z and digits 2 to 7)",
+        TOTP => {
+            "must be a base32 TOTP seed (letters A to Z and digits 2 to 7) or an otpauth://totp/ URI"
+        }
         CARD_NUMBER => "must be a card number (digits, with spaces or dashes between)",
         CARD_EXPIRY => "must be the expiry as MM/YY or MM/YYYY",
         CARD_CODE => "must be the card's 3 or 4 digit security code",

@@ -24,9 +24,9 @@ use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
 use crate::kernel::tools::{CallCx, Caller, ErrorKind, ToolError};
 
-pub const TOOL: &str = "gate.relay";
-/// The caller `POST /v1/pass` calls [`TOOL`] as.
-pub const ENDPOINT: &str = "pass";
+pub use crate::kernel::contracts::vault::{
+    PASS_ENDPOINT_CALLER as ENDPOINT, PASS_RELAY_TOOL as TOOL,
+};
 
 /// A relayed pass found among a request's items.
 pub(super) struct Pass {

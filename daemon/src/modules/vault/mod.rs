@@ -33,6 +33,7 @@ pub mod reveal;
 pub mod seal;
 /// Public so that the fuzz targets (`fuzz/`) check these tools' input types.
 pub mod tools;
+pub mod totp_qr;
 
 pub use self::core::{KeyState, StopAfter, Vault};
 pub use crate::kernel::contracts::secret::{Kind, Secret, VaultValue};

@@ -70,10 +70,14 @@ pub struct PutInput {
     username: Option<Secret>,
     #[serde(default)]
     password: Option<Secret>,
-    /// A login's TOTP seed (base32).
+    /// A login's TOTP seed (base32) or `otpauth://totp/` URI.
     #[serde(default)]
-    #[schemars(extend("pattern" = crate::kernel::tools::shape::BASE32))]
+    #[schemars(extend("pattern" = crate::kernel::tools::shape::TOTP))]
     totp: Option<Secret>,
+    /// A login's TOTP from its setup QR code: the image (PNG, JPEG, GIF or WebP), base64.
+    #[serde(default)]
+    #[schemars(length(max = 1_000_000), extend("pattern" = crate::kernel::tools::shape::BASE64))]
+    totp_qr: Option<Secret>,
     /// A login's or a card's notes.
     #[serde(default)]
     notes: Option<Secret>,
@@ -205,10 +209,32 @@ fn value_of(input: PutInput) -> Result<(String, VaultValue, bool), VaultError> {
         Kind::Secret => VaultValue::Secret(need(input.value, "a value")?),
         Kind::Note => VaultValue::Note(need(input.value, "a value")?),
         Kind::Login => {
+            let totp = match (input.totp.filter(|t| !t.is_empty()), input.totp_qr) {
+                (Some(_), Some(_)) => {
+                    return Err(VaultError::InvalidName(
+                        "give the TOTP as a seed or URI (totp) or as its QR code (totp_qr), not both".into(),
+                    ));
+                }
+                (Some(t), None) => super::import::formats::totp_seed(t.expose())
+                    .map_err(VaultError::InvalidName)?,
+                (None, Some(qr)) => {
+                    use base64::Engine;
+                    let image = zeroize::Zeroizing::new(
+                        base64::engine::general_purpose::STANDARD
+                            .decode(qr.expose().trim())
+                            .map_err(|_| VaultError::InvalidName("totp_qr is not base64".into()))?,
+                    );
+                    let uri = zeroize::Zeroizing::new(
+                        super::totp_qr::read(&image).map_err(VaultError::InvalidName)?,
+                    );
+                    super::import::formats::totp_seed(&uri).map_err(VaultError::InvalidName)?
+                }
+                (None, None) => None,
+            };
             let login = VaultValue::Login {
                 username: input.username.unwrap_or_default(),
                 password: need(input.password, "a password")?,
-                totp: input.totp.filter(|t| !t.is_empty()),
+                totp,
                 notes: input.notes.filter(|n| !n.is_empty()),
             };
             if let Some(Err(e)) = login.totp_now() {
@@ -279,7 +305,10 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         &vault,
         |v, input: PutInput, _| async move {
                 let kind = input.kind.unwrap_or(Kind::Secret);
-                let (name, value, replace) = value_of(input)?;
+                // Off the runtime: a TOTP QR image is decoded here.
+                let (name, value, replace) = tokio::task::spawn_blocking(move || value_of(input))
+                    .await
+                    .map_err(ToolError::internal)??;
                 let meta = meta_of(&value);
                 let replaced = v.put_with(&name, value, replace, meta).await?;
                 Ok::<_, ToolError>(PutOutput { name, kind, replaced })

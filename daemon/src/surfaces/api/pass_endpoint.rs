@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use crate::kernel::Kernel;
+use crate::kernel::contracts::vault::{PASS_ENDPOINT_CALLER, PASS_RELAY_TOOL};
 use crate::kernel::tools::Caller;
-use crate::modules::gate::relay;
 
 /// The largest request a pass may carry (the Gate's own body limit and some room).
 pub const MAX_PASS_BODY: usize = 1100 * 1024;
@@ -23,8 +23,11 @@ pub async fn relay(State(kernel): State<Kernel>, body: Body) -> Result<Json<Valu
         ApiError::bad_request("malformed_json", format!("the body is not valid JSON: {e}"))
     })?;
     let caller = Caller::Module {
-        name: relay::ENDPOINT.into(),
+        name: PASS_ENDPOINT_CALLER.into(),
     };
-    let data = kernel.registry().call(relay::TOOL, input, caller).await?;
+    let data = kernel
+        .registry()
+        .call(PASS_RELAY_TOOL, input, caller)
+        .await?;
     Ok(Json(json!({ "data": data })))
 }

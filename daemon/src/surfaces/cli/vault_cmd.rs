@@ -24,6 +24,10 @@ pub enum VaultCommand {
         /// Replace the value of an existing item (its grants stay).
         #[arg(long)]
         replace: bool,
+        /// A login's TOTP from the QR code its site showed: the image file (PNG, JPEG, GIF or
+        /// WebP), read here and sent to vyred, which reads the code; its path is not sent.
+        #[arg(long)]
+        totp_qr: Option<std::path::PathBuf>,
     },
     /// Names, kinds, grants and last use; never a value.
     List {
@@ -131,7 +135,8 @@ pub async fn run(client: &Client, command: VaultCommand) -> i32 {
             name,
             kind,
             replace,
-        } => super::vault_put::put(client, &name, &kind, replace).await,
+            totp_qr,
+        } => super::vault_put::put(client, &name, &kind, replace, totp_qr.as_deref()).await,
         VaultCommand::List { json } => list(client, json).await,
         VaultCommand::Delete { name } => client
             .call("vault.delete", &json!({ "name": name }))

@@ -77,19 +77,40 @@ fn env_vars() -> Result<serde_json::Map<String, serde_json::Value>, String> {
     Ok(vars)
 }
 
-pub async fn put(client: &Client, name: &str, kind: &str, replace: bool) -> Result<(), String> {
+pub async fn put(
+    client: &Client,
+    name: &str,
+    kind: &str,
+    replace: bool,
+    totp_qr: Option<&std::path::Path>,
+) -> Result<(), String> {
     let mut input = json!({ "name": name, "kind": kind, "replace": replace });
+    if let Some(path) = totp_qr {
+        if kind != "login" {
+            return Err("--totp-qr is for a login (--kind login)".into());
+        }
+        use base64::Engine;
+        let image = zeroize::Zeroizing::new(
+            std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        );
+        input["totp_qr"] = json!(base64::engine::general_purpose::STANDARD.encode(&*image));
+    }
     match kind {
         "login" => {
-            let f = fields(&[
-                ("Username: ", false),
-                (&format!("Password for {name}: "), true),
-                ("TOTP seed (optional, Enter for none): ", true),
-            ])?;
+            let password = format!("Password for {name}: ");
+            let mut asks = vec![("Username: ", false), (password.as_str(), true)];
+            // With --totp-qr the TOTP comes from the image.
+            if totp_qr.is_none() {
+                asks.push((
+                    "TOTP seed or otpauth:// URI (optional, Enter for none): ",
+                    true,
+                ));
+            }
+            let f = fields(&asks)?;
             input["username"] = json!(f[0].as_str());
             input["password"] = json!(f[1].as_str());
-            if !f[2].is_empty() {
-                input["totp"] = json!(f[2].as_str());
+            if let Some(totp) = f.get(2).filter(|t| !t.is_empty()) {
+                input["totp"] = json!(totp.as_str());
             }
         }
         "card" => {

@@ -12487,8 +12487,10 @@ export interface operations {
                      * @default false
                      */
                     replace?: boolean;
-                    /** @description A login's TOTP seed (base32). */
+                    /** @description A login's TOTP seed (base32) or `otpauth://totp/` URI. */
                     totp?: components["schemas"]["vault.put.Secret"] | null;
+                    /** @description A login's TOTP from its setup QR code: the image (PNG, JPEG, GIF or WebP), base64. */
+                    totp_qr?: components["schemas"]["vault.put.Secret"] | null;
                     username?: components["schemas"]["vault.put.Secret"] | null;
                     /** @description The secret or the note's text. */
                     value?: components["schemas"]["vault.put.Secret"] | null;

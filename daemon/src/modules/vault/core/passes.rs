@@ -132,7 +132,7 @@ impl Vault {
                 passes::record_use(tx.conn(), &pass_id, &dest)?;
                 tx.conn().execute(
                     "UPDATE vault_items SET last_used_at = ?1, last_used_by = ?2 WHERE id = ?3",
-                    params![crate::now_ms(), format!("pass:{pass_id}"), item_id],
+                    params![crate::now_ms(), format!("pass:{pass_id} ({to})"), item_id],
                 )?;
                 tx.emit(NewEvent::new(
                     "vault.used",

@@ -574,7 +574,7 @@ fn seed_for(i: usize) -> String {
 }
 
 /// A Bitwarden export of 500 logins, 5 notes and 3 cards (every value its own) and an identity.
-fn bitwarden_export() -> (Value, Vec<String>) {
+pub(crate) fn bitwarden_export() -> (Value, Vec<String>) {
     let mut items = Vec::new();
     let mut values = Vec::new();
     for i in 0..500 {

@@ -1,5 +1,6 @@
-//! Passes (spec 7.5, ADR 0036): one item shared with another person's Vyre, here a second
-//! vyred on this machine. Relayed: the receiving Vyre's Gate sends its request through the
+//! The vault's whole scenario (issue 27) around passes (spec 7.5, ADR 0036): a 500-item
+//! Bitwarden export imported, one login revealed with presence (a wrong passphrase first), and
+//! items shared with another person's Vyre, here a second vyred on this machine. Relayed: the receiving Vyre's Gate sends its request through the
 //! giver's, which fills the value in; a revoke ends it at the next call. Sealed: an encrypted
 //! copy opened once with a key the receiver made. Offboarding revokes what a person holds and
 //! says what to rotate and where it was used. No value and no pass token is anywhere in the
@@ -68,8 +69,8 @@ async fn post_pass(endpoint: &Client, body: &Value) -> Result<Value, String> {
     }
 }
 
-/// Every file under `dir` that holds `needle`.
-fn holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+/// Every file under `dir`, read once: `(path, bytes)`.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut found = vec![];
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -77,10 +78,8 @@ fn holding(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if let Ok(bytes) = std::fs::read(&p)
-                && bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
-            {
-                found.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                found.push((p, bytes));
             }
         }
     }
@@ -103,6 +102,71 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
     let giver = start(&giver_home, local.clone()).await;
     let taker = start(&taker_home, local).await;
     let (g, t) = (giver.socket_client(), taker.socket_client());
+    // Every answer either side gives, searched for values at the end.
+    let mut answers: Vec<String> = Vec::new();
+
+    // The giver's vault is a password manager's: 500 logins and more, imported.
+    let (export, imported_values) = crate::vault::bitwarden_export();
+    let out = g
+        .call("vault.import", &json!({ "data": export.to_string() }))
+        .await
+        .unwrap();
+    assert_eq!(
+        out["imported"].as_array().unwrap().len(),
+        508,
+        "500 logins, 5 notes, 3 cards"
+    );
+    answers.push(out.to_string());
+    // One shown to the person, with presence: a wrong passphrase first.
+    g.call(
+        "vault.passphrase",
+        &json!({ "passphrase": "giver horse battery" }),
+    )
+    .await
+    .unwrap();
+    let err = g
+        .call(
+            "vault.reveal",
+            &json!({ "name": "Site 042", "field": "password", "passphrase": "wrong horse" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "wrong_passphrase", "{err}");
+    let shown = g
+        .call(
+            "vault.reveal",
+            &json!({ "name": "Site 042", "field": "password", "passphrase": "giver horse battery" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(shown["value"], "imp-pass-0042-Zq8");
+    // An imported login shared as a relayed pass, its password filled in at the giver's Gate.
+    let site = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": "Site 007", "to": "sam", "url": format!("http://{}", giver.http) }),
+        )
+        .await
+        .unwrap();
+    t.call(
+        "vault.pass.accept",
+        &json!({ "code": site["code"], "name": "sams-site" }),
+    )
+    .await
+    .unwrap();
+    t.call("vault.grant", &json!({ "item": "sams-site", "to": "gate" }))
+        .await
+        .unwrap();
+    let sent = t
+        .call("gate.request", &request(port, "sams-site/password"))
+        .await
+        .unwrap();
+    assert_eq!(
+        got.lock().unwrap().pop().unwrap(),
+        "Bearer imp-pass-0007-Zq8"
+    );
+    answers.push(sent.to_string());
+
     g.call("vault.put", &json!({ "name": "team-api", "value": VALUE }))
         .await
         .unwrap();
@@ -337,7 +401,7 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         )
         .await
         .unwrap();
-    assert_eq!(dry["revoked"].as_array().unwrap().len(), 2, "{dry}");
+    assert_eq!(dry["revoked"].as_array().unwrap().len(), 3, "{dry}");
     t.call("gate.request", &request(port, "sams-key-2"))
         .await
         .expect("a dry run revokes nothing");
@@ -361,7 +425,13 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
             .iter()
             .all(|p| p["revoked_at"].is_null())
     );
-    let used = &off["used"][0];
+    let used = off["used"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["item"] == "team-api")
+        .unwrap()
+        .clone();
     assert_eq!(used["item"], "team-api");
     assert_eq!(used["uses"][0]["count"], 2, "{off}");
     assert!(
@@ -371,11 +441,14 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
             .starts_with(&format!("GET http://127.0.0.1:{port}/whoami")),
         "{off}"
     );
-    let err = t
-        .call("gate.request", &request(port, "sams-key-2"))
-        .await
-        .unwrap_err();
-    assert_eq!(code_of(&err), "pass_revoked", "{err}");
+    answers.push(off.to_string());
+    for item in ["sams-key-2", "sams-site/password"] {
+        let err = t
+            .call("gate.request", &request(port, item))
+            .await
+            .unwrap_err();
+        assert_eq!(code_of(&err), "pass_revoked", "{item}: {err}");
+    }
     let nobody = g
         .call("vault.offboard", &json!({ "person": "sam" }))
         .await
@@ -416,23 +489,37 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         );
     }
 
-    // Nothing in the clear: the values, the token.
+    // Nothing in the clear: the values (a sample of the import's, and the shared and shown
+    // ones), the token; in either store, event or answer.
     giver.stop().await;
     taker.stop().await;
-    for home in [&giver_home, &taker_home] {
-        for needle in [VALUE, PASSWORD, token.as_str()] {
-            assert_eq!(
-                holding(&home.dir, needle),
-                Vec::<std::path::PathBuf>::new(),
-                "{needle}"
+    let mut needles: Vec<String> = vec![VALUE.into(), PASSWORD.into(), token.clone()];
+    needles.extend(imported_values.iter().step_by(37).cloned());
+    needles.extend(["imp-pass-0042-Zq8".into(), "imp-pass-0007-Zq8".into()]);
+    for answer in &answers {
+        for needle in &needles {
+            assert!(
+                !answer.contains(needle.as_str()),
+                "{needle} in an answer: {answer}"
             );
+        }
+    }
+    for home in [&giver_home, &taker_home] {
+        let files = files_under(&home.dir);
+        for needle in &needles {
+            let finder = memchr::memmem::Finder::new(needle.as_bytes());
+            let holding: Vec<_> = files
+                .iter()
+                .filter(|(_, bytes)| finder.find(bytes).is_some())
+                .map(|(p, _)| p)
+                .collect();
+            assert!(holding.is_empty(), "{needle} in {holding:?}");
         }
         for (_, kind, data) in stored_events(&home.home().database()) {
             let text = data.to_string();
-            assert!(
-                !text.contains(VALUE) && !text.contains(PASSWORD) && !text.contains(&token),
-                "{kind}: {text}"
-            );
+            for needle in &needles {
+                assert!(!text.contains(needle.as_str()), "{kind}: {text}");
+            }
         }
     }
 }

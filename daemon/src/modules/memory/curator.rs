@@ -74,8 +74,22 @@ impl Curator {
                 }
                 Ok(false) => {
                     // Caught up: every turn read so far was read for the people named then.
-                    if let Err(why) = self.new_people(&mut learned).await {
-                        tracing::warn!(%why, "the curator could not read the projects' people again");
+                    match self.new_people(&mut learned).await {
+                        Ok(()) => {}
+                        // projects starts after memory (or is disabled): look again, as above.
+                        Err(why) if why.starts_with(NOT_YET) => {
+                            tracing::debug!(%why, "projects is not serving yet");
+                            tokio::select! {
+                                () = stop.cancelled() => return,
+                                () = tokio::time::sleep(absent) => {}
+                                () = self.wake.notified() => {}
+                            }
+                            absent = (absent * 2).min(Duration::from_secs(60));
+                            continue;
+                        }
+                        Err(why) => {
+                            tracing::warn!(%why, "the curator could not read the projects' people again");
+                        }
                     }
                 }
                 Err(why) => tracing::warn!(%why, "the curator could not read recall's turns"),
@@ -218,7 +232,10 @@ impl Curator {
             .ctx
             .call("projects.list", json!({}))
             .await
-            .map_err(|e| e.message)?;
+            .map_err(|e| match &*e.code {
+                "unknown_tool" => format!("{NOT_YET}{}", e.message),
+                _ => e.message,
+            })?;
         for p in projects.as_array().into_iter().flatten() {
             let Some(project) = p["name"].as_str().map(String::from) else {
                 continue;

@@ -53,10 +53,16 @@ impl Curator {
         let mut learned = Learned::default();
         let mut absent = Duration::from_millis(250);
         loop {
-            match self.batch(&mut learned).await {
-                // recall starts after memory (or is disabled): look again, less often each time.
+            let step = match self.batch(&mut learned).await {
+                // Caught up: every turn read so far was read for the people named then.
+                Ok(false) => self.new_people(&mut learned).await.map(|()| false),
+                other => other,
+            };
+            match step {
+                // recall or projects starts after memory (or is disabled): look again, less
+                // often each time.
                 Err(why) if why.starts_with(NOT_YET) => {
-                    tracing::debug!(%why, "recall is not serving yet");
+                    tracing::debug!(%why, "a module the curator reads is not serving yet");
                     tokio::select! {
                         () = stop.cancelled() => return,
                         () = tokio::time::sleep(absent) => {}
@@ -72,27 +78,10 @@ impl Curator {
                     }
                     continue;
                 }
-                Ok(false) => {
-                    // Caught up: every turn read so far was read for the people named then.
-                    match self.new_people(&mut learned).await {
-                        Ok(()) => {}
-                        // projects starts after memory (or is disabled): look again, as above.
-                        Err(why) if why.starts_with(NOT_YET) => {
-                            tracing::debug!(%why, "projects is not serving yet");
-                            tokio::select! {
-                                () = stop.cancelled() => return,
-                                () = tokio::time::sleep(absent) => {}
-                                () = self.wake.notified() => {}
-                            }
-                            absent = (absent * 2).min(Duration::from_secs(60));
-                            continue;
-                        }
-                        Err(why) => {
-                            tracing::warn!(%why, "the curator could not read the projects' people again");
-                        }
-                    }
+                Ok(false) => {}
+                Err(why) => {
+                    tracing::warn!(%why, "the curator could not read recall's turns or the projects' people")
                 }
-                Err(why) => tracing::warn!(%why, "the curator could not read recall's turns"),
             }
             self.tell(std::mem::take(&mut learned)).await;
             tokio::select! {

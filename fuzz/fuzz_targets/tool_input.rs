@@ -49,11 +49,20 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
         ("vault.generate", tool::<vault::generate::GenerateInput>()),
         ("vault.import", tool::<vault::import::ImportInput>()),
         ("vault.reveal", tool::<vault::reveal::RevealInput>()),
-        ("vault.pass.create", tool::<vault::pass_tools::CreateInput>()),
+        (
+            "vault.pass.create",
+            tool::<vault::pass_tools::CreateInput>(),
+        ),
         ("vault.pass.revoke", tool::<vault::pass_tools::IdInput>()),
-        ("vault.pass.accept", tool::<vault::pass_tools::AcceptInput>()),
+        (
+            "vault.pass.accept",
+            tool::<vault::pass_tools::AcceptInput>(),
+        ),
         ("vault.offboard", tool::<vault::pass_tools::OffboardInput>()),
-        ("gate.relay", tool::<vyre::modules::gate::relay::RelayInput>()),
+        (
+            "gate.relay",
+            tool::<vyre::modules::gate::relay::RelayInput>(),
+        ),
         (
             "vault.presence.challenge",
             tool::<vault::reveal::ChallengeInput>(),

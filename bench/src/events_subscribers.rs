@@ -7,10 +7,11 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use memchr::memmem;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::watch;
@@ -172,6 +173,8 @@ struct Received {
 }
 
 /// Read until `expected` events arrived, the stream ends, or the drain deadline passes.
+/// The text is scanned as it comes ([`Scan`]), not parsed message by message: this process
+/// stands in for a person's devices, and what it spends is not vyred's.
 async fn subscriber(
     mut stream: EventStream,
     expected: u64,
@@ -183,40 +186,95 @@ async fn subscriber(
         latencies_us: Vec::new(),
         disordered: false,
     };
+    let mut scan = Scan::default();
     let mut last_id = 0i64;
     let mut last_at = 0;
     while got.count < expected {
-        let msg = tokio::select! {
-            msg = stream.next() => msg,
+        let chunk = tokio::select! {
+            chunk = stream.next_bytes() => chunk,
             _ = give_up.wait_for(|g| *g) => break,
         };
-        let Some(Ok(msg)) = msg else { break };
+        let Some(Ok(chunk)) = chunk else { break };
         let now = now_ns();
-        let id: i64 = msg.id.as_deref().and_then(|i| i.parse().ok()).unwrap_or(0);
-        if id <= last_id {
-            got.disordered = true;
-            continue;
-        }
-        last_id = id;
-        last_at = now;
-        got.count += 1;
-        if let Some(t) = field_u64(&msg.data, "\"t\":") {
-            got.latencies_us
-                .push((now.saturating_sub(t) / 1000).min(u32::MAX as u64) as u32);
-        }
+        scan.feed(&chunk, |id, t| {
+            if id <= last_id {
+                got.disordered = true;
+                return;
+            }
+            last_id = id;
+            last_at = now;
+            got.count += 1;
+            if let Some(t) = t {
+                got.latencies_us
+                    .push((now.saturating_sub(t) / 1000).min(u32::MAX as u64) as u32);
+            }
+        });
     }
     last_delivery.fetch_max(last_at, Ordering::Relaxed);
     got
 }
 
+/// Whole SSE messages found in a stream's text as it arrives: each one's id and `t` field,
+/// with what is left of an unfinished message carried to the next chunk.
+#[derive(Default)]
+struct Scan {
+    carry: Vec<u8>,
+}
+
+impl Scan {
+    /// Calls `each(id, t)` for every whole message with an id (comments have none).
+    fn feed(&mut self, chunk: &[u8], each: impl FnMut(i64, Option<u64>)) {
+        if self.carry.is_empty() {
+            let used = scan(chunk, each);
+            self.carry.extend_from_slice(&chunk[used..]);
+        } else {
+            self.carry.extend_from_slice(chunk);
+            let used = scan(&self.carry, each);
+            self.carry.drain(..used);
+        }
+    }
+}
+
+/// The messages ended in `buf` (vyred ends each with one blank line, `\n\n`); how many bytes
+/// they take.
+fn scan(buf: &[u8], mut each: impl FnMut(i64, Option<u64>)) -> usize {
+    static BLANK_LINE: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\n\n"));
+    static T: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"\"t\":"));
+    let mut used = 0;
+    for end in BLANK_LINE.find_iter(buf) {
+        if end < used {
+            continue;
+        }
+        let msg = &buf[used..end];
+        used = end + 2;
+        if let Some(id) = msg.strip_prefix(b"id: ").and_then(digits) {
+            each(id as i64, field_u64(msg, &T));
+        }
+    }
+    used
+}
+
 /// The number after `key` in a JSON text, without parsing the whole document.
-fn field_u64(text: &str, key: &str) -> Option<u64> {
-    let at = memchr::memmem::find(text.as_bytes(), key.as_bytes())? + key.len();
-    let digits: &str = text[at..].trim_start();
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse().ok()
+fn field_u64(text: &[u8], key: &memmem::Finder<'_>) -> Option<u64> {
+    let at = key.find(text)? + key.needle().len();
+    let rest = &text[at..];
+    let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+    digits(&rest[start..])
+}
+
+/// The whole number at the start of `text`.
+fn digits(text: &[u8]) -> Option<u64> {
+    let mut n: u64 = 0;
+    let mut any = false;
+    for &b in text {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        any = true;
+    }
+    any.then_some(n)
 }
 
 #[cfg(test)]
@@ -225,8 +283,34 @@ mod tests {
 
     #[test]
     fn finds_the_timestamp() {
-        let data = r#"{"id":3,"at":1,"type":"bench.pinged","payload":{"i":2,"t":12345}}"#;
-        assert_eq!(field_u64(data, "\"t\":"), Some(12345));
-        assert_eq!(field_u64(data, "\"x\":"), None);
+        let data = br#"{"id":3,"at":1,"type":"bench.pinged","payload":{"i":2,"t":12345}}"#;
+        assert_eq!(
+            field_u64(data, &memmem::Finder::new(b"\"t\":")),
+            Some(12345)
+        );
+        assert_eq!(field_u64(data, &memmem::Finder::new(b"\"x\":")), None);
+        assert_eq!(digits(b"18446744073709551616"), None, "too large");
+        assert_eq!(digits(b"x1"), None);
+    }
+
+    #[test]
+    fn counts_messages_split_anywhere() {
+        let text = b": keep-alive\n\nid: 7\nevent: bench.pinged\ndata: {\"payload\":{\"i\":0,\"t\":99}}\n\nid: 8\nevent: bench.pinged\ndata: {\"payload\":{\"i\":1,\"t\":100}}\n\n";
+        // Every way of cutting the text in two gives the same messages.
+        for cut in 0..=text.len() {
+            let mut scan = Scan::default();
+            let mut seen = Vec::new();
+            scan.feed(&text[..cut], |id, t| seen.push((id, t)));
+            scan.feed(&text[cut..], |id, t| seen.push((id, t)));
+            assert_eq!(seen, vec![(7, Some(99)), (8, Some(100))], "cut at {cut}");
+            assert!(scan.carry.is_empty());
+        }
+        // An unfinished message waits for its end.
+        let mut scan = Scan::default();
+        let mut seen = Vec::new();
+        scan.feed(b"id: 9\ndata: {\"t\":1}\n", |id, t| seen.push((id, t)));
+        assert!(seen.is_empty());
+        scan.feed(b"\n", |id, t| seen.push((id, t)));
+        assert_eq!(seen, vec![(9, Some(1))]);
     }
 }

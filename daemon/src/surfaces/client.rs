@@ -280,6 +280,22 @@ pub struct EventStream {
 }
 
 impl EventStream {
+    /// The body's next bytes as they came, for a reader that scans the text itself (the events
+    /// benchmark's subscribers, which must cost as little as a reader can); messages may be
+    /// split across chunks. Not to be mixed with [`EventStream::next`] on one stream.
+    pub async fn next_bytes(&mut self) -> Option<Result<Bytes, ClientError>> {
+        loop {
+            match self.body.frame().await? {
+                Ok(frame) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Some(Ok(data));
+                    }
+                }
+                Err(e) => return Some(Err(ClientError::transport(e))),
+            }
+        }
+    }
+
     /// The next message; `None` when the stream ends.
     pub async fn next(&mut self) -> Option<Result<SseMessage, ClientError>> {
         loop {

@@ -95,6 +95,21 @@ pub fn since(conn: &Connection, after: i64, limit: usize) -> Result<Vec<Event>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Up to `limit` events with an id above `after` and below `before`, oldest first: what a
+/// listener that fell behind the bus missed, up to the oldest batch the bus still holds.
+pub fn between(
+    conn: &Connection,
+    after: i64,
+    before: i64,
+    limit: usize,
+) -> Result<Vec<Event>, StoreError> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM events WHERE id > ?1 AND id < ?2 ORDER BY id LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![after, before, limit as i64], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Up to `limit` events with an id above `after` that module `source` emitted with a type
 /// starting `prefix`, oldest first: a module catching up on one kind of event skips the rest of
 /// the log in SQLite, not one page at a time.

@@ -6,6 +6,8 @@
 //! when the device it belongs to is revoked.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -250,20 +252,46 @@ fn call_message(call: &crate::kernel::link_calls::LinkCall) -> Bytes {
 
 /// What ends any event stream this surface serves, and keeps a quiet one open: vyred stopping,
 /// the device it belongs to revoked, a keep-alive comment after a quiet minute.
+///
+/// Made once per stream and kept: its waits stay registered between chunks, and its one timer
+/// moves only when it fires, so a busy stream pays nothing per chunk for them.
 pub(super) struct Watch {
-    stop: tokio_util::sync::CancellationToken,
-    revoked: tokio::sync::broadcast::Receiver<String>,
-    device: Option<String>,
-    kernel: Kernel,
+    /// Ready when the stream must end.
+    ended: Pin<Box<dyn Future<Output = ()> + Send>>,
+    keep_alive: Pin<Box<tokio::time::Sleep>>,
+    /// How long a stream stays quiet before a keep-alive.
+    quiet: Duration,
+    /// When the stream last sent anything.
+    sent: tokio::time::Instant,
 }
 
 impl Watch {
     pub(super) fn new(kernel: &Kernel, device: Option<String>) -> Watch {
+        Watch::quiet_for(kernel, device, KEEP_ALIVE)
+    }
+
+    fn quiet_for(kernel: &Kernel, device: Option<String>, quiet: Duration) -> Watch {
+        let stop = kernel.shutdown_token().clone().cancelled_owned();
+        let ended: Pin<Box<dyn Future<Output = ()> + Send>> = match device {
+            None => Box::pin(stop),
+            Some(device) => {
+                // Listening before looking, so a revocation between the two is not missed.
+                let revoked = kernel.devices().revocations();
+                let devices = kernel.devices().clone();
+                Box::pin(async move {
+                    tokio::select! {
+                        _ = stop => {}
+                        _ = revocation(revoked, devices, device) => {}
+                    }
+                })
+            }
+        };
+        let sent = tokio::time::Instant::now();
         Watch {
-            stop: kernel.shutdown_token().clone(),
-            revoked: kernel.devices().revocations(),
-            device,
-            kernel: kernel.clone(),
+            ended,
+            keep_alive: Box::pin(tokio::time::sleep_until(sent + quiet)),
+            quiet,
+            sent,
         }
     }
 
@@ -272,25 +300,139 @@ impl Watch {
         &mut self,
         next: impl std::future::Future<Output = Option<Bytes>>,
     ) -> Option<Bytes> {
-        if let Some(device) = &self.device
-            && !self.kernel.devices().is_active(device)
-        {
-            return None;
-        }
         tokio::pin!(next);
         loop {
             tokio::select! {
-                _ = self.stop.cancelled() => return None,
-                revoked = self.revoked.recv(), if self.device.is_some() => {
-                    match revoked {
-                        Ok(id) if Some(&id) == self.device.as_ref() => return None,
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
-                        _ => continue,
-                    }
+                biased;
+                _ = self.ended.as_mut() => return None,
+                chunk = &mut next => {
+                    self.sent = tokio::time::Instant::now();
+                    return chunk;
                 }
-                _ = tokio::time::sleep(KEEP_ALIVE) => return Some(Bytes::from_static(b": keep-alive\n\n")),
-                chunk = &mut next => return chunk,
+                _ = self.keep_alive.as_mut() => {
+                    let now = tokio::time::Instant::now();
+                    let due = self.sent + self.quiet;
+                    if now < due {
+                        self.keep_alive.as_mut().reset(due);
+                        continue;
+                    }
+                    self.sent = now;
+                    self.keep_alive.as_mut().reset(now + self.quiet);
+                    return Some(Bytes::from_static(b": keep-alive\n\n"));
+                }
             }
         }
+    }
+}
+
+/// Ends when `device` is revoked, or is found no longer active (before the wait began, or
+/// while this listener fell behind the revocations).
+async fn revocation(
+    mut revoked: tokio::sync::broadcast::Receiver<String>,
+    devices: crate::kernel::device_tokens::Devices,
+    device: String,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    if !devices.is_active(&device) {
+        return;
+    }
+    loop {
+        match revoked.recv().await {
+            Ok(id) if id == device => return,
+            Err(RecvError::Closed) => return,
+            Err(RecvError::Lagged(_)) if !devices.is_active(&device) => return,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::config::{Config, LoadedConfig, Role};
+    use crate::kernel::paths::VyreHome;
+    use tokio::time::Instant;
+
+    async fn kernel(name: &str) -> (Kernel, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("vyre-sse-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = LoadedConfig {
+            config: Config::default(),
+            file: None,
+            warnings: vec![],
+        };
+        let kernel = Kernel::open(VyreHome::at(&dir), config, Role::Box)
+            .await
+            .unwrap();
+        (kernel, dir)
+    }
+
+    fn chunk() -> std::future::Ready<Option<Bytes>> {
+        std::future::ready(Some(Bytes::from_static(b"id: 1\ndata: {}\n\n")))
+    }
+
+    #[tokio::test]
+    async fn a_quiet_stream_gets_a_keep_alive_once_it_has_been_quiet_long_enough() {
+        let (kernel, dir) = kernel("keepalive").await;
+        let quiet = Duration::from_millis(300);
+        let mut watch = Watch::quiet_for(&kernel, None, quiet);
+        let start = Instant::now();
+        assert_eq!(
+            watch.next(chunk()).await.as_deref(),
+            Some(&b"id: 1\ndata: {}\n\n"[..])
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        // Something sent at 200 ms moves the keep-alive to 500 ms, past the first timer's 300.
+        assert!(watch.next(chunk()).await.is_some());
+        let sent = start.elapsed();
+        let pending = || std::future::pending::<Option<Bytes>>();
+        assert_eq!(
+            watch.next(pending()).await.as_deref(),
+            Some(&b": keep-alive\n\n"[..])
+        );
+        let at = start.elapsed();
+        assert!(at >= sent + quiet && at < Duration::from_secs(5), "{at:?}");
+        // And the next one as long after that.
+        assert!(watch.next(pending()).await.is_some());
+        let again = start.elapsed();
+        assert!(
+            again >= at + quiet && again < Duration::from_secs(10),
+            "{again:?}"
+        );
+        drop(kernel);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn a_revoked_device_or_a_stopping_vyred_ends_the_stream() {
+        let (kernel, dir) = kernel("ends").await;
+        let (phone, _) = kernel.devices().add("phone", "cli").await.unwrap();
+        let (laptop, _) = kernel.devices().add("laptop", "cli").await.unwrap();
+
+        // A device's stream ends when that device is revoked, and not when another is.
+        let mut watch = Watch::new(&kernel, Some(phone.id.clone()));
+        let waiting =
+            tokio::spawn(async move { watch.next(std::future::pending::<Option<Bytes>>()).await });
+        kernel.devices().revoke(&laptop.id).await.unwrap();
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        kernel.devices().revoke(&phone.id).await.unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .expect("the revoked device's stream ends")
+            .unwrap();
+        assert!(ended.is_none());
+
+        // A device revoked before its stream was opened gets nothing, even with events ready.
+        let mut watch = Watch::new(&kernel, Some(phone.id.clone()));
+        assert!(watch.next(chunk()).await.is_none());
+
+        // vyred stopping ends every stream.
+        let mut watch = Watch::new(&kernel, None);
+        assert!(watch.next(chunk()).await.is_some());
+        kernel.shutdown_token().cancel();
+        assert!(watch.next(chunk()).await.is_none());
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -86,6 +86,27 @@ fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     found
 }
 
+/// The giver's item `name` shared with sam as a relayed pass through the giver at `address`,
+/// accepted by the taker as `kept` and granted to the taker's Gate.
+async fn share_relayed(g: &Client, t: &Client, address: &str, name: &str, kept: &str) {
+    let pass = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": name, "to": "sam", "url": format!("http://{address}") }),
+        )
+        .await
+        .unwrap();
+    t.call(
+        "vault.pass.accept",
+        &json!({ "code": pass["code"], "name": kept }),
+    )
+    .await
+    .unwrap();
+    t.call("vault.grant", &json!({ "item": kept, "to": "gate" }))
+        .await
+        .unwrap();
+}
+
 async fn start(home: &TempHome, config: Value) -> InProcess {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
@@ -141,22 +162,7 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         .unwrap();
     assert_eq!(shown["value"], "imp-pass-0042-Zq8");
     // An imported login shared as a relayed pass, its password filled in at the giver's Gate.
-    let site = g
-        .call(
-            "vault.pass.create",
-            &json!({ "name": "Site 007", "to": "sam", "url": format!("http://{}", giver.http) }),
-        )
-        .await
-        .unwrap();
-    t.call(
-        "vault.pass.accept",
-        &json!({ "code": site["code"], "name": "sams-site" }),
-    )
-    .await
-    .unwrap();
-    t.call("vault.grant", &json!({ "item": "sams-site", "to": "gate" }))
-        .await
-        .unwrap();
+    share_relayed(&g, &t, &giver.http.to_string(), "Site 007", "sams-site").await;
     let sent = t
         .call("gate.request", &request(port, "sams-site/password"))
         .await
@@ -372,25 +378,7 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
     );
 
     // A second relayed pass, used, then offboarding: a dry run first.
-    let again = g
-        .call(
-            "vault.pass.create",
-            &json!({ "name": "team-api", "to": "sam", "url": format!("http://{}", giver.http) }),
-        )
-        .await
-        .unwrap();
-    t.call(
-        "vault.pass.accept",
-        &json!({ "code": again["code"], "name": "sams-key-2" }),
-    )
-    .await
-    .unwrap();
-    t.call(
-        "vault.grant",
-        &json!({ "item": "sams-key-2", "to": "gate" }),
-    )
-    .await
-    .unwrap();
+    share_relayed(&g, &t, &giver.http.to_string(), "team-api", "sams-key-2").await;
     t.call("gate.request", &request(port, "sams-key-2"))
         .await
         .unwrap();

@@ -88,11 +88,7 @@ const COLUMNS: &str = "id, at, type, source, project, thread, payload";
 
 /// Up to `limit` events with an id above `after`, oldest first.
 pub fn since(conn: &Connection, after: i64, limit: usize) -> Result<Vec<Event>, StoreError> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM events WHERE id > ?1 ORDER BY id LIMIT ?2"
-    ))?;
-    let rows = stmt.query_map(params![after, limit as i64], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    between(conn, after, i64::MAX, limit)
 }
 
 /// Up to `limit` events with an id above `after` and below `before`, oldest first: what a

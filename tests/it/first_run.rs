@@ -55,9 +55,11 @@ fn the_first_vyre_up_on_a_mac_asks_where_vyre_runs_and_pairs_with_a_box() {
         let _ = box_home.vyre(&["down"]);
         return;
     };
-    let screen = tmux.wait_for("Where should Vyre run?");
+    let screen = tmux.wait_for_all(&["Where should Vyre run?", "vyre box add"]);
     assert!(
-        screen.contains("Here, on this machine") && screen.contains("pairing code"),
+        screen.contains("Where should Vyre run?")
+            && screen.contains("Here, on this machine")
+            && screen.contains("pairing code"),
         "{screen}"
     );
     tmux.keys(&["Down", "Enter"]);

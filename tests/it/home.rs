@@ -56,13 +56,17 @@ impl Tmux {
             .unwrap();
     }
     pub(crate) fn wait_for(&self, text: &str) -> String {
+        self.wait_for_all(&[text])
+    }
+    /// A prompt is drawn in pieces: a screen is read only once all of `texts` are on it.
+    pub(crate) fn wait_for_all(&self, texts: &[&str]) -> String {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let s = self.screen();
-            if s.contains(text) {
+            if texts.iter().all(|t| s.contains(t)) {
                 return s;
             }
-            assert!(Instant::now() < deadline, "waiting for {text:?} on:\n{s}");
+            assert!(Instant::now() < deadline, "waiting for {texts:?} on:\n{s}");
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -170,14 +174,10 @@ fn the_home_lists_projects_preselects_the_one_here_and_resumes_a_session_in_the_
     let Some(tmux) = Tmux::start("resume", &juniper.join("src"), &run) else {
         return;
     };
-    let screen = tmux.wait_for("? Vyre");
-    assert!(screen.contains("> Juniper"), "preselected:\n{screen}");
+    // The project here is preselected.
+    tmux.wait_for_all(&["? Vyre", "> Juniper"]);
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("fix the invoice totals");
-    assert!(
-        screen.contains("? Juniper") && screen.contains("terminal"),
-        "{screen}"
-    );
+    tmux.wait_for_all(&["fix the invoice totals", "? Juniper", "terminal"]);
     tmux.keys(&["Down", "Enter"]);
     assert_eq!(
         wait_file(&said).trim(),
@@ -246,8 +246,7 @@ fn picking_an_agent_in_the_home_talks_to_it_and_its_reply_streams_back() {
     };
     tmux.keys(&["-l", "good morning"]);
     tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for("reply to [good morning]");
-    assert!(screen.contains("Say to @juno"), "{screen}");
+    tmux.wait_for_all(&["reply to [good morning]", "Say to @juno"]);
     let list = String::from_utf8_lossy(&home.vyre(&["agents", "list"]).stdout).into_owned();
     assert!(
         list.contains("\"thread\": \""),

@@ -58,6 +58,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
             "vault.pass.accept",
             tool::<vault::pass_tools::AcceptInput>(),
         ),
+        ("vault.pass.bind", tool::<vault::pass_tools::BindInput>()),
         ("vault.offboard", tool::<vault::pass_tools::OffboardInput>()),
         (
             "gate.relay",

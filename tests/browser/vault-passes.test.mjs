@@ -152,6 +152,7 @@ it('an item is shared relayed from its detail: asked who for, refused in words, 
   assert.equal(await listed.getAttribute('data-to'), 'Sam');
   assert.equal(await listed.getByTestId('vault-pass-kind').innerText(), 'Relayed');
   assert.equal(await listed.getByTestId('vault-pass-uses').innerText(), 'Never used');
+  assert.match(await listed.getByTestId('vault-pass-state').innerText(), /^Given today \d\d:\d\d, not taken yet$/);
   const [given] = await giver.sock('vault.pass.list');
   assert.equal(given.item, 'github');
   assert.equal(given.to, 'Sam');
@@ -211,6 +212,7 @@ it('the taker adds the code under a new name: a pass with where it came from, no
   assert.ok(!JSON.stringify(answer).includes(PASSWORD), 'masked in the answer');
   await openItem(page, 'github');
   await waitFor('the use in the giver\'s list', async () => /^Used once, last today/.test(await row(page, 'github').getByTestId('vault-pass-uses').innerText()), 15_000);
+  assert.match(await row(page, 'github').getByTestId('vault-pass-state').innerText(), /^Taken today/, 'bound to the taker\'s Vyre');
   await waitFor('the item used through a pass', async () => / through a pass$/.test(await row(page, 'github').getByTestId('vault-detail-used').innerText()), 15_000);
   await noValues('taken');
   assert.deepEqual(browser.errors, [], 'no script errors on the page');

@@ -72,8 +72,10 @@ test('a pass in words: its kind, uses, when given or revoked', () => {
   assert.equal(passUseWords(pass({ uses: 1, last_used_at: now - 60_000 }), now, 'UTC'), 'Used once, last today 11:59');
   assert.equal(passUseWords(pass({ uses: 3, last_used_at: now - 86400_000 }), now, 'UTC'), 'Used 3 times, last yesterday 12:00');
   assert.equal(passUseWords(pass({ kind: 'sealed' }), now, 'UTC'), 'A copy: its uses are not seen here');
-  assert.equal(passStateWords(pass(), now, 'UTC'), 'Given today 11:00');
-  assert.equal(passStateWords(pass({ revoked_at: now - 120_000 }), now, 'UTC'), 'Revoked today 11:58');
+  assert.equal(passStateWords(pass(), now, 'UTC'), 'Given today 11:00, not taken yet');
+  assert.equal(passStateWords(pass({ taken_at: now - 1800_000 }), now, 'UTC'), 'Taken today 11:30');
+  assert.equal(passStateWords(pass({ kind: 'sealed' }), now, 'UTC'), 'Given today 11:00');
+  assert.equal(passStateWords(pass({ revoked_at: now - 120_000, taken_at: now - 1800_000 }), now, 'UTC'), 'Revoked today 11:58');
 });
 
 test('an item\'s passes, and who holds one that stands, by name', () => {

@@ -10,6 +10,7 @@ mod finding;
 mod hook;
 mod limits;
 mod onboarding;
+mod passes;
 mod peer;
 mod planner;
 mod settings;

@@ -105,9 +105,16 @@ export function passUseWords(p: Pick<PassInfo, 'kind' | 'uses' | 'last_used_at'>
   return `Used ${times}, last ${whenWords(p.last_used_at, now, zone)}`;
 }
 
-/** When it was given, or revoked: "Given today 10:00", "Revoked yesterday 09:30". */
-export function passStateWords(p: Pick<PassInfo, 'created_at' | 'revoked_at'>, now = Date.now(), zone?: string): string {
-  return p.revoked_at !== null ? `Revoked ${whenWords(p.revoked_at, now, zone)}` : `Given ${whenWords(p.created_at, now, zone)}`;
+/** When it was given, taken (a relayed pass is bound to the Vyre that took it) or revoked:
+ * "Given today 10:00, not taken yet", "Taken today 10:05", "Revoked yesterday 09:30". */
+export function passStateWords(
+  p: Pick<PassInfo, 'kind' | 'created_at' | 'revoked_at' | 'taken_at'>,
+  now = Date.now(),
+  zone?: string,
+): string {
+  if (p.revoked_at !== null) return `Revoked ${whenWords(p.revoked_at, now, zone)}`;
+  if (p.kind !== 'relayed') return `Given ${whenWords(p.created_at, now, zone)}`;
+  return p.taken_at != null ? `Taken ${whenWords(p.taken_at, now, zone)}` : `Given ${whenWords(p.created_at, now, zone)}, not taken yet`;
 }
 
 /** An item's passes (`item` is its name now, or when it was made if the item is gone). */

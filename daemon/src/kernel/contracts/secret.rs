@@ -127,12 +127,14 @@ pub enum VaultValue {
     },
     /// Variables by name, sorted, each name a shell variable's (`[A-Za-z_][A-Za-z0-9_]*`).
     Env(Vec<(String, Secret)>),
-    /// A relayed pass (ADR 0036): the giver's Vyre, the pass's id there and its token. Used
-    /// only by this Vyre's Gate, which sends the request to the giver's instead of sending it.
+    /// A relayed pass (ADR 0036): the giver's Vyre, the pass's id there and the Ed25519 key
+    /// (its 32-byte seed, base64url) this Vyre bound the pass to when it accepted it; `None`
+    /// for a pass accepted before passes were bound, which the giver no longer takes. Used only
+    /// by this Vyre's Gate, which signs the request and sends it to the giver's.
     Pass {
         url: String,
         pass: String,
-        token: Secret,
+        key: Option<Secret>,
     },
 }
 
@@ -150,7 +152,8 @@ impl VaultValue {
 
     /// The secret of a `secret` item, the password of a `login`, the text of a `note`, a card's
     /// number, an env set's first variable's value (a set is meant to be used whole, as
-    /// [`VaultValue::Env`]; one granted where a single value is read gives that one).
+    /// [`VaultValue::Env`]; one granted where a single value is read gives that one); nothing
+    /// for a relayed pass, whose key only signs.
     pub fn primary(&self) -> &Secret {
         static EMPTY: std::sync::LazyLock<Secret> =
             std::sync::LazyLock::new(|| Secret::new(String::new()));
@@ -159,7 +162,7 @@ impl VaultValue {
             VaultValue::Login { password, .. } => password,
             VaultValue::Card { number, .. } => number,
             VaultValue::Env(vars) => vars.first().map_or(&EMPTY, |(_, v)| v),
-            VaultValue::Pass { token, .. } => token,
+            VaultValue::Pass { .. } => &EMPTY,
         }
     }
 

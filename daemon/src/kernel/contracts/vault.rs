@@ -58,6 +58,18 @@ pub enum VaultError {
     PassEnded,
     #[error("a relayed pass is used only by the Gate")]
     PassOnlyForGate,
+    #[error(
+        "this pass was accepted already, by another Vyre or by this one before; a pass is taken once: ask the person who gave it for a new one"
+    )]
+    PassTaken,
+    #[error(
+        "this request was sent through the pass before; each is sent once (a replay is refused)"
+    )]
+    PassReplayed,
+    #[error(
+        "this request's time is more than five minutes from this Vyre's clock; check the clocks of both machines"
+    )]
+    PassStale,
     #[error("the vault is not available: {0}")]
     Unavailable(String),
     #[error("{0}")]
@@ -87,6 +99,9 @@ impl From<VaultError> for ToolError {
             VaultError::NotDeclared { .. } => (ErrorKind::Refused, "not_declared"),
             VaultError::PassEnded => (ErrorKind::Refused, "pass_revoked"),
             VaultError::PassOnlyForGate => (ErrorKind::Refused, "not_granted"),
+            VaultError::PassTaken => (ErrorKind::Conflict, "pass_taken"),
+            VaultError::PassReplayed => (ErrorKind::Refused, "pass_replayed"),
+            VaultError::PassStale => (ErrorKind::Refused, "pass_stale"),
             VaultError::Unavailable(_) => (ErrorKind::Unavailable, "vault_unavailable"),
             VaultError::KeyStore(_) => (ErrorKind::Unavailable, "keystore_unavailable"),
             VaultError::Store(_) => {
@@ -173,6 +188,32 @@ pub type FetchFuture<'a> =
 /// caller `POST /v1/pass` calls it as: the endpoint and the module agree on these here.
 pub const PASS_RELAY_TOOL: &str = "gate.relay";
 pub const PASS_ENDPOINT_CALLER: &str = "pass";
+/// The tool that binds a relayed pass to the key of the Vyre that accepts it (the vault
+/// module's), called by `POST /v1/pass/bind` as [`PASS_ENDPOINT_CALLER`].
+pub const PASS_BIND_TOOL: &str = "vault.pass.bind";
+
+/// How far a relayed request's time may be from the giver's clock, either way.
+pub const PASS_SKEW_MS: i64 = 5 * 60 * 1000;
+
+/// A request another Vyre sent with a relayed pass (ADR 0036), signed with the key it bound to
+/// the pass when it accepted it. `signed` is the JSON text `{"at", "nonce", "request"}` exactly
+/// as it was signed; `sig` is the Ed25519 signature of [`pass_message`], base64url.
+#[derive(Clone, Copy)]
+pub struct PassProof<'a> {
+    pub signed: &'a str,
+    pub sig: &'a str,
+}
+
+/// What a relayed request's signature covers: a label that says what it is, the pass's id and
+/// the signed text, so a signature is good for that one pass and that one text.
+pub fn pass_message(pass: &str, signed: &str) -> Vec<u8> {
+    let mut m = Vec::with_capacity(32 + pass.len() + signed.len());
+    m.extend_from_slice(b"vyre-pass-relay-v1\0");
+    m.extend_from_slice(pass.as_bytes());
+    m.push(0);
+    m.extend_from_slice(signed.as_bytes());
+    m
+}
 
 pub type PassFuture<'a> = Pin<Box<dyn Future<Output = Result<Opened, VaultError>> + Send + 'a>>;
 
@@ -197,13 +238,14 @@ pub trait VaultAccess: Send + Sync {
     /// Whether `fetch` would release the item (it exists and is granted), and its kind; opens
     /// nothing and records no use.
     fn may_fetch<'a>(&'a self, grantee: &'a Grantee, name: &'a str) -> MayFetchFuture<'a>;
-    /// The item of relayed pass `pass`, when `token` is its token and it was not revoked, for
-    /// the Gate (the only grantee a pass is used by) sending to `destination`; the use is kept.
+    /// The item of relayed pass `pass`, when `proof` is signed by the key bound to it, is
+    /// fresh and was not seen before, and the pass was not revoked, for the Gate (the only
+    /// grantee a pass is used by) sending to `destination`; the use is kept.
     fn open_pass<'a>(
         &'a self,
         grantee: &'a Grantee,
         pass: &'a str,
-        token: &'a str,
+        proof: PassProof<'a>,
         destination: &'a str,
     ) -> PassFuture<'a>;
 }

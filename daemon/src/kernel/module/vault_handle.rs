@@ -43,7 +43,7 @@ impl ModuleVault {
     pub async fn open_pass(
         &self,
         pass: &str,
-        token: &str,
+        proof: crate::kernel::contracts::vault::PassProof<'_>,
         destination: &str,
     ) -> Result<crate::kernel::contracts::vault::Opened, crate::kernel::contracts::vault::VaultError>
     {
@@ -52,7 +52,7 @@ impl ModuleVault {
             .open_pass(
                 &Grantee::Module(self.ctx.name.to_string()),
                 pass,
-                token,
+                proof,
                 destination,
             )
             .await

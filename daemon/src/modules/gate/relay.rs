@@ -2,19 +2,25 @@
 //!
 //! The receiving end: a request whose item is a relayed pass (`VaultValue::Pass`) is not sent
 //! from here. The Gate hands it, as written (references, never a value), to the giver's Vyre
-//! (`POST <url>/v1/pass`, the pass's token in the body), whose Gate fills the value in and sends
-//! it, and gives back the answer already masked.
+//! (`POST <url>/v1/pass`), signed with the key this Vyre bound the pass to when it accepted it,
+//! with the time and a one-use nonce; the giver's Gate fills the value in and sends it, and
+//! gives back the answer already masked.
 //!
-//! The giving end: `gate.relay`, called only by that endpoint (as `module:pass`), checks the
-//! token against the vault's pass (`ctx.vault().open_pass`: unknown, wrong and revoked are one
-//! answer), and sends the request with the pass's item through the same boundary as any of the
-//! Gate's own: https or a listed address, no private address unless listed, pinned addresses,
-//! the answer masked. Each use is kept by the vault with where it went.
+//! The giving end: `gate.relay`, called only by that endpoint (as `module:pass`), has the vault
+//! check the signature against the key the pass is bound to, the time and the nonce
+//! (`ctx.vault().open_pass`: unknown, revoked, never taken and signed by another key are one
+//! answer; a replay and a stale time their own), and sends the request with the pass's item
+//! through the same boundary as any of the Gate's own: https or a listed address, no private
+//! address unless listed, pinned addresses, the answer masked. Each use is kept by the vault
+//! with where it went.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use ed25519_dalek::Signer as _;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::boundary::{self, Shape};
@@ -27,19 +33,21 @@ use crate::kernel::tools::{CallCx, Caller, ErrorKind, ToolError};
 pub use crate::kernel::contracts::vault::{
     PASS_ENDPOINT_CALLER as ENDPOINT, PASS_RELAY_TOOL as TOOL,
 };
+use crate::kernel::contracts::vault::{PassProof, pass_message};
 
 /// A relayed pass found among a request's items.
 pub(super) struct Pass {
     item: String,
     url: String,
     pass: String,
-    token: Secret,
+    /// The key's seed; `None` for a pass accepted before passes were bound.
+    key: Option<Secret>,
 }
 
 /// The relayed pass a request's items hold, if one does: then it must be the only item (the
 /// giver's Gate fills in its one value, and nothing of this vault travels with it).
 pub(super) fn pass_in(opened: &BTreeMap<String, VaultValue>) -> Result<Option<Pass>, ToolError> {
-    let Some((item, VaultValue::Pass { url, pass, token })) = opened
+    let Some((item, VaultValue::Pass { url, pass, key })) = opened
         .iter()
         .find(|(_, v)| matches!(v, VaultValue::Pass { .. }))
     else {
@@ -54,8 +62,47 @@ pub(super) fn pass_in(opened: &BTreeMap<String, VaultValue>) -> Result<Option<Pa
         item: item.clone(),
         url: url.clone(),
         pass: pass.clone(),
-        token: token.clone(),
+        key: key.clone(),
     }))
+}
+
+/// What a relayed request's signature covers, as JSON text: the request as the session wrote
+/// it, when, and a nonce the giver takes once.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Signed<R> {
+    at: i64,
+    nonce: String,
+    request: R,
+}
+
+/// The body of `POST /v1/pass` for `input`: the signed text and its signature.
+fn signed_body(pass: &Pass, input: &RequestInput) -> Result<serde_json::Value, ToolError> {
+    let seed: [u8; 32] = pass
+        .key
+        .as_ref()
+        .and_then(|k| B64.decode(k.expose()).ok())
+        .and_then(|k| k.try_into().ok())
+        .ok_or_else(|| {
+            ToolError::refused(
+                "pass_unbound",
+                format!(
+                    "{:?} was accepted before passes were bound to the Vyre that takes them, and its giver no longer takes it: ask them for a new pass",
+                    pass.item
+                ),
+            )
+        })?;
+    let key = ed25519_dalek::SigningKey::from_bytes(&seed);
+    let mut nonce = [0u8; 18];
+    getrandom::fill(&mut nonce).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
+    let signed = serde_json::to_string(&Signed {
+        at: crate::now_ms(),
+        nonce: B64.encode(nonce),
+        request: input,
+    })
+    .map_err(|e| ToolError::internal(e.to_string()))?;
+    let sig = key.sign(&pass_message(&pass.pass, &signed));
+    Ok(json!({ "pass": pass.pass, "signed": signed, "sig": B64.encode(sig.to_bytes()) }))
 }
 
 /// Hand the request to the giver's Vyre, and its answer back.
@@ -66,11 +113,10 @@ pub(super) async fn forward(
     shape: &Shape,
     who: Who,
 ) -> Result<Sent, ToolError> {
+    let body = signed_body(&pass, input)?;
     let http = crate::kernel::outbound::Http::new().map_err(ToolError::internal)?;
     let url = format!("{}/v1/pass", pass.url);
-    let body = json!({ "pass": pass.pass, "token": pass.token.expose(), "request": input });
     let answer = http.json("POST", &url, None, Some(&body)).await;
-    drop(body);
     let outcome = match &answer {
         Ok(a) if a.status == 200 => Ok(()),
         Ok(a) => Err(a.body["error"]["code"]
@@ -112,7 +158,7 @@ pub(super) async fn forward(
             .unwrap_or("refused")
             .to_string();
         let kind = match code.as_str() {
-            "pass_revoked" | "not_granted" => ErrorKind::Refused,
+            "pass_revoked" | "not_granted" | "pass_replayed" | "pass_stale" => ErrorKind::Refused,
             "invalid_input" => ErrorKind::InvalidInput,
             _ if a.status >= 500 => ErrorKind::Unavailable,
             _ => ErrorKind::Refused,
@@ -143,12 +189,15 @@ pub struct RelayInput {
     /// The pass's id.
     #[schemars(length(min = 1, max = 64))]
     pub pass: String,
-    /// Its token.
-    #[schemars(length(min = 1, max = 128))]
-    pub token: String,
-    /// The request as the other side's session wrote it: `{{vault:NAME}}` (any one name)
-    /// where the pass's value goes.
-    pub request: RequestInput,
+    /// JSON text `{"at": <ms>, "nonce": <16 to 128 characters>, "request": <the request as the
+    /// other side's session wrote it, `{{vault:NAME}}` (any one name) where the pass's value
+    /// goes>}`, exactly as signed.
+    #[schemars(length(min = 1, max = 3_000_000))]
+    pub signed: String,
+    /// The Ed25519 signature, base64url, by the key the pass was bound to when it was taken,
+    /// of `vyre-pass-relay-v1`, a zero byte, the pass's id, a zero byte and `signed`.
+    #[schemars(length(min = 86, max = 88))]
+    pub sig: String,
 }
 
 /// `gate.relay`: the giving end.
@@ -159,7 +208,12 @@ pub async fn relay(c: Ctx, b: Boundary, input: RelayInput, cx: CallCx) -> Result
             "gate.relay is called by another Vyre holding a pass, at POST /v1/pass",
         ));
     }
-    let req = input.request;
+    let req: Signed<RequestInput> = serde_json::from_str(&input.signed).map_err(|e| {
+        ToolError::invalid(format!(
+            "signed: the JSON text {{\"at\", \"nonce\", \"request\"}} as signed: {e}"
+        ))
+    })?;
+    let req = req.request;
     let shape = boundary::shape(&req.method, &req.url, &req.headers, req.body.as_deref())
         .map_err(ToolError::invalid)?;
     let names: BTreeSet<&str> = shape.refs.iter().map(|r| r.item.as_str()).collect();
@@ -171,7 +225,14 @@ pub async fn relay(c: Ctx, b: Boundary, input: RelayInput, cx: CallCx) -> Result
     let destination = format!("{} {}", shape.method, shape.place);
     let opened = c
         .vault()
-        .open_pass(&input.pass, &input.token, &destination)
+        .open_pass(
+            &input.pass,
+            PassProof {
+                signed: &input.signed,
+                sig: &input.sig,
+            },
+            &destination,
+        )
         .await
         .map_err(ToolError::from)?;
     let by = format!("pass:{} ({})", opened.pass, opened.to);

@@ -72,6 +72,13 @@ pub const MIGRATIONS: &[Migration] = &[
     );
     CREATE INDEX vault_pass_uses_pass ON vault_pass_uses(pass, at);",
     },
+    Migration {
+        version: 4,
+        // A relayed pass is bound to the key of the Vyre that accepted it (ADR 0036): its
+        // public half, and when. A pass with none was never taken.
+        sql: "ALTER TABLE vault_passes ADD COLUMN taker_key BLOB;
+    ALTER TABLE vault_passes ADD COLUMN taken_at INTEGER;",
+    },
 ];
 
 /// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's

@@ -24,6 +24,7 @@ pub mod generate;
 pub mod import;
 pub mod items;
 pub mod keystore;
+pub mod pass_code;
 pub mod pass_seal;
 pub mod pass_tools;
 pub mod passes;
@@ -38,7 +39,8 @@ pub mod totp_qr;
 pub use self::core::{KeyState, StopAfter, Vault};
 pub use crate::kernel::contracts::secret::{Kind, Secret, VaultValue};
 pub use crate::kernel::contracts::vault::{
-    FetchFuture, Grantee, MayFetchFuture, PassFuture, VaultAccess, VaultError, valid_item_name,
+    FetchFuture, Grantee, MayFetchFuture, PassFuture, PassProof, VaultAccess, VaultError,
+    valid_item_name,
 };
 
 impl VaultAccess for Vault {
@@ -52,10 +54,10 @@ impl VaultAccess for Vault {
         &'a self,
         grantee: &'a Grantee,
         pass: &'a str,
-        token: &'a str,
+        proof: PassProof<'a>,
         destination: &'a str,
     ) -> PassFuture<'a> {
-        Box::pin(Vault::open_pass(self, grantee, pass, token, destination))
+        Box::pin(Vault::open_pass(self, grantee, pass, proof, destination))
     }
 }
 

@@ -3,7 +3,13 @@
 //! value in, and a revoke ends that at once) or sealed (an encrypted copy for a key their Vyre
 //! made; a revoke cannot take it back, so the answer says to rotate). `vault.pass.create`,
 //! `vault.pass.list`, `vault.pass.revoke`, `vault.pass.key`, `vault.pass.accept` and
-//! `vault.offboard`, all PERSON_ONLY. No value and no token is ever in an event.
+//! `vault.offboard`, all PERSON_ONLY; `vault.pass.bind`, for the other Vyre accepting a relayed
+//! pass through `POST /v1/pass/bind`. No value, token or key is ever in an event.
+//!
+//! A relayed pass is taken once: accepting it makes an Ed25519 key on the taking Vyre and binds
+//! the pass to its public half at the giver's, so the code alone opens nothing after that (a
+//! code that leaked, or was forwarded, is refused as `pass_taken`), and every request through it
+//! is signed with that key (`gate.relay`).
 
 use std::sync::Arc;
 
@@ -14,15 +20,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::core::Vault;
+use super::pass_code::{
+    Relayed, bind_at_giver, check_url, pass_key, read_relayed, relayed_code, token,
+};
 use super::pass_seal::{self, Keys, SealError};
 use super::passes::{self, NewPass, PassInfo, PassKind, Use};
 use super::{Kind, VaultValue, valid_item_name};
+use crate::kernel::contracts::vault::{PASS_BIND_TOOL, PASS_ENDPOINT_CALLER};
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::{Ctx, StartError, ToolDef};
-use crate::kernel::tools::ToolError;
-
-/// A relayed pass as the person gives it: `vyre-pass-1.` and base64url JSON.
-pub const RELAYED_PREFIX: &str = "vyre-pass-1.";
+use crate::kernel::tools::{Caller, ToolError};
 
 impl From<SealError> for ToolError {
     fn from(e: SealError) -> Self {
@@ -33,18 +40,6 @@ impl From<SealError> for ToolError {
             SealError::Crypto(_) => ToolError::internal(e.to_string()),
         }
     }
-}
-
-/// What a relayed pass's code holds: where to send, which pass, its token.
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Relayed {
-    v: u8,
-    url: String,
-    pass: String,
-    token: String,
-    /// The item's name on the giver's side (shown, not used).
-    item: String,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -129,6 +124,26 @@ struct Accepted {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct BindInput {
+    /// The pass's id.
+    #[schemars(length(min = 1, max = 64))]
+    pub pass: String,
+    /// Its token, from the code.
+    #[schemars(length(min = 1, max = 128))]
+    pub token: String,
+    /// The public half of the Ed25519 key the accepting Vyre made, base64url (32 bytes).
+    #[schemars(length(min = 43, max = 44))]
+    pub key: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Bound {
+    /// The item's name at the giver's, as the code said.
+    item: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OffboardInput {
     /// The person, as passes name them (`to`).
     #[schemars(length(min = 1, max = 100))]
@@ -170,68 +185,6 @@ struct Env {
     keys: Arc<Keys>,
 }
 
-/// Where a relayed pass may send its token: https, or plain http to an address on this machine
-/// or a private network (the private network's tunnel is encrypted), never plain http over the
-/// internet.
-pub fn check_url(url: &str) -> Result<String, String> {
-    let uri: hyper::Uri = url
-        .trim()
-        .trim_end_matches('/')
-        .parse()
-        .map_err(|_| format!("{url:?} is not a URL"))?;
-    let host = uri.host().ok_or_else(|| format!("{url:?} has no host"))?;
-    match uri.scheme_str() {
-        Some("https") => {}
-        Some("http") => {
-            let ip = host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .map_err(|_| {
-                    format!("{url:?}: a pass's token crosses the network; use https, or an address on this machine or the private network")
-                })?;
-            if !crate::kernel::outbound::private_ip(ip) {
-                return Err(format!(
-                    "{url:?} is plain http on the internet: a pass's token would cross it in the clear; use https"
-                ));
-            }
-        }
-        _ => return Err(format!("{url:?}: a pass's address is http or https")),
-    }
-    if uri.path() != "/" && !uri.path().is_empty() || uri.query().is_some() {
-        return Err(format!(
-            "{url:?}: give the Vyre's address alone (scheme, host, port)"
-        ));
-    }
-    Ok(format!(
-        "{}://{}",
-        uri.scheme_str().unwrap_or("https"),
-        uri.authority().map(|a| a.as_str()).unwrap_or(host)
-    ))
-}
-
-fn relayed_code(r: &Relayed) -> String {
-    format!(
-        "{RELAYED_PREFIX}{}",
-        B64.encode(serde_json::to_vec(r).expect("serializes"))
-    )
-}
-
-fn read_relayed(code: &str) -> Result<Relayed, ToolError> {
-    let body = code.trim().strip_prefix(RELAYED_PREFIX).unwrap_or_default();
-    let r: Relayed = B64
-        .decode(body.trim_end_matches('='))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| ToolError::invalid(format!("a relayed pass is {RELAYED_PREFIX} and the code its giver was shown; this one does not read")))?;
-    if r.v != 1 || r.pass.is_empty() || r.token.len() < 32 {
-        return Err(ToolError::invalid(
-            "this relayed pass is not one this Vyre can use",
-        ));
-    }
-    Ok(r)
-}
-
 fn new_id(prefix: &str) -> Result<String, ToolError> {
     let mut b = [0u8; 8];
     getrandom::fill(&mut b).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
@@ -239,12 +192,6 @@ fn new_id(prefix: &str) -> Result<String, ToolError> {
         "{prefix}{}",
         b.iter().map(|x| format!("{x:02x}")).collect::<String>()
     ))
-}
-
-fn token() -> Result<String, ToolError> {
-    let mut b = [0u8; 32];
-    getrandom::fill(&mut b).map_err(|e| ToolError::internal(format!("no randomness: {e}")))?;
-    Ok(B64.encode(b))
 }
 
 impl Env {
@@ -403,11 +350,27 @@ impl Env {
         }
         let r = read_relayed(code)?;
         let url = check_url(&r.url).map_err(ToolError::invalid)?;
+        let pass = r.pass.clone();
+        let given_here = self
+            .ctx
+            .store()
+            .read(move |c| Ok(passes::get(c, &pass)?.is_some()))
+            .await
+            .map_err(ToolError::from)?;
+        if given_here {
+            return Err(ToolError::invalid(
+                "this is a pass this Vyre gave: it is for another person's Vyre to accept",
+            ));
+        }
+        // Nothing is kept unless the giver binds the pass to this Vyre's new key.
+        self.vault.may_put(&input.name).await?;
+        let (seed, public) = pass_key()?;
+        bind_at_giver(&url, &r, &public).await?;
         let from = url.clone();
         let value = VaultValue::Pass {
             url,
             pass: r.pass,
-            token: super::Secret::new(r.token),
+            key: Some(seed),
         };
         let meta = json!({ "from": from, "item": r.item });
         self.vault
@@ -424,6 +387,19 @@ impl Env {
             kind: Kind::Pass,
             from,
         })
+    }
+
+    /// `vault.pass.bind`: the giving end of an accept.
+    async fn bind(&self, input: BindInput) -> Result<Bound, ToolError> {
+        let key: [u8; 32] = B64
+            .decode(input.key.trim_end_matches('='))
+            .ok()
+            .and_then(|k| k.try_into().ok())
+            .ok_or_else(|| {
+                ToolError::invalid("key: 32 bytes of an Ed25519 public key, base64url")
+            })?;
+        let (item, _to) = self.vault.bind_pass(&input.pass, &input.token, key).await?;
+        Ok(Bound { item })
     }
 
     async fn offboard(&self, input: OffboardInput) -> Result<Offboarded, ToolError> {
@@ -536,6 +512,23 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
         |env, input: AcceptInput, _cx| async move { env.accept(input).await },
     )?;
     ctx.tool_with(
+        ToolDef::new(
+            PASS_BIND_TOOL,
+            "Bind a relayed pass this Vyre gave to the key of the Vyre accepting it (called by POST /v1/pass/bind with the pass's token): a pass is taken once.",
+        )
+        .finishes(),
+        &env,
+        |env, input: BindInput, cx| async move {
+            if !matches!(&cx.caller, Caller::Module { name } if name == PASS_ENDPOINT_CALLER) {
+                return Err(ToolError::refused(
+                    "not_approved",
+                    "vault.pass.bind is called by another Vyre accepting a pass, at POST /v1/pass/bind",
+                ));
+            }
+            env.bind(input).await
+        },
+    )?;
+    ctx.tool_with(
         ToolDef::new("vault.offboard", "Revoke every pass a person holds in one action, and list what must be rotated (their sealed copies) and where each relayed item was used.")
             .finishes()
             .person_only(),
@@ -544,7 +537,3 @@ pub fn register(ctx: &Ctx, vault: Arc<Vault>) -> Result<(), StartError> {
     )?;
     Ok(())
 }
-
-#[cfg(test)]
-#[path = "pass_tools_tests.rs"]
-mod tests;

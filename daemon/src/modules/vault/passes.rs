@@ -1,6 +1,6 @@
 //! Passes this Vyre gave (ADR 0036): which item, to whom, relayed or sealed, when revoked, and
 //! every use of a relayed one (where the Gate sent it). A relayed pass's token is kept only as
-//! its SHA-256; nothing here is secret.
+//! its SHA-256, and the Vyre that took it by its public key; nothing here is secret.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -47,6 +47,8 @@ pub struct PassInfo {
     pub created_at: i64,
     pub created_by: String,
     pub revoked_at: Option<i64>,
+    /// When the other Vyre accepted it (a relayed pass; it is bound to that Vyre from then on).
+    pub taken_at: Option<i64>,
     /// Requests the Gate sent with it (relayed passes).
     pub uses: i64,
     pub last_used_at: Option<i64>,
@@ -93,7 +95,7 @@ pub fn add(conn: &Connection, p: &NewPass<'_>) -> rusqlite::Result<()> {
 const SELECT: &str =
     "SELECT p.id, COALESCE(i.name, p.item_name), p.to_person, p.kind, p.created_at, p.created_by,
         p.revoked_at, (SELECT COUNT(*) FROM vault_pass_uses u WHERE u.pass = p.id),
-        (SELECT MAX(at) FROM vault_pass_uses u WHERE u.pass = p.id)
+        (SELECT MAX(at) FROM vault_pass_uses u WHERE u.pass = p.id), p.taken_at
     FROM vault_passes p LEFT JOIN vault_items i ON i.id = p.item";
 
 fn info(r: &rusqlite::Row<'_>) -> rusqlite::Result<PassInfo> {
@@ -107,6 +109,7 @@ fn info(r: &rusqlite::Row<'_>) -> rusqlite::Result<PassInfo> {
         revoked_at: r.get(6)?,
         uses: r.get(7)?,
         last_used_at: r.get(8)?,
+        taken_at: r.get(9)?,
     })
 }
 
@@ -140,16 +143,19 @@ pub fn revoke(conn: &Connection, id: &str) -> rusqlite::Result<bool> {
     Ok(n == 1)
 }
 
-/// A relayed pass that stands: its item's id, the person and the token's hash.
+/// A relayed pass that stands: its item's id and name then, the person, the token's hash and
+/// the key of the Vyre that took it.
 pub struct Standing {
     pub item_id: Option<String>,
+    pub item_name: String,
     pub to: String,
     pub token_hash: Vec<u8>,
+    pub taker_key: Option<Vec<u8>>,
 }
 
 pub fn standing(conn: &Connection, id: &str) -> rusqlite::Result<Option<Standing>> {
     conn.query_row(
-        "SELECT i.id, p.to_person, p.token_hash FROM vault_passes p
+        "SELECT i.id, p.item_name, p.to_person, p.token_hash, p.taker_key FROM vault_passes p
              LEFT JOIN vault_items i ON i.id = p.item
          WHERE p.id = ?1 AND p.kind = 'relayed' AND p.revoked_at IS NULL
            AND p.token_hash IS NOT NULL",
@@ -157,12 +163,25 @@ pub fn standing(conn: &Connection, id: &str) -> rusqlite::Result<Option<Standing
         |r| {
             Ok(Standing {
                 item_id: r.get(0)?,
-                to: r.get(1)?,
-                token_hash: r.get(2)?,
+                item_name: r.get(1)?,
+                to: r.get(2)?,
+                token_hash: r.get(3)?,
+                taker_key: r.get(4)?,
             })
         },
     )
     .optional()
+}
+
+/// Bind a standing relayed pass to the key of the Vyre that took it; false when it was taken
+/// already (a pass is taken once).
+pub fn bind(conn: &Connection, id: &str, key: &[u8]) -> rusqlite::Result<bool> {
+    let n = conn.execute(
+        "UPDATE vault_passes SET taker_key = ?1, taken_at = ?2
+         WHERE id = ?3 AND kind = 'relayed' AND revoked_at IS NULL AND taker_key IS NULL",
+        params![key, crate::now_ms(), id],
+    )?;
+    Ok(n == 1)
 }
 
 pub fn record_use(conn: &Connection, pass: &str, destination: &str) -> rusqlite::Result<()> {

@@ -54,6 +54,7 @@ pub fn router(kernel: Kernel, ui_dir: Option<&std::path::Path>) -> Router {
         .route("/v1/session/logout", post(browser::logout))
         .route("/v1/pair", post(pair_endpoint::pair))
         .route("/v1/pass", post(pass_endpoint::relay))
+        .route("/v1/pass/bind", post(pass_endpoint::bind))
         .route("/v1/tools", get(list_tools))
         .route("/v1/openapi.json", get(openapi_doc))
         .route(

@@ -74,9 +74,12 @@ pub async fn run(client: &Client, command: PassCommand) -> Result<(), String> {
                 );
             }
             for p in passes {
-                let state = match p["revoked_at"].as_i64() {
-                    Some(_) => "revoked".to_string(),
-                    None => format!("{} use(s)", p["uses"]),
+                let state = match (p["revoked_at"].as_i64(), p["kind"].as_str()) {
+                    (Some(_), _) => "revoked".to_string(),
+                    (None, Some("relayed")) if p["taken_at"].is_null() => {
+                        "not taken yet".to_string()
+                    }
+                    (None, _) => format!("{} use(s)", p["uses"]),
                 };
                 println!(
                     "{}  {} to {}  {}  {state}",

@@ -2314,6 +2314,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/vault.pass.bind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bind a relayed pass this Vyre gave to the key of the Vyre accepting it (called by POST /v1/pass/bind with the pass's token): a pass is taken once. */
+        post: operations["vault.pass.bind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/vault.pass.create": {
         parameters: {
             query?: never;
@@ -3080,25 +3097,6 @@ export interface components {
         };
         /** @description Why a call is held. */
         "gate.hold.Kind": "send" | "spend" | "delete";
-        "gate.relay.RequestInput": {
-            /** @description The body as text (JSON, a form ...), with `{{vault:NAME}}` where a value goes. */
-            body?: string | null;
-            /**
-             * @description Header names and values; `{{vault:NAME}}` (or `{{vault:NAME/basic}}` for a login) where a
-             *     credential goes, e.g. `"Authorization": "Bearer {{vault:github-token}}"`.
-             * @default {}
-             */
-            headers: {
-                [key: string]: string;
-            };
-            /** @description GET, HEAD, POST, PUT, PATCH or DELETE. */
-            method: string;
-            /**
-             * @description The whole URL with its scheme, host and port written out; `{{vault:NAME}}` may stand in
-             *     its path or query.
-             */
-            url: string;
-        };
         /** @description One hook's gift, as the event said it (the shape of `system.events`' events). */
         "harness.remembered.Remembered": {
             /** Format: int64 */
@@ -4847,6 +4845,11 @@ export interface components {
             last_used_at: number | null;
             /** Format: int64 */
             revoked_at: number | null;
+            /**
+             * Format: int64
+             * @description When the other Vyre accepted it (a relayed pass; it is bound to that Vyre from then on).
+             */
+            taken_at: number | null;
             /** @description Who it was given to. */
             to: string;
             /**
@@ -4894,6 +4897,11 @@ export interface components {
             last_used_at: number | null;
             /** Format: int64 */
             revoked_at: number | null;
+            /**
+             * Format: int64
+             * @description When the other Vyre accepted it (a relayed pass; it is bound to that Vyre from then on).
+             */
+            taken_at: number | null;
             /** @description Who it was given to. */
             to: string;
             /**
@@ -6097,12 +6105,16 @@ export interface operations {
                     /** @description The pass's id. */
                     pass: string;
                     /**
-                     * @description The request as the other side's session wrote it: `{{vault:NAME}}` (any one name)
-                     *     where the pass's value goes.
+                     * @description The Ed25519 signature, base64url, by the key the pass was bound to when it was taken,
+                     *     of `vyre-pass-relay-v1`, a zero byte, the pass's id, a zero byte and `signed`.
                      */
-                    request: components["schemas"]["gate.relay.RequestInput"];
-                    /** @description Its token. */
-                    token: string;
+                    sig: string;
+                    /**
+                     * @description JSON text `{"at": <ms>, "nonce": <16 to 128 characters>, "request": <the request as the
+                     *     other side's session wrote it, `{{vault:NAME}}` (any one name) where the pass's value
+                     *     goes>}`, exactly as signed.
+                     */
+                    signed: string;
                 };
             };
         };
@@ -12018,6 +12030,52 @@ export interface operations {
                              *     `sealed`: a copy of the value is now in this vault.
                              */
                             pass: components["schemas"]["vault.pass.accept.PassKind"];
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "vault.pass.bind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The public half of the Ed25519 key the accepting Vyre made, base64url (32 bytes). */
+                    key: string;
+                    /** @description The pass's id. */
+                    pass: string;
+                    /** @description Its token, from the code. */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Bound */
+                        data: {
+                            /** @description The item's name at the giver's, as the code said. */
+                            item: string;
                         };
                     };
                 };

@@ -47,11 +47,13 @@ struct Plain {
     /// An env set's variables, `[name, value]` each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     e: Vec<[String; 2]>,
-    /// A relayed pass's giver and id there (its token in `v`).
+    /// A relayed pass's giver, its id there and its key (none when taken before passes bound).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pu: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pi: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pk: String,
 }
 
 impl Plain {
@@ -89,10 +91,10 @@ impl Plain {
             VaultValue::Env(vars) => {
                 plain.e = vars.iter().map(|(k, v)| [k.clone(), text(v)]).collect();
             }
-            VaultValue::Pass { url, pass, token } => {
+            VaultValue::Pass { url, pass, key } => {
                 plain.pu = url.clone();
                 plain.pi = pass.clone();
-                plain.v = text(token);
+                plain.pk = maybe(key);
             }
         }
         plain
@@ -125,7 +127,7 @@ impl Plain {
             Kind::Pass => VaultValue::Pass {
                 url: std::mem::take(&mut self.pu),
                 pass: std::mem::take(&mut self.pi),
-                token: take(&mut self.v),
+                key: (!self.pk.is_empty()).then(|| take(&mut self.pk)),
             },
         }
     }
@@ -192,6 +194,7 @@ pub struct Vault {
     store: Arc<dyn KeyStore>,
     // tokio Mutex: held across key-store I/O and store writes, which are awaited.
     keys: Mutex<Keys>,
+    seen: passes::Seen,
 }
 
 /// Run key-store I/O (a file, or the keychain's own client) on a blocking thread.
@@ -216,6 +219,7 @@ impl Vault {
                 wrapped: false,
                 problem: None,
             }),
+            seen: passes::Seen::default(),
         });
         let loaded = {
             let store = vault.store.clone();

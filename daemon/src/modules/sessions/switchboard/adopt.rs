@@ -61,7 +61,9 @@ impl Switchboard {
     }
 
     /// Whether someone other than Vyre writes this session now: a `claude` with it on its
-    /// command line, or its transcript grew recently and not by Vyre's own hand.
+    /// command line, or its transcript grew recently and not by Vyre's own hand. Vyre's own
+    /// session of it, still going away just after it stopped (its processes carry
+    /// `VYRE_THREAD`), is not someone else.
     pub(super) async fn live_elsewhere(&self, thread: &str) -> bool {
         if self.live(thread).is_some() {
             return false;
@@ -72,6 +74,9 @@ impl Switchboard {
             .call("harness.binding", json!({ "session": thread }))
             .await
             && b["alive"] == true
+            && !b["pid"]
+                .as_i64()
+                .is_some_and(|pid| vyres_own(&format!("/proc/{pid}"), thread))
         {
             return true;
         }
@@ -210,6 +215,9 @@ fn claude_process_with(id: &str) -> bool {
         return false;
     };
     dir.flatten().any(|e| {
+        if vyres_own(&e.path().to_string_lossy(), id) {
+            return false;
+        }
         let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
             return false;
         };
@@ -227,4 +235,42 @@ fn claude_process_with(id: &str) -> bool {
         });
         is_claude && (flagged || inline)
     })
+}
+
+/// Whether the process at `/proc/<pid>` (given as that path) is of Vyre's own session of
+/// `thread`: its environment carries `VYRE_THREAD=<thread>`, which Vyre sets on every session it
+/// starts and which a terminal's `claude` does not have.
+fn vyres_own(proc_dir: &str, thread: &str) -> bool {
+    let needle = format!("VYRE_THREAD={thread}");
+    std::fs::read(format!("{proc_dir}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_of_vyres_own_session_is_known_by_its_thread_tag() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env("VYRE_THREAD", "t-ours")
+            .spawn()
+            .unwrap();
+        let dir = format!("/proc/{}", child.id());
+        // Until it has exec'd, the child's environment is still its parent's.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !std::fs::read(format!("{dir}/cmdline")).is_ok_and(|c| c.starts_with(b"sleep")) {
+            assert!(std::time::Instant::now() < deadline, "sleep started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(vyres_own(&dir, "t-ours"));
+        assert!(!vyres_own(&dir, "t-other"), "another thread's");
+        assert!(!vyres_own(&dir, "t-our"), "the whole value, not a prefix");
+        let me = format!("/proc/{}", std::process::id());
+        assert!(!vyres_own(&me, "t-ours"), "untagged");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(!vyres_own(&dir, "t-ours"), "gone");
+    }
 }

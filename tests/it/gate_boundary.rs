@@ -225,3 +225,123 @@ async fn a_request_gets_its_credential_at_the_boundary_and_the_session_never_see
     let leaks = holding(&r.home.dir, VALUE.as_bytes());
     assert!(leaks.is_empty(), "the value is in {leaks:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn an_env_set_granted_to_an_agent_is_added_to_its_sessions_requests_and_no_other_sessions() {
+    let (port, got) = service().await;
+    let r = rig_with_harness_configured(
+        "gate-agent",
+        json!({ "gate": { "local": [format!("127.0.0.1:{port}")] } }),
+    )
+    .await;
+    // An env set, granted to the agent scout and not to the Gate.
+    r.sock
+        .call(
+            "vault.put",
+            &json!({ "name": "deploy", "kind": "env", "vars": { "DEPLOY_TOKEN": VALUE, "REGION": "eu-west-1" } }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call("agents.create", &json!({ "name": "scout" }))
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "vault.grant",
+            &json!({ "item": "deploy", "to": "agent:scout" }),
+        )
+        .await
+        .unwrap();
+    let mut stream = r
+        .sock
+        .events("types=thread.*,ask.*,gate.*", None)
+        .await
+        .unwrap();
+    let request = json!({
+        "method": "POST",
+        "url": format!("http://127.0.0.1:{port}/deploy?region={{{{vault:deploy/REGION}}}}"),
+        "headers": { "Authorization": "Bearer {{vault:deploy/DEPLOY_TOKEN}}" },
+        "body": "ship it",
+    });
+
+    // A session that is not scout's: refused before anyone is asked, nothing sent.
+    let thread = start_thread(&r).await;
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": call(request.clone()) }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        of_type(&events, "gate.held").is_empty() && of_type(&events, "ask.raised").is_empty(),
+        "{events:?}"
+    );
+    let told = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(told.contains("not granted to the Gate"), "{told}");
+
+    // Scout's own session: held for the person, then sent with both variables filled in.
+    let asked = r
+        .sock
+        .call(
+            "agents.ask",
+            &json!({ "agent": "scout", "text": call(request.clone()) }),
+        )
+        .await
+        .unwrap();
+    let scouts = asked["thread"].as_str().unwrap().to_string();
+    let events = events_until(&mut stream, |e| {
+        matches!(e["type"].as_str(), Some("gate.held" | "ask.raised"))
+    })
+    .await;
+    assert_eq!(events.last().unwrap()["type"], "gate.held", "{events:?}");
+    let item = r
+        .sock
+        .call("gate.held", &json!({ "thread": scouts }))
+        .await
+        .unwrap()[0]
+        .clone();
+    assert!(
+        item["destination"].as_str().unwrap().contains("deploy"),
+        "{item}"
+    );
+    assert!(
+        got.lock().unwrap().is_empty(),
+        "nothing sent before approval"
+    );
+    r.sock
+        .call("gate.approve", &json!({ "item": item["item"] }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == scouts.as_str()
+    })
+    .await;
+    assert_eq!(
+        *got.lock().unwrap(),
+        vec![(format!("Bearer {VALUE}"), "ship it".to_string())]
+    );
+    let sent = of_type(&events, "gate.sent");
+    assert_eq!(sent[0]["payload"]["status"], 200, "{events:?}");
+    let result = tool_result(&r.api.message_requests().last().unwrap().body);
+    assert!(
+        result.contains("Bearer {{vault:deploy/DEPLOY_TOKEN}}") && !result.contains(VALUE),
+        "{result}"
+    );
+    // The use is the agent's, on record.
+    let listed = r.sock.call("vault.list", &json!({})).await.unwrap();
+    let deploy = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "deploy")
+        .unwrap()
+        .clone();
+    assert_eq!(deploy["last_used_by"], "agent:scout", "{deploy}");
+    r.vyred.stop().await;
+    let leaks = holding(&r.home.dir, VALUE.as_bytes());
+    assert!(leaks.is_empty(), "the value is in {leaks:?}");
+}

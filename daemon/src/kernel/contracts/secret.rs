@@ -196,6 +196,16 @@ pub fn totp_code(seed: &Secret, unix_s: u64) -> Result<Secret, String> {
     Ok(Secret::new(totp.generate(unix_s)))
 }
 
+/// Whether `name` may be an env set's variable: a shell variable's name.
+pub fn valid_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    name.len() <= 128
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

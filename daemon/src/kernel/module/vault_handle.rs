@@ -117,6 +117,26 @@ impl ModuleVault {
             .await
     }
 
+    /// Whether [`Self::fetch_for_agent`] would release item `name`, and its kind, without
+    /// opening it or recording a use.
+    pub async fn may_fetch_for_agent(
+        &self,
+        agent: &str,
+        name: &str,
+    ) -> Result<crate::kernel::contracts::secret::Kind, crate::kernel::contracts::vault::VaultError>
+    {
+        use crate::kernel::contracts::vault::{Grantee, VaultError};
+        if !self.ctx.manifest.does.agents {
+            return Err(VaultError::NotDeclared {
+                module: self.ctx.name.to_string(),
+                item: name.to_string(),
+            });
+        }
+        self.access()?
+            .may_fetch(&Grantee::Agent(agent.to_string()), name)
+            .await
+    }
+
     /// The value of item `name` for watcher `watcher`: refused unless this module runs
     /// watchers (`does.watchers` in its manifest) and a person granted the item to
     /// `watcher:<watcher>`.

@@ -2,7 +2,8 @@
 //! 8: no vault value to a model). A session never holds a value: it asks the Gate to send an HTTP
 //! request (`gate.request`) and writes `{{vault:NAME}}` where the credential goes (a header, the
 //! URL's query, the body), or `{{vault:NAME/username}}`, `/password`, `/totp` (the code for now)
-//! and `/basic` (`username:password` in base64, for an `Authorization: Basic` header) of a login.
+//! and `/basic` (`username:password` in base64, for an `Authorization: Basic` header) of a login,
+//! or `{{vault:NAME/VAR}}`, one variable of an env set.
 //! The person approves the request as the session wrote it, references and all; the values are
 //! filled in as it goes and masked back into references in the answer the session reads.
 //!
@@ -23,7 +24,7 @@ pub const MAX_REFS: usize = 8;
 pub const MIN_VALUE: usize = 4;
 
 /// Which part of an item a reference names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Field {
     /// The secret of a `secret` item, the password of a `login`, the text of a `note`.
     Value,
@@ -33,6 +34,8 @@ pub enum Field {
     Totp,
     /// `username:password` of a login in base64.
     Basic,
+    /// One variable of an env set, by its name.
+    Var(String),
 }
 
 impl Field {
@@ -42,16 +45,20 @@ impl Field {
             "password" => Field::Password,
             "totp" => Field::Totp,
             "basic" => Field::Basic,
+            var if crate::kernel::contracts::secret::valid_var_name(var) => {
+                Field::Var(var.to_string())
+            }
             _ => return None,
         })
     }
-    fn as_str(self) -> Option<&'static str> {
+    fn as_str(&self) -> Option<&str> {
         match self {
             Field::Value => None,
             Field::Username => Some("username"),
             Field::Password => Some("password"),
             Field::Totp => Some("totp"),
             Field::Basic => Some("basic"),
+            Field::Var(v) => Some(v),
         }
     }
 }
@@ -95,7 +102,7 @@ fn pieces(text: &str) -> Result<Vec<Piece<'_>>, String> {
                 item,
                 Field::parse(f).ok_or_else(|| {
                     format!(
-                        "{OPEN}{inner}}}}}: the part after / is username, password, totp or basic"
+                        "{OPEN}{inner}}}}}: the part after / is username, password, totp or basic (a login's), or an env set's variable"
                     )
                 })?,
             ),

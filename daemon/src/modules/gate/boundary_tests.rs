@@ -35,10 +35,28 @@ fn references_are_read_with_their_fields() {
         "{{vault:bank/basic}}"
     );
     assert_eq!(r("x", Field::Value).placeholder(), "{{vault:x}}");
+    // An env set's variable, by its name; the reference reads back as written.
+    let mut found = BTreeSet::new();
+    refs(
+        "{{vault:deploy/API_TOKEN}} {{vault:deploy/region_2}}",
+        &mut found,
+    )
+    .unwrap();
+    let want: BTreeSet<Ref> = [
+        r("deploy", Field::Var("API_TOKEN".into())),
+        r("deploy", Field::Var("region_2".into())),
+    ]
+    .into();
+    assert_eq!(found, want);
+    assert_eq!(
+        r("deploy", Field::Var("API_TOKEN".into())).placeholder(),
+        "{{vault:deploy/API_TOKEN}}"
+    );
     for bad in [
         "{{vault:open",
         "{{vault:}}",
-        "{{vault:x/secret}}",
+        "{{vault:x/9lives}}",
+        "{{vault:x/not-a-var}}",
         "{{vault: lead}}",
         "{{vault:a\nb}}",
     ] {

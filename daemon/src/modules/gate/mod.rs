@@ -55,6 +55,11 @@ pub struct CheckInput {
     #[serde(default)]
     #[schemars(length(max = 4096))]
     cwd: Option<String>,
+    /// The session's thread, when Vyre runs it: an agent's session may use the items granted to
+    /// that agent.
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    thread: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -201,7 +206,8 @@ async fn check(c: &Ctx, rules: &Rules, b: &Boundary, input: CheckInput) -> Check
             Ok((_, shape)) => shape,
             Err(why) => return denied(format!("The Gate cannot send this request: {why}")),
         };
-        if let Err(why) = request::usable(c, b, &shape).await {
+        let agent = agent_of(c, input.thread.as_deref()).await;
+        if let Err(why) = request::usable(c, b, &shape, agent.as_deref()).await {
             return denied(format!("The Gate cannot send this request: {why}"));
         }
         Some(request::held(&shape))
@@ -228,6 +234,17 @@ async fn check(c: &Ctx, rules: &Rules, b: &Boundary, input: CheckInput) -> Check
         what: held.map(|h| h.what),
         denied: None,
     }
+}
+
+/// The agent whose session `thread` is, if it is one: its items granted to `agent:<name>` are
+/// the Gate's to add to that session's requests, and no other session's.
+pub(crate) async fn agent_of(ctx: &Ctx, thread: Option<&str>) -> Option<String> {
+    let thread = thread?;
+    let info = ctx
+        .call("threads.get", serde_json::json!({ "thread": thread }))
+        .await
+        .ok()?;
+    info["agent"].as_str().map(str::to_string)
 }
 
 fn modules_only(cx: &CallCx, tool: &str) -> Result<(), ToolError> {

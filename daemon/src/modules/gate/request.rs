@@ -203,9 +203,15 @@ pub fn held(shape: &Shape) -> Held {
 }
 
 /// Whether the Gate could send it: an address written out is not on this machine or a private
-/// network unless listed, and every item it names is there for the Gate to add. Why not, in
-/// words the session can pass on to the person (a name is looked up only when it goes).
-pub async fn usable(ctx: &Ctx, b: &Boundary, shape: &Shape) -> Result<(), String> {
+/// network unless listed, and every item it names is there for the Gate to add: granted to the
+/// Gate, or to `agent` when the request is an agent's session's. Why not, in words the session
+/// can pass on to the person (a name is looked up only when it goes).
+pub async fn usable(
+    ctx: &Ctx,
+    b: &Boundary,
+    shape: &Shape,
+    agent: Option<&str>,
+) -> Result<(), String> {
     if let Ok(ip) = shape.host.parse::<std::net::IpAddr>()
         && boundary::private(ip)
         && !boundary::listed(&b.local, &shape.host, shape.port)
@@ -213,15 +219,26 @@ pub async fn usable(ctx: &Ctx, b: &Boundary, shape: &Shape) -> Result<(), String
         return Err(private_address(shape, ip));
     }
     for name in items(shape) {
-        ctx.vault().may_fetch(&name).await.map_err(|e| {
-            use crate::kernel::contracts::vault::VaultError;
-            match e {
-                VaultError::NotGranted { .. } => format!(
+        use crate::kernel::contracts::vault::VaultError;
+        let mut found = ctx.vault().may_fetch(&name).await.map(|_| ());
+        if let (Err(VaultError::NotGranted { .. }), Some(agent)) = (&found, agent) {
+            found = ctx
+                .vault()
+                .may_fetch_for_agent(agent, &name)
+                .await
+                .map(|_| ());
+        }
+        found.map_err(|e| match e {
+            VaultError::NotGranted { .. } => match agent {
+                Some(agent) => format!(
+                    "the vault item {name:?} is not granted to the Gate or to agent {agent}; the person grants it with `vyre vault grant {name:?} agent:{agent}`"
+                ),
+                None => format!(
                     "the vault item {name:?} is not granted to the Gate; the person grants it with `vyre vault grant {name:?} gate`"
                 ),
-                VaultError::NotFound => format!("the vault has no item {name:?} (`vyre vault list` names them)"),
-                other => format!("the vault item {name:?}: {other}"),
-            }
+            },
+            VaultError::NotFound => format!("the vault has no item {name:?} (`vyre vault list` names them)"),
+            other => format!("the vault item {name:?}: {other}"),
         })?;
     }
     Ok(())
@@ -299,7 +316,7 @@ fn private_address(shape: &Shape, ip: std::net::IpAddr) -> String {
 }
 
 /// The value a reference stands for.
-fn field(name: &str, value: &VaultValue, f: Field) -> Result<Zeroizing<String>, String> {
+fn field(name: &str, value: &VaultValue, f: &Field) -> Result<Zeroizing<String>, String> {
     let login = || match value {
         VaultValue::Login {
             username, password, ..
@@ -323,21 +340,43 @@ fn field(name: &str, value: &VaultValue, f: Field) -> Result<Zeroizing<String>, 
             let pair = Zeroizing::new(format!("{}:{}", u.expose(), p.expose()));
             Zeroizing::new(base64::engine::general_purpose::STANDARD.encode(pair.as_bytes()))
         }
+        Field::Var(var) => match value {
+            VaultValue::Env(vars) => match vars.iter().find(|(k, _)| k == var) {
+                Some((_, v)) => Zeroizing::new(v.expose().to_string()),
+                None => {
+                    return Err(format!(
+                        "the env set {name:?} has no variable {var:?} (`vyre vault list` names its variables)"
+                    ));
+                }
+            },
+            _ => {
+                return Err(format!(
+                    "the vault item {name:?} is a {}, not an env set: /{var} names an env set's variable",
+                    value.kind().as_str()
+                ));
+            }
+        },
     })
 }
 
 type Values = BTreeMap<Ref, Zeroizing<String>>;
 
-/// Each item the references name, fetched from the vault as the Gate's (granted to `gate`).
+/// Each item the references name, fetched from the vault as the Gate's (granted to `gate`) or,
+/// for an agent's session, as that agent's (granted to `agent:<name>`).
 pub(super) async fn open(
     ctx: &Ctx,
     refs: &BTreeSet<Ref>,
+    agent: Option<&str>,
 ) -> Result<BTreeMap<String, VaultValue>, ToolError> {
+    use crate::kernel::contracts::vault::VaultError;
     let mut opened = BTreeMap::new();
     for r in refs {
         if !opened.contains_key(&r.item) {
-            let v = ctx.vault().fetch(&r.item).await.map_err(ToolError::from)?;
-            opened.insert(r.item.clone(), v);
+            let mut v = ctx.vault().fetch(&r.item).await;
+            if let (Err(VaultError::NotGranted { .. }), Some(agent)) = (&v, agent) {
+                v = ctx.vault().fetch_for_agent(agent, &r.item).await;
+            }
+            opened.insert(r.item.clone(), v.map_err(ToolError::from)?);
         }
     }
     Ok(opened)
@@ -354,7 +393,7 @@ fn values(
         let value = opened
             .get(&r.item)
             .ok_or_else(|| ToolError::invalid(format!("{} has no value", r.placeholder())))?;
-        let v = field(&r.item, value, r.field).map_err(ToolError::invalid)?;
+        let v = field(&r.item, value, &r.field).map_err(ToolError::invalid)?;
         if v.len() < boundary::MIN_VALUE && r.field != Field::Totp {
             return Err(ToolError::invalid(format!(
                 "{} is shorter than {} characters: too short to be kept out of the answer",
@@ -417,7 +456,8 @@ pub async fn request(
         input.body.as_deref(),
     )
     .map_err(ToolError::invalid)?;
-    let opened = open(&c, &shape.refs).await?;
+    let agent = super::agent_of(&c, thread.as_deref()).await;
+    let opened = open(&c, &shape.refs, agent.as_deref()).await?;
     let who = Who { by, item, thread };
     if let Some(pass) = super::relay::pass_in(&opened)? {
         return super::relay::forward(&c, pass, &input, &shape, who).await;

@@ -72,3 +72,26 @@ fn what_the_person_sees_names_the_items_never_a_value() {
     assert!(is_request("mcp__plugin_vyre_vyre__gate_request"));
     assert!(!is_request("mcp__x__gate_requests"));
 }
+
+#[test]
+fn an_env_sets_variable_is_filled_by_name_and_other_kinds_say_they_have_none() {
+    use crate::kernel::contracts::secret::Secret;
+    let set = VaultValue::Env(vec![
+        ("API_TOKEN".into(), Secret::new("tok-123456".into())),
+        ("REGION".into(), Secret::new("eu-west-1".into())),
+    ]);
+    let var = |v: &str| Field::Var(v.into());
+    assert_eq!(
+        field("deploy", &set, &var("REGION")).unwrap().as_str(),
+        "eu-west-1"
+    );
+    assert_eq!(
+        field("deploy", &set, &var("API_TOKEN")).unwrap().as_str(),
+        "tok-123456"
+    );
+    let missing = field("deploy", &set, &var("NOPE")).unwrap_err();
+    assert!(missing.contains("no variable \"NOPE\""), "{missing}");
+    let secret = VaultValue::Secret(Secret::new("plain-secret".into()));
+    let not_env = field("gh", &secret, &var("REGION")).unwrap_err();
+    assert!(not_env.contains("not an env set"), "{not_env}");
+}

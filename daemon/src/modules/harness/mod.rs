@@ -462,7 +462,15 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
     if input.event == "PreToolUse" {
         let output = match floor(&input.input) {
             Some(denied) => Some(denied),
-            None => gate(&c, &input.input).await,
+            None => {
+                let thread = match &cx.caller {
+                    Caller::Session {
+                        thread: Some(t), ..
+                    } => Some(t.as_str()),
+                    _ => None,
+                };
+                gate(&c, &input.input, thread).await
+            }
         };
         let output = lessons::tool(&c, &cx.caller, &input.input, output).await;
         return Ok(HookOutput { output });

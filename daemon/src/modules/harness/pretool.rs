@@ -21,8 +21,9 @@ pub fn floor(input: &Value) -> Option<Value> {
 /// The Gate's answer to a tool call it would hold (spec 7.7): Claude Code asks about it, so a
 /// terminal's person sees the command before it sends as them, or denies it when the Gate
 /// refuses it outright (a command that names a vault item) (a session Vyre runs is held in
-/// the Gate itself, by its driver's own check). A Gate that cannot check asks too.
-pub async fn gate(ctx: &Ctx, input: &Value) -> Option<Value> {
+/// the Gate itself, by its driver's own check). A Gate that cannot check asks too. `thread` is
+/// the session's, as vyred bound it (an agent's session may use the items granted to it).
+pub async fn gate(ctx: &Ctx, input: &Value, thread: Option<&str>) -> Option<Value> {
     let tool = input["tool_name"].as_str()?;
     if tool != "Bash" && !tool.starts_with("mcp__") {
         return None;
@@ -30,7 +31,7 @@ pub async fn gate(ctx: &Ctx, input: &Value) -> Option<Value> {
     let checked = ctx
         .call(
             "gate.check",
-            json!({ "tool": tool, "input": input["tool_input"], "cwd": input["cwd"] }),
+            json!({ "tool": tool, "input": input["tool_input"], "cwd": input["cwd"], "thread": thread }),
         )
         .await;
     let (decision, reason) = match checked {

@@ -172,15 +172,7 @@ pub struct Status {
     claude: AuthStatus,
 }
 
-/// Whether `name` may be an env set's variable: a shell variable's name.
-pub fn valid_var_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    name.len() <= 128
-        && chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
+pub use crate::kernel::contracts::secret::valid_var_name;
 
 /// The non-secret facts `vault.list` shows of a card (its last four digits and expiry) and of
 /// an env set (its variables' names).

@@ -5913,6 +5913,11 @@ export interface operations {
                     cwd?: string | null;
                     /** @description Its input, as Claude Code gives it. */
                     input: unknown;
+                    /**
+                     * @description The session's thread, when Vyre runs it: an agent's session may use the items granted to
+                     *     that agent.
+                     */
+                    thread?: string | null;
                     /** @description The tool about to run: `Bash`, `mcp__<server>__<tool>` ... */
                     tool: string;
                 };

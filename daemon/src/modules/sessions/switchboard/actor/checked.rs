@@ -37,7 +37,7 @@ impl Actor {
             match ctx
                 .call(
                     "gate.check",
-                    json!({ "tool": tool, "input": input, "cwd": cwd }),
+                    json!({ "tool": tool, "input": input, "cwd": cwd, "thread": self.thread }),
                 )
                 .await
             {

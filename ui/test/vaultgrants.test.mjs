@@ -32,6 +32,9 @@ test('the question before a grant says the grantee will use it without seeing it
   assert.equal(a.title, 'Grant “github” to the agent “mail”?');
   assert.match(a.body, /^The agent “mail” will be able to use it without seeing it/);
   assert.doesNotMatch(a.body, /environment/);
+  assert.match(a.body, /Its sessions, and no others, can name it as \{\{vault:github\}\} in a request the Gate sends once you approve it\./);
+  const e = grantQuestion({ name: 'deploy', kind: 'env' }, 'agent:mail');
+  assert.match(e.body, /can name a variable as \{\{vault:deploy\/VAR\}\} in a request the Gate sends/);
   const w = grantQuestion({ name: 'news-env', kind: 'env' }, 'watcher:news');
   assert.equal(w.title, 'Grant “news-env” to the watcher “news”?');
   assert.match(w.body, /without seeing it.*gets the variables as its environment variables when it runs\. You can revoke it here at any time\.$/);

@@ -54,7 +54,9 @@ export function grantQuestion(item: { name: string; kind: string }, to: string):
     ? item.kind === 'env'
       ? ' Its program gets the variables as its environment variables when it runs.'
       : ' Its program is handed it when it runs.'
-    : '';
+    : to.startsWith('agent:')
+      ? ` Its sessions, and no others, can name ${item.kind === 'env' ? `a variable as {{vault:${item.name}/VAR}}` : `it as {{vault:${item.name}}}`} in a request the Gate sends once you approve it.`
+      : '';
   return {
     title: `Grant “${item.name}” to ${whom}?`,
     body: `${who} will be able to use it without seeing it: Vyre puts the value in where it is used and never shows it to them.${how} You can revoke it here at any time.`,

@@ -18,7 +18,8 @@ use crate::support::*;
 const VALUE: &str = "team_live_8d2f6a1c9e4b7a3d5f";
 const PASSWORD: &str = "pw-sealed-3b9e1f7c2a";
 
-async fn service() -> (u16, Arc<Mutex<Vec<String>>>) {
+/// A service that keeps every `Authorization` it was sent (and echoes it back).
+pub(crate) async fn service() -> (u16, Arc<Mutex<Vec<String>>>) {
     let got: Arc<Mutex<Vec<String>>> = Arc::default();
     let keep = got.clone();
     let app = axum::Router::new().fallback(move |headers: HeaderMap| {
@@ -107,7 +108,7 @@ async fn share_relayed(g: &Client, t: &Client, address: &str, name: &str, kept: 
         .unwrap();
 }
 
-async fn start(home: &TempHome, config: Value) -> InProcess {
+pub(crate) async fn start(home: &TempHome, config: Value) -> InProcess {
     std::fs::create_dir_all(home.vyre_home()).unwrap();
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
     InProcess::start(home, vec![]).await

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{StatusCode, Uri};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use ed25519_dalek::Signer as _;
@@ -13,30 +13,9 @@ use serde_json::{Value, json};
 use vyre::surfaces::client::Client;
 
 use crate::support::*;
+use crate::vault_passes::service;
 
 const VALUE: &str = "shared_live_4c1e9b7d2a6f8e3b";
-
-/// A service that keeps every `Authorization` it was sent.
-async fn service() -> (u16, Arc<Mutex<Vec<String>>>) {
-    let got: Arc<Mutex<Vec<String>>> = Arc::default();
-    let keep = got.clone();
-    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
-        let keep = keep.clone();
-        async move {
-            let auth = headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_string();
-            keep.lock().unwrap().push(auth);
-            "ok"
-        }
-    });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (port, got)
-}
 
 /// What went by: each request's path and body.
 type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
@@ -70,11 +49,10 @@ async fn on_the_way(giver: std::net::SocketAddr) -> (u16, Seen) {
     (port, seen)
 }
 
+/// A vyred whose Gate may send to the service on loopback.
 async fn start(home: &TempHome, port: u16) -> InProcess {
-    std::fs::create_dir_all(home.vyre_home()).unwrap();
     let config = json!({ "gate": { "local": [format!("127.0.0.1:{port}")] } });
-    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
-    InProcess::start(home, vec![]).await
+    crate::vault_passes::start(home, config).await
 }
 
 /// `POST path` at the giver as a stranger would: the error's code, or `ok`.

@@ -540,3 +540,78 @@ async fn a_pass_shares_one_item_with_another_vyre_until_it_is_revoked_and_offboa
         }
     }
 }
+
+/// A relayed pass whose name was taken on the taking Vyre between its check and the giver's
+/// bind: the pass is used up at the giver's, and the error says so and what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_that_could_not_be_kept_after_the_giver_bound_it_says_it_is_used_up() {
+    let (port, _got) = service().await;
+    let (giver_home, taker_home) = (
+        TempHome::new("pass-lost-giver"),
+        TempHome::new("pass-lost-taker"),
+    );
+    let config = json!({ "gate": { "local": [format!("127.0.0.1:{port}")] } });
+    let giver = start(&giver_home, config.clone()).await;
+    let taker = start(&taker_home, config).await;
+    let (g, t) = (giver.socket_client(), taker.socket_client());
+    // Between the taker and the giver: on the bind, the name is taken on the taker first.
+    let (to, meanwhile) = (giver.http, t.clone());
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri, body: axum::body::Bytes| {
+        let meanwhile = meanwhile.clone();
+        async move {
+            if uri.path() == "/v1/pass/bind" {
+                meanwhile
+                    .call(
+                        "vault.put",
+                        &json!({ "name": "sams-key", "value": "other" }),
+                    )
+                    .await
+                    .unwrap();
+            }
+            let (status, answer) = Client::http(to, None)
+                .json(
+                    axum::http::Method::POST,
+                    uri.path(),
+                    Some(body.to_vec()),
+                    &[("content-type", "application/json")],
+                )
+                .await
+                .unwrap();
+            (
+                axum::http::StatusCode::from_u16(status).unwrap(),
+                axum::Json(answer),
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let relay = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    g.call("vault.put", &json!({ "name": "api", "value": VALUE }))
+        .await
+        .unwrap();
+    let made = g
+        .call(
+            "vault.pass.create",
+            &json!({ "name": "api", "to": "sam", "url": format!("http://{relay}") }),
+        )
+        .await
+        .unwrap();
+    let err = t
+        .call(
+            "vault.pass.accept",
+            &json!({ "code": made["code"], "name": "sams-key" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(code_of(&err), "exists", "{err}");
+    assert!(
+        err.to_string().contains("used up: ask for a new pass"),
+        "{err}"
+    );
+    // It was taken at the giver's, as the error says.
+    let listed = g.call("vault.pass.list", &json!({})).await.unwrap();
+    assert!(listed[0]["taken_at"].is_i64(), "{listed}");
+    giver.stop().await;
+    taker.stop().await;
+}

@@ -1,7 +1,8 @@
 //! A relayed pass in the wrong hands (ADR 0036; the network and a leaked code, attackers 4 and
 //! 5): the pass's code forwarded or leaked after it was taken, a request captured on the way
-//! and sent again or altered, a stranger's own signature, the bearer token of old. Each is
-//! refused at the giver's Vyre, and nothing is sent, used or kept.
+//! and sent again (before and after the giver restarts) or altered, a stranger's own signature,
+//! the bearer token of old. Each is refused at the giver's Vyre, and nothing is sent, used or
+//! kept.
 
 use std::sync::{Arc, Mutex};
 
@@ -20,17 +21,22 @@ const VALUE: &str = "shared_live_4c1e9b7d2a6f8e3b";
 /// What went by: each request's path and body.
 type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
+/// Where the giver listens, changed when it restarts.
+type Target = Arc<Mutex<std::net::SocketAddr>>;
+
 /// Someone on the way between the two Vyres: passes each request on to the giver and keeps a
 /// copy of each body, as a proxy or a captured network would.
-async fn on_the_way(giver: std::net::SocketAddr) -> (u16, Seen) {
+async fn on_the_way(giver: std::net::SocketAddr) -> (u16, Seen, Target) {
     let seen: Seen = Arc::default();
-    let keep = seen.clone();
+    let target: Target = Arc::new(Mutex::new(giver));
+    let (keep, to) = (seen.clone(), target.clone());
     let app = axum::Router::new().fallback(move |uri: Uri, body: axum::body::Bytes| {
-        let keep = keep.clone();
+        let (keep, to) = (keep.clone(), to.clone());
         async move {
             keep.lock()
                 .unwrap()
                 .push((uri.path().to_string(), body.to_vec()));
+            let giver = *to.lock().unwrap();
             let (status, answer) = Client::http(giver, None)
                 .json(
                     axum::http::Method::POST,
@@ -46,7 +52,7 @@ async fn on_the_way(giver: std::net::SocketAddr) -> (u16, Seen) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (port, seen)
+    (port, seen, target)
 }
 
 /// A vyred whose Gate may send to the service on loopback.
@@ -97,7 +103,7 @@ async fn a_leaked_code_a_captured_request_and_a_strangers_key_open_nothing() {
         taker.socket_client(),
         stranger.socket_client(),
     );
-    let (relay_port, seen) = on_the_way(giver.http).await;
+    let (relay_port, seen, target) = on_the_way(giver.http).await;
 
     // Sam's Vyre takes the pass (through someone on the way) and uses it once.
     g.call("vault.put", &json!({ "name": "api", "value": VALUE }))
@@ -175,6 +181,15 @@ async fn a_leaked_code_a_captured_request_and_a_strangers_key_open_nothing() {
     );
 
     // The captured request, sent again: refused as a replay.
+    assert_eq!(
+        post(giver.http, "/v1/pass", &captured).await,
+        "pass_replayed"
+    );
+    // And after the giver's Vyre restarted: the requests it saw are kept in its store.
+    giver.stop().await;
+    let giver = start(&homes[0], port).await;
+    *target.lock().unwrap() = giver.http;
+    let g = giver.socket_client();
     assert_eq!(
         post(giver.http, "/v1/pass", &captured).await,
         "pass_replayed"

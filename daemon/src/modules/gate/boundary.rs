@@ -51,7 +51,7 @@ impl Field {
             _ => return None,
         })
     }
-    fn as_str(&self) -> Option<&str> {
+    pub(super) fn as_str(&self) -> Option<&str> {
         match self {
             Field::Value => None,
             Field::Username => Some("username"),

@@ -317,6 +317,12 @@ fn private_address(shape: &Shape, ip: std::net::IpAddr) -> String {
 
 /// The value a reference stands for.
 fn field(name: &str, value: &VaultValue, f: &Field) -> Result<Zeroizing<String>, String> {
+    // On an env set every `/NAME` is a variable, even one called `password` or `totp`.
+    if let (VaultValue::Env(_), Some(var)) = (value, f.as_str())
+        && !matches!(f, Field::Var(_))
+    {
+        return field(name, value, &Field::Var(var.to_string()));
+    }
     let login = || match value {
         VaultValue::Login {
             username, password, ..

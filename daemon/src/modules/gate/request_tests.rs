@@ -94,4 +94,19 @@ fn an_env_sets_variable_is_filled_by_name_and_other_kinds_say_they_have_none() {
     let secret = VaultValue::Secret(Secret::new("plain-secret".into()));
     let not_env = field("gh", &secret, &var("REGION")).unwrap_err();
     assert!(not_env.contains("not an env set"), "{not_env}");
+    // A variable named like a login's field is the variable, on an env set.
+    let named = VaultValue::Env(vec![
+        ("password".into(), Secret::new("db-pass-5521".into())),
+        ("totp".into(), Secret::new("not-a-seed".into())),
+    ]);
+    assert_eq!(
+        field("db", &named, &Field::Password).unwrap().as_str(),
+        "db-pass-5521"
+    );
+    assert_eq!(
+        field("db", &named, &Field::Totp).unwrap().as_str(),
+        "not-a-seed"
+    );
+    let none = field("db", &named, &Field::Username).unwrap_err();
+    assert!(none.contains("no variable \"username\""), "{none}");
 }

@@ -79,6 +79,19 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: "ALTER TABLE vault_passes ADD COLUMN taker_key BLOB;
     ALTER TABLE vault_passes ADD COLUMN taken_at INTEGER;",
     },
+    Migration {
+        version: 5,
+        // The one-use nonces of the signed requests relayed passes carried lately, until they
+        // leave the window a request's time must fall in (ADR 0036): kept in the store, so a
+        // request captured before a restart is refused after it too.
+        sql: "CREATE TABLE vault_pass_nonces (
+        pass TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        until_ms INTEGER NOT NULL,
+        PRIMARY KEY (pass, nonce)
+    ) WITHOUT ROWID;
+    CREATE INDEX vault_pass_nonces_until ON vault_pass_nonces(until_ms);",
+    },
 ];
 
 /// The `key_id` of an item that the key store keeps itself (its row holds no seal): Claude's

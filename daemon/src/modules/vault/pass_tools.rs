@@ -373,9 +373,21 @@ impl Env {
             key: Some(seed),
         };
         let meta = json!({ "from": from, "item": r.item });
-        self.vault
+        if let Err(e) = self
+            .vault
             .put_with(&input.name, value, false, Some(meta))
-            .await?;
+            .await
+        {
+            // Checked just before the bind, so rare (the vault locked, or the name taken, in
+            // between); the pass is this Vyre's at the giver's now and cannot be taken again.
+            let mut e = ToolError::from(e);
+            e.message = format!(
+                "{} The giver's Vyre had already given the pass to this one, so it is used up: \
+                 ask for a new pass.",
+                e.message
+            );
+            return Err(e);
+        }
         self.emit(
             "vault.pass_accepted",
             json!({ "name": input.name, "pass": "relayed", "kind": Kind::Pass, "from": from }),

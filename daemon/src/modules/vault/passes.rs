@@ -184,6 +184,52 @@ pub fn bind(conn: &Connection, id: &str, key: &[u8]) -> rusqlite::Result<bool> {
     Ok(n == 1)
 }
 
+/// What keeping a signed request's nonce found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Nonce {
+    /// New: kept until `until`.
+    Kept,
+    /// Seen on this pass within the window: the request is a replay.
+    Seen,
+    /// The pass carried `max` requests within the window already.
+    Full,
+}
+
+/// Keep `nonce` for `pass` until `until` (ms), forgetting every nonce whose window closed
+/// before `now`: a request's time must be within its window, so one out of it is refused by its
+/// time instead. Run inside a write, so two copies of one request cannot both be kept.
+pub fn keep_nonce(
+    conn: &Connection,
+    pass: &str,
+    nonce: &str,
+    until: i64,
+    now: i64,
+    max: usize,
+) -> rusqlite::Result<Nonce> {
+    conn.execute("DELETE FROM vault_pass_nonces WHERE until_ms < ?1", [now])?;
+    let seen: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM vault_pass_nonces WHERE pass = ?1 AND nonce = ?2)",
+        [pass, nonce],
+        |r| r.get(0),
+    )?;
+    if seen {
+        return Ok(Nonce::Seen);
+    }
+    let recent: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM vault_pass_nonces WHERE pass = ?1",
+        [pass],
+        |r| r.get(0),
+    )?;
+    if recent >= max as i64 {
+        return Ok(Nonce::Full);
+    }
+    conn.execute(
+        "INSERT INTO vault_pass_nonces (pass, nonce, until_ms) VALUES (?1, ?2, ?3)",
+        params![pass, nonce, until],
+    )?;
+    Ok(Nonce::Kept)
+}
+
 pub fn record_use(conn: &Connection, pass: &str, destination: &str) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO vault_pass_uses (pass, at, destination) VALUES (?1, ?2, ?3)",
@@ -206,4 +252,54 @@ pub fn uses(conn: &Connection, pass: &str) -> rusqlite::Result<Vec<Use>> {
         })
     })?;
     rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let mut c = Connection::open_in_memory().unwrap();
+        crate::kernel::store::migrate(&mut c, "vault", super::super::items::MIGRATIONS).unwrap();
+        c
+    }
+
+    #[test]
+    fn a_nonce_is_kept_once_per_pass_until_its_window_closes() {
+        let c = conn();
+        let now = 1_000_000;
+        assert_eq!(
+            keep_nonce(&c, "p1", "n1", now + 10, now, 3).unwrap(),
+            Nonce::Kept
+        );
+        // Sent again: seen, however soon.
+        assert_eq!(
+            keep_nonce(&c, "p1", "n1", now + 10, now + 1, 3).unwrap(),
+            Nonce::Seen
+        );
+        // The same nonce on another pass is another request.
+        assert_eq!(
+            keep_nonce(&c, "p2", "n1", now + 10, now, 3).unwrap(),
+            Nonce::Kept
+        );
+        // A pass carries at most `max` within a window.
+        assert_eq!(
+            keep_nonce(&c, "p1", "n2", now + 20, now, 2).unwrap(),
+            Nonce::Kept
+        );
+        assert_eq!(
+            keep_nonce(&c, "p1", "n3", now + 20, now, 2).unwrap(),
+            Nonce::Full
+        );
+        // Once n1's window closed it is forgotten (its time refuses it instead), and room is
+        // made for new ones.
+        assert_eq!(
+            keep_nonce(&c, "p1", "n3", now + 30, now + 11, 2).unwrap(),
+            Nonce::Kept
+        );
+        let left: i64 = c
+            .query_row("SELECT COUNT(*) FROM vault_pass_nonces", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 2, "n1 on both passes dropped, n2 and n3 kept");
+    }
 }

@@ -194,7 +194,6 @@ pub struct Vault {
     store: Arc<dyn KeyStore>,
     // tokio Mutex: held across key-store I/O and store writes, which are awaited.
     keys: Mutex<Keys>,
-    seen: passes::Seen,
 }
 
 /// Run key-store I/O (a file, or the keychain's own client) on a blocking thread.
@@ -219,7 +218,6 @@ impl Vault {
                 wrapped: false,
                 problem: None,
             }),
-            seen: passes::Seen::default(),
         });
         let loaded = {
             let store = vault.store.clone();

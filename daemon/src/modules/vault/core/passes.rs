@@ -147,7 +147,7 @@ impl Vault {
         let Some(standing) = standing.filter(|s| signed_by_taker(s, pass, proof)) else {
             return Err(VaultError::PassEnded);
         };
-        self.seen.check(pass, proof.signed, crate::now_ms())?;
+        self.keep_request(pass, proof.signed).await?;
         let item_id = standing.item_id.ok_or(VaultError::PassEnded)?;
         let lookup = item_id.clone();
         let row = self
@@ -210,6 +210,64 @@ impl Vault {
     }
 }
 
+impl Vault {
+    /// Refuse a signed request whose time is out of the window or that was sent before; keep
+    /// its nonce in the store until its window closes, so that a request captured on the way
+    /// is refused after a restart too.
+    async fn keep_request(&self, pass: &str, signed: &str) -> Result<(), VaultError> {
+        let now = crate::now_ms();
+        let stamp = stamp(signed, now)?;
+        let pass = pass.to_string();
+        let until = stamp.at + PASS_SKEW_MS;
+        let kept = self
+            .ctx
+            .store()
+            .write(move |tx| {
+                Ok(passes::keep_nonce(
+                    tx.conn(),
+                    &pass,
+                    &stamp.nonce,
+                    until,
+                    now,
+                    MAX_RECENT,
+                )?)
+            })
+            .await?;
+        match kept {
+            passes::Nonce::Kept => Ok(()),
+            passes::Nonce::Seen => Err(VaultError::PassReplayed),
+            passes::Nonce::Full => Err(VaultError::Unavailable(format!(
+                "this pass carried {MAX_RECENT} requests in the last ten minutes; try again shortly"
+            ))),
+        }
+    }
+}
+
+/// Requests one pass may carry within a window; more are refused until older ones leave it.
+const MAX_RECENT: usize = 20_000;
+
+/// What the signed text says of itself: when it was signed and its one-use nonce.
+#[derive(Debug, Deserialize)]
+struct Stamp {
+    at: i64,
+    nonce: String,
+}
+
+/// The signed text's stamp, when it has one whose time is within the window around `now`.
+fn stamp(signed: &str, now: i64) -> Result<Stamp, VaultError> {
+    let stamp: Stamp = serde_json::from_str(signed)
+        .map_err(|_| VaultError::InvalidName("the signed request has no time and nonce".into()))?;
+    if !(16..=128).contains(&stamp.nonce.len()) {
+        return Err(VaultError::InvalidName(
+            "the signed request's nonce must be 16 to 128 characters".into(),
+        ));
+    }
+    if (stamp.at - now).abs() > PASS_SKEW_MS {
+        return Err(VaultError::PassStale);
+    }
+    Ok(stamp)
+}
+
 /// Whether `proof` is signed by the key the pass was bound to when it was taken.
 fn signed_by_taker(standing: &passes::Standing, pass: &str, proof: PassProof<'_>) -> bool {
     use base64::Engine;
@@ -232,73 +290,8 @@ fn signed_by_taker(standing: &passes::Standing, pass: &str, proof: PassProof<'_>
         .is_ok()
 }
 
-/// The signed requests each pass was used with lately, so that one sent again (captured on the
-/// way, or sent twice) is refused. Kept for [`PASS_SKEW_MS`] either side of now, the window a
-/// request's time must fall in; bounded per pass, and in memory (after a restart, a request
-/// from before it is refused by its time once the window is past).
-#[derive(Default)]
-pub(super) struct Seen(std::sync::Mutex<std::collections::HashMap<String, Recent>>);
-
-/// One pass's recent requests: their nonces, and when each expires from the window.
-#[derive(Default)]
-struct Recent {
-    nonces: std::collections::HashSet<String>,
-    expiry: std::collections::VecDeque<(i64, String)>,
-}
-
-/// Requests one pass may carry within a window; more are refused until older ones leave it.
-const MAX_RECENT: usize = 20_000;
-
-/// What the signed text says of itself: when it was signed and its one-use nonce.
-#[derive(Deserialize)]
-struct Stamp {
-    at: i64,
-    nonce: String,
-}
-
-impl Seen {
-    /// Refuse a request whose time is out of the window or whose nonce was seen; keep it.
-    fn check(&self, pass: &str, signed: &str, now: i64) -> Result<(), VaultError> {
-        let stamp: Stamp = serde_json::from_str(signed).map_err(|_| {
-            VaultError::InvalidName("the signed request has no time and nonce".into())
-        })?;
-        if !(16..=128).contains(&stamp.nonce.len()) {
-            return Err(VaultError::InvalidName(
-                "the signed request's nonce must be 16 to 128 characters".into(),
-            ));
-        }
-        if (stamp.at - now).abs() > PASS_SKEW_MS {
-            return Err(VaultError::PassStale);
-        }
-        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        // Passes that went quiet are forgotten with their window.
-        all.retain(|_, r| r.expiry.back().is_some_and(|(until, _)| *until >= now));
-        let recent = all.entry(pass.to_string()).or_default();
-        while let Some((until, _)) = recent.expiry.front()
-            && *until < now
-        {
-            let (_, nonce) = recent.expiry.pop_front().expect("looked at");
-            recent.nonces.remove(&nonce);
-        }
-        if recent.nonces.contains(&stamp.nonce) {
-            return Err(VaultError::PassReplayed);
-        }
-        if recent.nonces.len() >= MAX_RECENT {
-            return Err(VaultError::Unavailable(format!(
-                "this pass carried {MAX_RECENT} requests in the last ten minutes; try again shortly"
-            )));
-        }
-        // Refused by its time once it leaves the window; remembered until then.
-        let until = stamp.at + PASS_SKEW_MS;
-        recent.nonces.insert(stamp.nonce.clone());
-        let at = recent.expiry.partition_point(|(u, _)| *u <= until);
-        recent.expiry.insert(at, (until, stamp.nonce));
-        Ok(())
-    }
-}
-
 #[cfg(test)]
-mod seen_tests {
+mod stamp_tests {
     use super::*;
 
     fn signed(at: i64, nonce: &str) -> String {
@@ -306,44 +299,27 @@ mod seen_tests {
     }
 
     #[test]
-    fn a_request_is_taken_once_within_its_window_and_refused_outside_it() {
-        let seen = Seen::default();
+    fn a_request_out_of_its_window_either_way_is_stale() {
         let now = 1_000_000_000;
-        let a = signed(now, "nonce-aaaaaaaaaaaaaaaa");
-        seen.check("p1", &a, now).unwrap();
-        // Sent again: refused, however soon and from whatever clock.
-        assert!(matches!(
-            seen.check("p1", &a, now + 1),
-            Err(VaultError::PassReplayed)
-        ));
-        // The same nonce on another pass is another request.
-        seen.check("p2", &a, now).unwrap();
-        // Out of the window either way: refused by its time.
+        assert_eq!(
+            stamp(&signed(now, "nonce-aaaaaaaaaaaaaaaa"), now)
+                .unwrap()
+                .at,
+            now
+        );
         for at in [now - PASS_SKEW_MS - 1, now + PASS_SKEW_MS + 1] {
             assert!(matches!(
-                seen.check("p1", &signed(at, "nonce-bbbbbbbbbbbbbbbb"), now),
+                stamp(&signed(at, "nonce-bbbbbbbbbbbbbbbb"), now),
                 Err(VaultError::PassStale)
             ));
         }
-        // Once the first has left the window it is forgotten, and refused by its time instead.
-        let later = now + PASS_SKEW_MS + 1;
-        assert!(matches!(
-            seen.check("p1", &a, later),
-            Err(VaultError::PassStale)
-        ));
-        seen.check("p1", &signed(later, "nonce-cccccccccccccccc"), later)
-            .unwrap();
-        let all = seen.0.lock().unwrap();
-        assert_eq!(all["p1"].nonces.len(), 1, "the old one was dropped");
-        assert!(!all.contains_key("p2"), "a quiet pass is forgotten");
     }
 
     #[test]
     fn a_nonce_too_short_or_a_text_without_a_stamp_is_refused() {
-        let seen = Seen::default();
         for text in [signed(5, "short"), "{}".into(), "not json".into()] {
             assert!(
-                matches!(seen.check("p", &text, 5), Err(VaultError::InvalidName(_))),
+                matches!(stamp(&text, 5), Err(VaultError::InvalidName(_))),
                 "{text}"
             );
         }

@@ -78,6 +78,7 @@ static TOOLS: LazyLock<BTreeMap<&'static str, Tool>> = LazyLock::new(|| {
             tool::<vault::tools::SetPassphraseInput>(),
         ),
         ("sessions.claude", tool::<vyre::kernel::tools::NoInput>()),
+        ("sessions.providers", tool::<vyre::kernel::tools::NoInput>()),
         ("sessions.slots.take", tool::<threads::TakeInput>()),
         ("sessions.slots.release", tool::<threads::SlotInput>()),
         ("sessions.models.set", tool::<models::SetInput>()),

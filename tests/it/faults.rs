@@ -31,7 +31,7 @@ async fn turn(
 }
 
 /// Every process of session `sid`, from `/proc/<pid>/stat`.
-fn in_session(sid: i32) -> Vec<i32> {
+pub(crate) fn in_session(sid: i32) -> Vec<i32> {
     let mut found = vec![];
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Some(pid) = entry

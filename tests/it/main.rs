@@ -3,6 +3,7 @@
 
 mod support;
 
+mod acp;
 mod adopt;
 mod agents;
 mod api;

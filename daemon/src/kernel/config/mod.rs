@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 mod origins;
+mod sessions;
 pub use origins::OriginPattern;
+pub use sessions::{AcpAgent, ProjectSlots, SessionsConfig, SlotsConfig};
 
 /// Which machine this vyred runs on; decides which modules start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -315,87 +317,6 @@ impl LimitsConfig {
     /// `limits.streams`, default 16.
     pub fn streams(&self) -> usize {
         self.streams.unwrap_or(16) as usize
-    }
-}
-
-/// The `sessions` section. Every key is optional; the numbers are checked as the file loads, so
-/// a bad limit stops vyred with the file, line and reason instead of misbehaving later.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct SessionsConfig {
-    /// `installed`, `bundled` or a path to the CLI.
-    pub claude: Option<String>,
-    pub base_url: Option<String>,
-    pub home: Option<String>,
-    /// `login`, `setup-token` or `api-key` (checked by the vault's auth, which names the choices).
-    pub auth: Option<String>,
-    /// A model per purpose.
-    pub models: std::collections::BTreeMap<String, String>,
-    /// Minutes before an idle session is closed; 0 keeps sessions until stopped.
-    #[serde(deserialize_with = "minutes")]
-    pub idle_minutes: Option<f64>,
-    /// Live sessions at most.
-    #[serde(deserialize_with = "at_least_one")]
-    pub max_live: Option<u32>,
-    /// Concurrency slots (ADR 0030 section 12).
-    pub slots: SlotsConfig,
-    /// Load the harness plugin (hooks, Vyre's MCP tools) into owned sessions; default true.
-    pub harness: Option<bool>,
-    /// Run sessions as this user id and group id (the box: a user that cannot open vyred's
-    /// socket; ADR 0013). Needs the privilege to switch (CAP_SETUID, CAP_SETGID, CAP_KILL).
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    /// Where the sessions' own sockets are made: a folder the sessions' group can reach, since
-    /// `VYRE_HOME` is vyred's alone. Default `VYRE_HOME/s`.
-    pub socket_dir: Option<String>,
-    /// How sessions are contained (ADR 0014): `auto` (the default: the sessions' own user when
-    /// `uid` is set, else a bubblewrap sandbox; sessions do not start without one), `sandbox`,
-    /// or `none` (sessions run as vyred's user, uncontained).
-    pub containment: Option<String>,
-    /// Warm spare sessions kept for the next start (ADR 0032; default 1, 0 keeps none), and
-    /// what they may hold together in MiB of resident memory (default 512).
-    pub spares: Option<u32>,
-    pub spare_memory_mb: Option<u32>,
-}
-
-/// How many teammates and subagents may run at once, for the whole machine and per project.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct SlotsConfig {
-    #[serde(deserialize_with = "at_least_one")]
-    pub subagent: Option<u32>,
-    #[serde(deserialize_with = "at_least_one")]
-    pub teammate: Option<u32>,
-    pub per_project: ProjectSlots,
-}
-
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(default)]
-pub struct ProjectSlots {
-    #[serde(deserialize_with = "at_least_one")]
-    pub subagent: Option<u32>,
-    #[serde(deserialize_with = "at_least_one")]
-    pub teammate: Option<u32>,
-}
-
-impl SessionsConfig {
-    /// `sessions.idle_minutes`, default 10; `None` when idle closing is off.
-    pub fn idle_after(&self) -> Option<std::time::Duration> {
-        match self.idle_minutes.unwrap_or(10.0) {
-            0.0 => None,
-            m => Some(std::time::Duration::from_secs_f64(m * 60.0)),
-        }
-    }
-    /// `sessions.max_live`, default 6.
-    pub fn max_live(&self) -> usize {
-        self.max_live.unwrap_or(6) as usize
-    }
-    /// `sessions.spares`, default 1; `spare_memory`: `sessions.spare_memory_mb` in bytes.
-    pub fn spares(&self) -> usize {
-        self.spares.unwrap_or(1) as usize
-    }
-    pub fn spare_memory(&self) -> u64 {
-        u64::from(self.spare_memory_mb.unwrap_or(512)) * 1024 * 1024
     }
 }
 

@@ -186,3 +186,31 @@ fn env_overrides_the_file() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn acp_agents_are_named_and_have_a_command() {
+    let (config, _) = parse(
+        Path::new("c.json"),
+        r#"{"sessions": {"acp": {"gemini": {"command": "gemini", "args": ["--experimental-acp"], "env": {"A": "b"}}}}}"#,
+    )
+    .unwrap();
+    let gemini = &config.sessions.acp["gemini"];
+    assert_eq!((gemini.command.as_str(), gemini.args.len()), ("gemini", 1));
+    for (bad, says) in [
+        (
+            r#"{"sessions": {"acp": {"Gem Ini": {"command": "x"}}}}"#,
+            "not a name",
+        ),
+        (
+            r#"{"sessions": {"acp": {"g": {"command": " "}}}}"#,
+            "missing",
+        ),
+        (
+            r#"{"sessions": {"acp": {"g": {"command": "x", "cwd": "/"}}}}"#,
+            "unknown field",
+        ),
+    ] {
+        let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}

@@ -27,7 +27,7 @@ pub enum Credential {
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a provider can do.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, JsonSchema)]
 pub struct Capabilities {
     pub streaming: bool,
     pub resume: bool,

@@ -180,7 +180,16 @@ impl Ctx {
         provider: Arc<dyn crate::kernel::contracts::provider::Provider>,
     ) -> Result<(), StartError> {
         let name = provider.id().to_string();
-        if !self.manifest.does.providers.contains(&name) {
+        let declared = self
+            .manifest
+            .does
+            .providers
+            .iter()
+            .any(|p| match p.strip_suffix('*') {
+                Some(family) => name.len() > family.len() && name.starts_with(family),
+                None => *p == name,
+            });
+        if !declared {
             return Err(format!(
                 "provider {name:?} is not declared in {}'s manifest (does.providers)",
                 self.name

@@ -8,7 +8,8 @@ use crate::kernel::config::Role;
 #[serde(deny_unknown_fields, default)]
 pub struct Does {
     pub tools: Vec<String>,
-    /// Session providers this module registers (ADR 0030 section 5), e.g. `claude`.
+    /// Session providers this module registers (ADR 0030 section 5), e.g. `claude`; `acp-*`
+    /// declares a family, any `acp-<name>`.
     pub providers: Vec<String>,
     /// Capabilities this module hands others through the kernel (`crate::kernel::contracts`), e.g.
     /// `vault`; one module per capability.
@@ -122,7 +123,9 @@ impl Manifest {
             }
         }
         for (i, p) in self.does.providers.iter().enumerate() {
-            if !super::valid_module_name(p) {
+            // `acp-*`: a family, each named by the person's config (`acp-<name>`).
+            let family = p.strip_suffix("-*").is_some_and(super::valid_module_name);
+            if !super::valid_module_name(p) && !family {
                 return Err(format!("does.providers: {p:?} is not a provider name"));
             }
             if self.does.providers[..i].contains(p) {
@@ -322,7 +325,19 @@ mod tests {
                 with(r#"{"does":{"providers":["codex","codex"]}}"#),
                 "listed twice",
             ),
+            (
+                "a family with no stem",
+                with(r#"{"does":{"providers":["-*"]}}"#),
+                "not a provider name",
+            ),
+            (
+                "a wildcard not after a dash",
+                with(r#"{"does":{"providers":["acp*"]}}"#),
+                "not a provider name",
+            ),
         ];
+        // A family of providers named by config is declared by its stem.
+        Manifest::parse(&with(r#"{"does":{"providers":["claude","acp-*"]}}"#)).unwrap();
         for (name, text, expected) in cases {
             let err = Manifest::parse(text).expect_err(name);
             assert!(err.contains(expected), "{name}: {err:?} lacks {expected:?}");

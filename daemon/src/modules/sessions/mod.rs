@@ -5,6 +5,7 @@
 //! place session processes start), [`claude`] (the Claude driver).
 
 pub mod about;
+pub mod acp;
 pub mod agents;
 pub mod always;
 pub mod caution;

@@ -1532,6 +1532,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tools/sessions.providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The providers sessions can run on (claude, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do. */
+        post: operations["sessions.providers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/sessions.slots.list": {
         parameters: {
             query?: never;
@@ -4214,6 +4231,22 @@ export interface components {
             model: string;
             /** @description `set` (by a person), `config` (sessions.models) or `default`. */
             source: string;
+        };
+        /** @description What a provider can do. */
+        "sessions.providers.Capabilities": {
+            interrupt: boolean;
+            modes: boolean;
+            questions: boolean;
+            resume: boolean;
+            streaming: boolean;
+            transcripts: boolean;
+        };
+        /** @description A provider as `sessions.providers` lists it. */
+        "sessions.providers.ProviderInfo": {
+            capabilities: components["schemas"]["sessions.providers.Capabilities"];
+            /** @description `claude-cli-stream-json`, `acp`, ... */
+            driver: string;
+            name: string;
         };
         /** @description A slot held or waited for. */
         "sessions.slots.list.Entry": {
@@ -9812,6 +9845,42 @@ export interface operations {
                         data: {
                             [key: string]: components["schemas"]["sessions.models.set.Choice"];
                         };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "sessions.providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Array_of_ProviderInfo */
+                        data: components["schemas"]["sessions.providers.ProviderInfo"][];
                     };
                 };
             };

@@ -30,6 +30,15 @@ pub(super) fn session_thread(caller: &Caller) -> Option<String> {
     }
 }
 
+/// A provider as `sessions.providers` lists it.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct ProviderInfo {
+    pub name: String,
+    /// `claude-cli-stream-json`, `acp`, ...
+    pub driver: String,
+    pub capabilities: crate::kernel::contracts::provider::Capabilities,
+}
+
 pub struct SessionsModule {
     pub router: Arc<Router>,
 }
@@ -77,8 +86,21 @@ impl Module for SessionsModule {
                 cli: cli.clone(),
                 base_url,
                 home: home.clone(),
-                contain,
+                contain: contain.clone(),
             }))?;
+            for (name, agent) in &settings.acp {
+                ctx.provider(Arc::new(crate::modules::sessions::acp::AcpProvider {
+                    id: format!("acp-{name}"),
+                    command: crate::modules::sessions::acp::process::Command {
+                        program: agent.command.clone().into(),
+                        args: agent.args.clone(),
+                        env: agent.env.clone().into_iter().collect(),
+                    },
+                    home: home.clone(),
+                    contain: contain.clone(),
+                    ids: vyre_home.join("acp").join(format!("acp-{name}")),
+                }))?;
+            }
             ctx.tool_with(
                 ToolDef::new(
                     "sessions.claude",
@@ -88,6 +110,30 @@ impl Module for SessionsModule {
                 .sessions_open(),
                 &cli,
                 |cli, _: NoInput, _| async move { Ok::<_, ToolError>(cli.detect().await) },
+            )?;
+            ctx.tool_with(
+                ToolDef::new(
+                    "sessions.providers",
+                    "The providers sessions can run on (claude, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do.",
+                )
+                .sessions_open(),
+                &router,
+                |router, _: NoInput, _| async move {
+                    Ok::<_, ToolError>(
+                        router
+                            .names()
+                            .into_iter()
+                            .filter_map(|name| {
+                                let p = router.get(&name).ok()?;
+                                Some(ProviderInfo {
+                                    driver: p.driver().to_string(),
+                                    capabilities: p.capabilities(),
+                                    name,
+                                })
+                            })
+                            .collect::<Vec<_>>(),
+                    )
+                },
             )?;
             ctx.store()
                 .migrate(crate::modules::sessions::models::MIGRATIONS)

@@ -1,0 +1,184 @@
+//! An ACP agent's process: spawned in its own process group and session, contained as Claude
+//! Code sessions are (the sessions' own user, or bubblewrap; an agent cannot be put in Claude
+//! Code's own sandbox, so where that is the only containment it does not start), with an
+//! environment made from nothing but what it needs and what the person configured for it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::mpsc;
+
+use super::rpc::{Incoming, Rpc};
+use crate::kernel::contracts::provider::ProviderError;
+use crate::modules::sessions::sandbox::{Contain, Containment, Exposed, SandboxInfo};
+use crate::modules::sessions::spawn::{self, GroupChild, SpawnSpec};
+
+/// How one agent is started (`sessions.acp.<name>`).
+#[derive(Debug, Clone)]
+pub struct Command {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// The person's variables for it, after the sessions' own.
+    pub env: Vec<(String, String)>,
+}
+
+/// `program` as a file that is there: a path as it is, a bare name looked up on vyred's PATH
+/// (the PATH the agent gets).
+fn find(program: &std::path::Path) -> Option<PathBuf> {
+    let is_file = |p: &std::path::Path| p.is_file().then(|| p.to_path_buf());
+    if program.components().count() > 1 || program.is_absolute() {
+        return is_file(program);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path).find_map(|dir| is_file(&dir.join(program)))
+}
+
+/// A running agent.
+pub struct AgentProcess {
+    pub rpc: Rpc,
+    pub incoming: mpsc::UnboundedReceiver<Incoming>,
+    pub pid: i32,
+    pub pgid: i32,
+    pub sid: i32,
+    pub sandbox: Option<SandboxInfo>,
+    child: GroupChild,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// Lines of stderr kept to explain an exit.
+const STDERR_TAIL: usize = 20;
+
+impl AgentProcess {
+    /// Spawn `command` in `cwd` with HOME `home`; `extra` are Vyre's own variables for the
+    /// session (its thread's tag).
+    pub async fn spawn(
+        command: &Command,
+        cwd: PathBuf,
+        home: PathBuf,
+        extra: Vec<(String, OsString)>,
+        contain: &Contain,
+    ) -> Result<AgentProcess, ProviderError> {
+        let (run_as, sandbox) = match contain.get().await.map_err(ProviderError::Start)? {
+            Containment::User(r) => (Some(*r), None),
+            Containment::Sandbox(s) => (None, Some(s.clone())),
+            Containment::Claude { .. } => {
+                return Err(ProviderError::Start(
+                    "an ACP agent cannot run in Claude Code's own sandbox, the only containment \
+                     here: install bubblewrap, or set sessions.containment to \"none\""
+                        .into(),
+                ));
+            }
+            Containment::None => (None, None),
+        };
+        // Found first: under tini (or bwrap) a missing program is only an exit status 127.
+        let program = find(&command.program).ok_or_else(|| {
+            ProviderError::Start(format!(
+                "the ACP agent's program was not found at {}: check its command in sessions.acp",
+                command.program.display()
+            ))
+        })?;
+        let mut env = crate::modules::sessions::claude::base_environment(&home);
+        env.extend(extra);
+        env.extend(command.env.iter().map(|(k, v)| (k.clone(), v.into())));
+        let expose: Vec<Exposed> = [cwd.clone(), home]
+            .into_iter()
+            .map(|path| Exposed {
+                path,
+                writable: true,
+            })
+            .chain(contain.expose_ro.iter().map(|path| Exposed {
+                path: path.clone(),
+                writable: false,
+            }))
+            .collect();
+        let spawned = spawn::spawn(SpawnSpec {
+            program,
+            args: command.args.clone(),
+            cwd,
+            env,
+            fd3: None,
+            subreaper: spawn::find_tini(),
+            run_as,
+            sandbox: sandbox.map(|s| spawn::SandboxLaunch {
+                bwrap: s.bwrap.clone(),
+                args: s.args(&expose),
+            }),
+        })
+        .map_err(|e| ProviderError::Start(e.to_string()))?;
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = stderr.clone();
+        let pid = spawned.pid;
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(spawned.stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(pid, "acp agent stderr: {line}");
+                let mut t = tail.lock().expect("stderr tail");
+                if t.len() == STDERR_TAIL {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let (rpc, incoming) = Rpc::start(spawned.stdout, spawned.stdin);
+        Ok(AgentProcess {
+            rpc,
+            incoming,
+            pid: spawned.pid,
+            pgid: spawned.pgid,
+            sid: spawned.sid,
+            sandbox: spawned.sandbox,
+            child: GroupChild::new(spawned.child, spawned.pgid),
+            stderr,
+        })
+    }
+
+    /// The last lines the agent wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        let t = self.stderr.lock().expect("stderr tail");
+        t.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Why a start failed: the agent's words when its process ended.
+    pub async fn failed(mut self, what: &str, why: impl std::fmt::Display) -> ProviderError {
+        let ended = tokio::time::timeout(Duration::from_millis(500), self.child.wait()).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let tail = self.stderr_tail();
+        let status = match ended {
+            Ok(Ok(s)) => format!(" ({s})"),
+            _ => String::new(),
+        };
+        self.stop(Duration::from_millis(100)).await;
+        ProviderError::Start(format!(
+            "the ACP agent's {what} failed: {why}{status} {}",
+            tail.trim()
+        ))
+    }
+
+    /// Wait for the process to end on its own.
+    pub async fn wait(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.wait().await.ok()
+    }
+
+    /// Close its stdin, give it `grace`, then end its whole group (and its sandbox).
+    pub async fn stop(mut self, grace: Duration) -> Option<std::process::ExitStatus> {
+        drop(self.rpc);
+        let status = match tokio::time::timeout(grace, self.child.wait()).await {
+            Ok(Ok(status)) => {
+                spawn::kill_group(&mut self.child, self.pgid, Duration::from_millis(100)).await;
+                Some(status)
+            }
+            _ => {
+                spawn::kill_group(&mut self.child, self.pgid, Duration::from_secs(2)).await;
+                self.child.try_wait().ok().flatten()
+            }
+        };
+        if let Some(info) = &self.sandbox {
+            spawn::kill_sandbox(info);
+        }
+        status
+    }
+}

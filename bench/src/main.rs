@@ -1,4 +1,4 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|resume|recall|embed|hook|changes|peer|link|network]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|acp|resume|recall|embed|hook|changes|peer|link|network]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
 //! resumes, recall's index and search, the link's idle cost, the network's idle cost),
@@ -7,6 +7,7 @@
 //! reported, never judged: the exit code is non-zero only when a benchmark could not run (vyred
 //! failed to start).
 
+mod acp;
 mod changes;
 mod embed;
 mod embed_idle;
@@ -45,7 +46,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|resume|recall|embed|hook|changes|peer|link|network]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|acp|resume|recall|embed|hook|changes|peer|link|network]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -58,6 +59,7 @@ pub enum Bench {
     Events,
     Start,
     Sessions,
+    Acp,
     Resume,
     Recall,
     Embed,
@@ -75,6 +77,7 @@ impl Bench {
             Bench::Events => "events",
             Bench::Start => "start",
             Bench::Sessions => "sessions",
+            Bench::Acp => "acp",
             Bench::Resume => "resume",
             Bench::Recall => "recall",
             Bench::Embed => "embed",
@@ -105,7 +108,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, resume, recall, embed, hook, changes, peer, link or network",
+                "--only needs idle, events, start, sessions, acp, resume, recall, embed, hook, changes, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -118,6 +121,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "events" => Bench::Events,
             "start" => Bench::Start,
             "sessions" => Bench::Sessions,
+            "acp" => Bench::Acp,
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
             "embed" => Bench::Embed,
@@ -128,7 +132,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
+                    "--only takes idle, events, start, sessions, acp, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -181,6 +185,7 @@ async fn main() -> ExitCode {
         Bench::Events,
         Bench::Start,
         Bench::Sessions,
+        Bench::Acp,
         Bench::Resume,
         Bench::Recall,
         Bench::Embed,
@@ -198,6 +203,7 @@ async fn main() -> ExitCode {
             Bench::Events => events::run(&opts, &mut report).await,
             Bench::Start => start::run(&opts, &mut report).await,
             Bench::Sessions => sessions::run(&opts, &mut report).await,
+            Bench::Acp => acp::run(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Embed => embed::run(&opts, &mut report).await,

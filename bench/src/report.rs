@@ -89,6 +89,8 @@ pub enum Against {
     NothingPlanned,
     /// `git status --porcelain` on the same repository (the reference of a turn's snapshot).
     GitStatus,
+    /// The same ACP agent driven directly by vyre's ACP provider.
+    AcpDirect,
 }
 
 impl Against {
@@ -108,6 +110,7 @@ impl Against {
             Against::EveryVector => "reference (every vector)",
             Against::NothingPlanned => "reference (nothing planned)",
             Against::GitStatus => "reference (git status)",
+            Against::AcpDirect => "reference (ACP agent direct)",
         }
     }
 
@@ -127,6 +130,7 @@ impl Against {
             Against::EveryVector => "reference_every_vector",
             Against::NothingPlanned => "reference_nothing_planned",
             Against::GitStatus => "reference_git_status",
+            Against::AcpDirect => "reference_acp_direct",
         }
     }
 }

@@ -326,7 +326,7 @@ impl Vyred {
 }
 
 /// When the first `thread.text` event with a delta for `thread` arrived.
-async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
+pub(crate) async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
     loop {
         let (e, at) = sessions::next_event(stream).await?;
         if e["thread"] != thread {
@@ -342,7 +342,10 @@ async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, 
 }
 
 /// When the turn's `thread.finished` arrived.
-async fn until_finished(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
+pub(crate) async fn until_finished(
+    stream: &mut EventStream,
+    thread: &str,
+) -> Result<Instant, String> {
     loop {
         let (e, at) = sessions::next_event(stream).await?;
         if e["thread"] == thread && e["type"] == "thread.finished" {

@@ -260,7 +260,7 @@ async fn a_thread_on_an_acp_agent_streams_asks_and_resumes_through_vyred() {
 
 /// The agent killed mid-turn (every process of its session, as the OOM killer would): the turn
 /// ends once and says why, nothing of it is left running, and the next message starts the
-/// thread's agent again and is answered.
+/// thread's agent again and is answered; all without a Claude credential in the vault.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives a real ACP agent on the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... VYRE_TEST_ACP=... cargo test -- --include-ignored"]
 async fn an_acp_agent_killed_mid_turn_ends_the_turn_clearly_and_the_thread_goes_on() {
@@ -278,6 +278,11 @@ async fn an_acp_agent_killed_mid_turn_ends_the_turn_clearly_and_the_thread_goes_
         json!({ "acp": { "claude": { "command": agent.program, "env": env } } }),
     )
     .await;
+    // The agent signs in its own way: no Claude credential is needed in the vault.
+    r.sock
+        .call("vault.delete", &json!({ "name": "anthropic-api-key" }))
+        .await
+        .unwrap();
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let thread = r
         .sock

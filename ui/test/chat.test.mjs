@@ -162,6 +162,15 @@ test('thread.model changes the chip; null is the default model', () => {
   assert.equal(chip(s), 'Claude · default model · api-key');
 });
 
+test('the chip names an ACP agent readably, and Claude as before', () => {
+  const s = newChat('t1');
+  apply(s, ev('thread.started', { provider: 'acp-gemini', model: null, auth: '' }));
+  assert.equal(chip(s), 'gemini (ACP) · default model');
+  assert.equal(chip({ provider: 'acp-claude', model: 'sonnet', auth: 'api-key' }), 'claude (ACP) · sonnet · api-key');
+  assert.equal(chip({ provider: 'claude', model: null, auth: '' }), 'Claude · default model');
+  assert.equal(chip({ provider: '', model: null, auth: '' }), 'Claude · default model');
+});
+
 test('an ask shows what the tool would do: a command, a file, an MCP tool\'s input', () => {
   assert.deepEqual(askView('Bash', { command: 'touch x', description: 'run it' }, 'run it'), { name: 'Bash', server: null, code: 'touch x', note: 'run it' });
   assert.deepEqual(askView('Bash', { command: 'ls' }, 'Bash'), { name: 'Bash', server: null, code: 'ls', note: null });

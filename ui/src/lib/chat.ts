@@ -3,6 +3,7 @@
 // Svelte $state and calls apply() for each event of its thread; mutations here are what it draws.
 
 import type { ToolOutput } from './api';
+import { providerLabel } from './providers.js';
 import type { Always, ThreadDetail, VyreEvent, Question } from './types';
 
 // The items are the thread's timeline as vyred builds it (threads.timeline, docs/api.md "The
@@ -305,10 +306,9 @@ export function apply(s: ChatState, e: VyreEvent): void {
   }
 }
 
-/** The chip's words: "Claude · <model> · <auth>". */
+/** The chip's words: "Claude · <model> · <auth>" ("gemini (ACP) · …" for an ACP agent). */
 export function chip(s: Pick<ChatState, 'provider' | 'model' | 'auth'>): string {
-  const provider = s.provider ? s.provider[0].toUpperCase() + s.provider.slice(1) : 'Claude';
-  const parts = [provider, s.model || 'default model'];
+  const parts = [providerLabel(s.provider), s.model || 'default model'];
   if (s.auth) parts.push(s.auth);
   return parts.join(' · ');
 }

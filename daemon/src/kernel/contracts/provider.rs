@@ -372,6 +372,12 @@ pub trait Provider: Send + Sync {
     fn driver(&self) -> &str;
     fn capabilities(&self) -> Capabilities;
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>>;
+    /// Whether its sessions run on the Claude credential the router keeps (`sessions.auth`, an
+    /// agent's own); a provider whose program brings its own says no, and its launches carry
+    /// [`Credential::Login`] without the vault being asked.
+    fn uses_claude_credential(&self) -> bool {
+        true
+    }
     /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked
     /// before any process starts. A provider that keeps no history Vyre can read says yes.
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {

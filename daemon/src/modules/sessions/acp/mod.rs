@@ -170,6 +170,10 @@ impl Provider for AcpProvider {
             transcripts: false,
         }
     }
+    /// The agent signs in its own way (its `env` in config).
+    fn uses_claude_credential(&self) -> bool {
+        false
+    }
 
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 use super::actor::Actor;
 use super::handle::{Handle, Shown};
 use super::*;
-use crate::kernel::contracts::provider::{HOOKS_BY_HOST_ENV, Launch, Unresumable};
+use crate::kernel::contracts::provider::{Credential, HOOKS_BY_HOST_ENV, Launch, Unresumable};
 use crate::kernel::contracts::sockets::SessionSockets;
 use crate::modules::sessions::agents::AgentProfile;
 
@@ -329,14 +329,20 @@ impl Switchboard {
             Some(name) => Some(self.router.agent(name).await?),
             None => None,
         };
-        let (auth, credential) = self
-            .router
-            .credential_for(req.agent.as_deref(), fallback)
-            .await?;
-        let auth = serde_json::to_value(auth)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default();
+        let (auth, credential) = if self.router.get(&req.provider)?.uses_claude_credential() {
+            let (auth, credential) = self
+                .router
+                .credential_for(req.agent.as_deref(), fallback)
+                .await?;
+            let auth = serde_json::to_value(auth)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default();
+            (auth, credential)
+        } else {
+            // The provider's program signs in its own way (an ACP agent's config).
+            ("own".to_string(), Credential::Login)
+        };
         let harness = self.harness();
         // With the plugin, vyred serves its tools itself instead of the plugin's helper.
         let host_tools = (!harness.plugin_dirs.is_empty()).then(|| self.host_tools(thread));

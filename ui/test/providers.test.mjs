@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEFAULT_PROVIDER, providerChoices, providerLabel } from '../.test-build/providers.js';
+
+test('a provider as a person reads it: Claude, an ACP agent by its name', () => {
+  assert.equal(providerLabel('claude'), 'Claude');
+  assert.equal(providerLabel('acp-gemini'), 'gemini (ACP)');
+  assert.equal(providerLabel('acp-claude'), 'claude (ACP)');
+  assert.equal(providerLabel('acp-my-agent'), 'my-agent (ACP)');
+  // Nothing said is Claude, the default; another provider is capitalised, as the chip always did.
+  assert.equal(providerLabel(''), 'Claude');
+  assert.equal(providerLabel(null), 'Claude');
+  assert.equal(providerLabel(undefined), 'Claude');
+  assert.equal(providerLabel('codex'), 'Codex');
+  assert.equal(providerLabel('acp-'), 'Acp-', 'no agent name: not "(ACP)" alone');
+});
+
+test('the "Runs on" choices: Claude Code first and the default, then the others in vyred\'s order', () => {
+  assert.equal(DEFAULT_PROVIDER, 'claude');
+  const caps = { streaming: true, resume: true, interrupt: true, modes: false, questions: false, transcripts: false };
+  const list = [
+    { name: 'acp-gemini', driver: 'acp', capabilities: caps },
+    { name: 'acp-claude', driver: 'acp', capabilities: caps },
+    { name: 'claude', driver: 'claude-cli-stream-json', capabilities: caps },
+  ];
+  assert.deepEqual(providerChoices(list), [
+    { name: 'claude', label: 'Claude Code' },
+    { name: 'acp-gemini', label: 'gemini (ACP)' },
+    { name: 'acp-claude', label: 'claude (ACP)' },
+  ]);
+  assert.deepEqual(providerChoices([{ name: 'claude' }]), [{ name: 'claude', label: 'Claude Code' }]);
+  assert.deepEqual(providerChoices([]), []);
+  // Each once, and a nameless one left out.
+  assert.deepEqual(providerChoices([{ name: 'claude' }, { name: 'claude' }, { name: '' }]).map((c) => c.name), ['claude']);
+});

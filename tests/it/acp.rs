@@ -162,6 +162,15 @@ async fn a_thread_on_an_acp_agent_streams_asks_and_resumes_through_vyred() {
     assert_eq!(finished[0]["payload"]["ok"], true, "{finished:?}");
     let begun = of_type(&events, "thread.started");
     assert_eq!(begun[0]["payload"]["provider"], "acp-claude");
+    // No Claude default model is passed to the agent, nor a Claude credential asked for.
+    assert_eq!(
+        (
+            &begun[0]["payload"]["model"],
+            begun[0]["payload"]["auth"].as_str()
+        ),
+        (&serde_json::Value::Null, Some("own")),
+        "{begun:?}"
+    );
 
     // A tool call is the person's to allow.
     r.sock

@@ -164,8 +164,8 @@ test('thread.model changes the chip; null is the default model', () => {
 
 test('the chip names an ACP agent readably, and Claude as before', () => {
   const s = newChat('t1');
-  apply(s, ev('thread.started', { provider: 'acp-gemini', model: null, auth: '' }));
-  assert.equal(chip(s), 'gemini (ACP) · default model');
+  apply(s, ev('thread.started', { provider: 'acp-gemini', model: null, auth: 'own' }));
+  assert.equal(chip(s), 'gemini (ACP) · default model', 'an agent signing in its own way says nothing of it');
   assert.equal(chip({ provider: 'acp-claude', model: 'sonnet', auth: 'api-key' }), 'claude (ACP) · sonnet · api-key');
   assert.equal(chip({ provider: 'claude', model: null, auth: '' }), 'Claude · default model');
   assert.equal(chip({ provider: '', model: null, auth: '' }), 'Claude · default model');

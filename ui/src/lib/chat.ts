@@ -309,7 +309,8 @@ export function apply(s: ChatState, e: VyreEvent): void {
 /** The chip's words: "Claude · <model> · <auth>" ("gemini (ACP) · …" for an ACP agent). */
 export function chip(s: Pick<ChatState, 'provider' | 'model' | 'auth'>): string {
   const parts = [providerLabel(s.provider), s.model || 'default model'];
-  if (s.auth) parts.push(s.auth);
+  // `own`: the provider's program signs in its own way (an ACP agent); nothing to say of it.
+  if (s.auth && s.auth !== 'own') parts.push(s.auth);
   return parts.join(' · ');
 }
 

@@ -372,10 +372,12 @@ pub trait Provider: Send + Sync {
     fn driver(&self) -> &str;
     fn capabilities(&self) -> Capabilities;
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>>;
-    /// Whether its sessions run on the Claude credential the router keeps (`sessions.auth`, an
-    /// agent's own); a provider whose program brings its own says no, and its launches carry
-    /// [`Credential::Login`] without the vault being asked.
-    fn uses_claude_credential(&self) -> bool {
+    /// Whether its sessions are Claude Code's: they run on the Claude credential the router
+    /// keeps (`sessions.auth`, an agent's own) and take Claude's model names (a purpose's
+    /// default model). A provider whose program signs in its own way and names its own models
+    /// says no: its launches carry [`Credential::Login`] without the vault being asked, and a
+    /// model only when one was asked for.
+    fn runs_claude(&self) -> bool {
         true
     }
     /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked

@@ -170,8 +170,8 @@ impl Provider for AcpProvider {
             transcripts: false,
         }
     }
-    /// The agent signs in its own way (its `env` in config).
-    fn uses_claude_credential(&self) -> bool {
+    /// The agent signs in its own way (its `env` in config) and names its own models.
+    fn runs_claude(&self) -> bool {
         false
     }
 

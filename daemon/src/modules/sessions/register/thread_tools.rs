@@ -100,17 +100,23 @@ pub(super) fn register(
                     .and_then(|p| p["model"].as_str().map(String::from)),
                 None => None,
             };
+            let provider = input.provider.unwrap_or_else(|| "claude".into());
+            // Another provider's agent names its own models: a purpose's default (a Claude
+            // model) is not passed to it, only a model the person asked for.
+            let claude = b.runs_claude(&provider)?;
             let model = match input.model.or(agent_model).or(project_model) {
-                Some(m) => m,
-                None => c
-                    .call("sessions.models.get", serde_json::json!({}))
-                    .await?
-                    .get(&purpose)
-                    .and_then(|p| p["model"].as_str())
-                    .map(String::from)
-                    .unwrap_or_else(|| {
-                        crate::modules::sessions::models::default_model(&purpose).to_string()
-                    }),
+                Some(m) => Some(m),
+                None if !claude => None,
+                None => Some(
+                    c.call("sessions.models.get", serde_json::json!({}))
+                        .await?
+                        .get(&purpose)
+                        .and_then(|p| p["model"].as_str())
+                        .map(String::from)
+                        .unwrap_or_else(|| {
+                            crate::modules::sessions::models::default_model(&purpose).to_string()
+                        }),
+                ),
             };
             let made = match &input.worktree {
                 Some(wish) => {
@@ -121,10 +127,10 @@ pub(super) fn register(
             };
             let request = StartRequest {
                 cwd: made.as_ref().map_or(cwd, |m| m.cwd.clone()),
-                model: Some(model),
+                model,
                 purpose,
                 project: input.project,
-                provider: input.provider.unwrap_or_else(|| "claude".into()),
+                provider,
                 agent: input.agent,
                 mode: PermissionMode::Default,
             };

@@ -329,7 +329,7 @@ impl Switchboard {
             Some(name) => Some(self.router.agent(name).await?),
             None => None,
         };
-        let (auth, credential) = if self.router.get(&req.provider)?.uses_claude_credential() {
+        let (auth, credential) = if self.router.get(&req.provider)?.runs_claude() {
             let (auth, credential) = self
                 .router
                 .credential_for(req.agent.as_deref(), fallback)

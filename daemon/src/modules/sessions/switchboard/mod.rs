@@ -99,6 +99,15 @@ pub(super) fn tell(
 }
 
 impl Switchboard {
+    /// Whether threads on `provider` are Claude Code's (its models, its credential); an unknown
+    /// provider is refused in words.
+    pub fn runs_claude(
+        &self,
+        provider: &str,
+    ) -> std::result::Result<bool, crate::kernel::tools::ToolError> {
+        Ok(self.router.get(provider)?.runs_claude())
+    }
+
     pub fn new(ctx: Ctx, router: Arc<Router>, owners: Owners) -> Arc<Switchboard> {
         let settings = &ctx.config().sessions;
         let (idle_after, max_live) = (settings.idle_after(), settings.max_live());

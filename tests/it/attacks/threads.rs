@@ -714,6 +714,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "recall.turns",
         "sessions.claude",
         "sessions.models.get",
+        "sessions.providers",
         "sessions.slots.list",
         "sessions.slots.release",
         "sessions.slots.take",

@@ -7,14 +7,11 @@
 //! the base URL, `VYRE_*`); a credential goes on fd 3, never into the environment, where every
 //! tool and hook process would inherit it.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use super::sandbox::{Exposed, Sandbox, SandboxInfo};
@@ -259,11 +256,8 @@ pub struct ClaudeProcess {
     /// The sandbox it runs in.
     pub sandbox: Option<SandboxInfo>,
     child: spawn::GroupChild,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: spawn::StderrTail,
 }
-
-/// Lines of stderr kept to explain an exit.
-const STDERR_TAIL: usize = 20;
 
 impl ClaudeProcess {
     /// Spawn the CLI and send `initialize`. Answers `(process, initialize response)`.
@@ -303,20 +297,7 @@ impl ClaudeProcess {
                 processes.register_namespace(&o.session_id, sandbox.pid_namespace);
             }
         }
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let tail = stderr.clone();
-        let pid = spawned.pid;
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(spawned.stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(pid, "claude stderr: {line}");
-                let mut t = tail.lock().expect("stderr tail");
-                if t.len() == STDERR_TAIL {
-                    t.pop_front();
-                }
-                t.push_back(line);
-            }
-        });
+        let stderr = spawn::StderrTail::follow(spawned.stderr, spawned.pid, "claude");
         let (peer, incoming) = Peer::start(spawned.stdout, spawned.stdin);
         let mut process = ClaudeProcess {
             peer,
@@ -387,13 +368,7 @@ impl ClaudeProcess {
 
     /// The last lines the CLI wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        self.stderr
-            .lock()
-            .expect("stderr tail")
-            .iter()
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.stderr.text()
     }
 
     /// Wait for the process to exit on its own.

@@ -18,6 +18,7 @@ pub mod claude_translate;
 pub mod conformance;
 pub mod files;
 pub mod finding;
+pub mod jsonl;
 pub mod models;
 pub mod pinned;
 pub mod recent_folders;

@@ -276,6 +276,41 @@ fn secret_pipe(secret: &Secret) -> Result<OwnedFd, SpawnError> {
     Ok(read)
 }
 
+/// The last lines a child wrote to stderr, kept to explain its exit. Cheap to clone.
+#[derive(Clone, Default)]
+pub struct StderrTail(std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<String>>>);
+
+impl StderrTail {
+    /// Lines kept.
+    pub const LINES: usize = 20;
+
+    /// Read `stderr` to its end in a task of its own, keeping its last lines; each is logged at
+    /// debug level as `what`'s.
+    pub fn follow(stderr: UnixStream, pid: i32, what: &'static str) -> StderrTail {
+        use tokio::io::AsyncBufReadExt;
+        let tail = StderrTail::default();
+        let keep = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(pid, "{what} stderr: {line}");
+                let mut t = keep.0.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == Self::LINES {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        tail
+    }
+
+    /// The lines kept, one after another.
+    pub fn text(&self) -> String {
+        let t = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        t.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+}
+
 /// Stop a whole session: SIGTERM, then SIGKILL after `grace`, to its process group and to every
 /// process of its session (`pgid` is also the session id, since the child called setsid). The
 /// session matters under tini, which puts the program it runs in a process group of its own, so

@@ -11,11 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Mutex, mpsc, oneshot};
 
-/// Longest line accepted from the child; longer ones are skipped (a transcript-sized blob).
-const MAX_LINE: usize = 16 * 1024 * 1024;
+use super::jsonl::{Line, Lines, write_lines};
 
 /// What the peer hands its owner, in the order the child wrote it.
 #[derive(Debug)]
@@ -65,7 +64,7 @@ impl Peer {
         let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
-        tokio::spawn(write_loop(writer, lines_rx));
+        tokio::spawn(write_lines(writer, lines_rx));
         tokio::spawn(read_loop(reader, in_tx, pending.clone()));
         let peer = Peer {
             lines: lines_tx,
@@ -117,54 +116,21 @@ impl Peer {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::UnboundedReceiver<String>,
-) {
-    while let Some(mut line) = lines.recv().await {
-        line.push('\n');
-        if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
-            break;
-        }
-    }
-    // Every sender is gone: closing stdin tells the CLI to finish and exit.
-    let _ = writer.shutdown().await;
-}
-
 async fn read_loop<R: AsyncRead + Unpin>(
     reader: R,
     out: mpsc::UnboundedSender<Incoming>,
     pending: Pending,
 ) {
-    let mut reader = BufReader::new(reader);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match (&mut reader)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-            // Skip the rest of an overlong line.
-            let mut rest = Vec::new();
-            let _ = reader.read_until(b'\n', &mut rest).await;
-            let _ = out.send(Incoming::Garbage(format!(
-                "a line longer than {MAX_LINE} bytes"
-            )));
-            continue;
-        }
-        let text = String::from_utf8_lossy(&buf);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let Ok(value) = serde_json::from_str::<Value>(text) else {
-            let _ = out.send(Incoming::Garbage(text.chars().take(200).collect()));
-            continue;
+    let mut lines = Lines::new(reader);
+    while let Some(line) = lines.next().await {
+        let value = match line {
+            Line::Json(value) => value,
+            Line::Garbage(text) => {
+                if out.send(Incoming::Garbage(text)).is_err() {
+                    break;
+                }
+                continue;
+            }
         };
         let incoming = match value.get("type").and_then(Value::as_str) {
             Some("control_response") => {

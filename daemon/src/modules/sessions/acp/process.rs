@@ -3,13 +3,10 @@
 //! Code's own sandbox, so where that is the only containment it does not start), with an
 //! environment made from nothing but what it needs and what the person configured for it.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::mpsc;
 
 use super::rpc::{Incoming, Rpc};
@@ -46,11 +43,8 @@ pub struct AgentProcess {
     pub sid: i32,
     pub sandbox: Option<SandboxInfo>,
     child: GroupChild,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: spawn::StderrTail,
 }
-
-/// Lines of stderr kept to explain an exit.
-const STDERR_TAIL: usize = 20;
 
 impl AgentProcess {
     /// Spawn `command` in `cwd` with HOME `home`; `extra` are Vyre's own variables for the
@@ -109,20 +103,7 @@ impl AgentProcess {
             }),
         })
         .map_err(|e| ProviderError::Start(e.to_string()))?;
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
-        let tail = stderr.clone();
-        let pid = spawned.pid;
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(spawned.stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(pid, "acp agent stderr: {line}");
-                let mut t = tail.lock().expect("stderr tail");
-                if t.len() == STDERR_TAIL {
-                    t.pop_front();
-                }
-                t.push_back(line);
-            }
-        });
+        let stderr = spawn::StderrTail::follow(spawned.stderr, spawned.pid, "acp agent");
         let (rpc, incoming) = Rpc::start(spawned.stdout, spawned.stdin);
         Ok(AgentProcess {
             rpc,
@@ -138,8 +119,7 @@ impl AgentProcess {
 
     /// The last lines the agent wrote to stderr.
     pub fn stderr_tail(&self) -> String {
-        let t = self.stderr.lock().expect("stderr tail");
-        t.iter().cloned().collect::<Vec<_>>().join("\n")
+        self.stderr.text()
     }
 
     /// Why a start failed: the agent's words when its process ended.

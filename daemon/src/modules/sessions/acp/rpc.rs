@@ -6,16 +6,15 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
-use std::sync::Mutex;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use tokio::sync::{mpsc, oneshot};
 
-/// Longest line accepted from the agent; longer ones are skipped.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+use crate::modules::sessions::jsonl::{Line, Lines, write_lines};
 
 /// What the agent says, in the order it wrote it.
 #[derive(Debug)]
@@ -64,7 +63,7 @@ impl Rpc {
         let (lines_tx, lines_rx) = mpsc::unbounded_channel::<String>();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
-        tokio::spawn(write_loop(writer, lines_rx));
+        tokio::spawn(write_lines(writer, lines_rx));
         tokio::spawn(read_loop(reader, in_tx, pending.clone()));
         let rpc = Rpc {
             lines: lines_tx,
@@ -130,52 +129,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut writer: W,
-    mut lines: mpsc::UnboundedReceiver<String>,
-) {
-    while let Some(mut line) = lines.recv().await {
-        line.push('\n');
-        if writer.write_all(line.as_bytes()).await.is_err() || writer.flush().await.is_err() {
-            break;
-        }
-    }
-    let _ = writer.shutdown().await;
-}
-
 async fn read_loop<R: AsyncRead + Unpin>(
     reader: R,
     out: mpsc::UnboundedSender<Incoming>,
     pending: Pending,
 ) {
-    let mut reader = BufReader::new(reader);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match (&mut reader)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-            let mut rest = Vec::new();
-            let _ = reader.read_until(b'\n', &mut rest).await;
-            let _ = out.send(Incoming::Garbage(format!(
-                "a line longer than {MAX_LINE} bytes"
-            )));
-            continue;
-        }
-        let text = String::from_utf8_lossy(&buf);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        let Ok(mut value) = serde_json::from_str::<Value>(text) else {
-            let _ = out.send(Incoming::Garbage(text.chars().take(200).collect()));
-            continue;
+    let mut lines = Lines::new(reader);
+    while let Some(line) = lines.next().await {
+        let mut value = match line {
+            Line::Json(value) => value,
+            Line::Garbage(text) => {
+                if out.send(Incoming::Garbage(text)).is_err() {
+                    break;
+                }
+                continue;
+            }
         };
         let method = value
             .get("method")
@@ -195,7 +163,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 route_answer(id, value, &pending);
                 continue;
             }
-            (None, None) => Incoming::Garbage(text.chars().take(200).collect()),
+            (None, None) => Incoming::Garbage(value.to_string().chars().take(200).collect()),
         };
         if out.send(incoming).is_err() {
             break;

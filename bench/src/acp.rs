@@ -16,13 +16,13 @@ use vyre::kernel::paths::VyreHome;
 use vyre::modules::sessions::acp::AcpProvider;
 use vyre::modules::sessions::acp::process::Command;
 use vyre::modules::sessions::sandbox::{Contain, Wanted};
-use vyre::surfaces::client::{Client, EventStream};
 
 use crate::Opts;
 use crate::fake_api::FakeApi;
 use crate::inproc::InProcess;
 use crate::report::{Against, Report, Val};
 use crate::sessions::{self, STEP_TIMEOUT, percentile};
+use crate::sessions_latency::Vyred;
 use crate::spawn::{self, TempDir};
 
 /// Where `tests/run` installs the agent.
@@ -102,7 +102,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         .start(launch)
         .await
         .map_err(|e| format!("the ACP agent did not start: {e}"))?;
-    let vyred = match Vyred::start(&agent, &cli, &apis[1], &dir).await {
+    let vyred = match vyred(&agent, &cli, &apis[1], &dir).await {
         Ok(v) => v,
         Err(e) => {
             direct.stop(std::time::Duration::from_secs(5)).await;
@@ -196,85 +196,30 @@ async fn direct_turn(session: &mut dyn Session, text: &str) -> Result<f64, Strin
     Ok(first.as_secs_f64() * 1000.0)
 }
 
-/// An in-process vyred with one thread on the agent.
-struct Vyred {
-    vyred: InProcess,
-    client: Client,
-    stream: EventStream,
-    thread: String,
-}
-
-impl Vyred {
-    async fn start(
-        agent: &std::path::Path,
-        cli: &std::path::Path,
-        api: &FakeApi,
-        dir: &TempDir,
-    ) -> Result<Vyred, String> {
-        let command = command(agent, cli, api);
-        let env: serde_json::Map<String, serde_json::Value> = command
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, json!(v)))
-            .collect();
-        let home = dir.path().join("vyred-home");
-        let work = dir.path().join("vyred-work");
-        for d in [&home, &work] {
-            std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
-        }
-        let vyre_home = dir.path().join("vyre");
-        let config = json!({ "sessions": {
-            "home": home, "spares": 0, "containment": "none",
-            "acp": { "bench": { "command": agent, "env": env } },
-        } });
-        spawn::write_config(&vyre_home, &config)?;
-        let vyred = InProcess::start(VyreHome::at(vyre_home), vec![]).await?;
-        let client = vyred.client();
-        let attached = async {
-            let stream = client
-                .events("types=thread.text,thread.finished", None)
-                .await
-                .map_err(|e| format!("cannot subscribe: {e}"))?;
-            let thread =
-                sessions::start_thread(&client, json!({ "cwd": work, "provider": "acp-bench" }))
-                    .await?;
-            Ok::<_, String>((stream, thread))
-        }
-        .await;
-        match attached {
-            Ok((stream, thread)) => Ok(Vyred {
-                vyred,
-                client,
-                stream,
-                thread,
-            }),
-            Err(e) => {
-                let _ = vyred.stop().await;
-                Err(e)
-            }
-        }
+/// An in-process vyred with one thread on the agent, as the sessions bench drives its own.
+async fn vyred(
+    agent: &std::path::Path,
+    cli: &std::path::Path,
+    api: &FakeApi,
+    dir: &TempDir,
+) -> Result<Vyred, String> {
+    let command = command(agent, cli, api);
+    let env: serde_json::Map<String, serde_json::Value> = command
+        .env
+        .into_iter()
+        .map(|(k, v)| (k, json!(v)))
+        .collect();
+    let home = dir.path().join("vyred-home");
+    let work = dir.path().join("vyred-work");
+    for d in [&home, &work] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
     }
-
-    async fn turn(&mut self, text: &str) -> Result<f64, String> {
-        let input = json!({ "thread": self.thread, "text": text });
-        let sent = Instant::now();
-        let (answer, first) = tokio::join!(
-            self.client.call("threads.send", &input),
-            crate::sessions_latency::first_delta(&mut self.stream, &self.thread)
-        );
-        answer.map_err(|e| format!("threads.send failed: {e}"))?;
-        let first = first?;
-        crate::sessions_latency::until_finished(&mut self.stream, &self.thread).await?;
-        Ok((first - sent).as_secs_f64() * 1000.0)
-    }
-
-    async fn stop(self) -> Result<(), String> {
-        let stopped = self
-            .client
-            .call("threads.stop", &json!({ "thread": self.thread }))
-            .await
-            .map_err(|e| format!("threads.stop failed: {e}"));
-        self.vyred.stop().await?;
-        stopped.map(drop)
-    }
+    let vyre_home = dir.path().join("vyre");
+    let config = json!({ "sessions": {
+        "home": home, "spares": 0, "containment": "none",
+        "acp": { "bench": { "command": agent, "env": env } },
+    } });
+    spawn::write_config(&vyre_home, &config)?;
+    let vyred = InProcess::start(VyreHome::at(vyre_home), vec![]).await?;
+    Vyred::attach(vyred, json!({ "cwd": work, "provider": "acp-bench" })).await
 }

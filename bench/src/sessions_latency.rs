@@ -246,8 +246,8 @@ impl Direct {
     }
 }
 
-/// An in-process vyred with one Claude thread, watched through its event stream.
-struct Vyred {
+/// An in-process vyred with one thread, watched through its event stream.
+pub(crate) struct Vyred {
     vyred: InProcess,
     client: Client,
     stream: EventStream,
@@ -271,7 +271,7 @@ impl Vyred {
     }
 
     /// Subscribe to the thread events, then start a thread with `input` (no first message).
-    async fn attach(vyred: InProcess, input: Value) -> Result<Vyred, String> {
+    pub(crate) async fn attach(vyred: InProcess, input: Value) -> Result<Vyred, String> {
         let client = vyred.client();
         let started = async {
             let stream = client
@@ -299,7 +299,7 @@ impl Vyred {
 
     /// `threads.send`, then events until the turn's `thread.finished`; the milliseconds from
     /// calling `threads.send` to the first `thread.text` with a delta.
-    async fn turn(&mut self, text: &str) -> Result<f64, String> {
+    pub(crate) async fn turn(&mut self, text: &str) -> Result<f64, String> {
         let input = json!({ "thread": self.thread, "text": text });
         let sent = Instant::now();
         // The answer may come after the first delta: read the stream meanwhile.
@@ -314,7 +314,7 @@ impl Vyred {
         Ok((first - sent).as_secs_f64() * 1000.0)
     }
 
-    async fn stop(self) -> Result<(), String> {
+    pub(crate) async fn stop(self) -> Result<(), String> {
         let stopped = self
             .client
             .call("threads.stop", &json!({ "thread": self.thread }))
@@ -326,7 +326,7 @@ impl Vyred {
 }
 
 /// When the first `thread.text` event with a delta for `thread` arrived.
-pub(crate) async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
+async fn first_delta(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
     loop {
         let (e, at) = sessions::next_event(stream).await?;
         if e["thread"] != thread {
@@ -342,10 +342,7 @@ pub(crate) async fn first_delta(stream: &mut EventStream, thread: &str) -> Resul
 }
 
 /// When the turn's `thread.finished` arrived.
-pub(crate) async fn until_finished(
-    stream: &mut EventStream,
-    thread: &str,
-) -> Result<Instant, String> {
+async fn until_finished(stream: &mut EventStream, thread: &str) -> Result<Instant, String> {
     loop {
         let (e, at) = sessions::next_event(stream).await?;
         if e["thread"] == thread && e["type"] == "thread.finished" {

@@ -47,6 +47,19 @@ pub fn agent(api: &FakeApi) -> Command {
     }
 }
 
+/// A vyred whose `sessions.acp.claude` is the agent on its own fake API (kept for its requests).
+async fn acp_rig(name: &str) -> (FakeApi, crate::threads_e2e::Rig) {
+    let api = FakeApi::start().await;
+    let agent = agent(&api);
+    let env: serde_json::Map<String, serde_json::Value> = agent
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+        .collect();
+    let acp = serde_json::json!({ "acp": { "claude": { "command": agent.program, "env": env } } });
+    (api, crate::threads_e2e::rig_with(name, acp).await)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives a real ACP agent on the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... VYRE_TEST_ACP=... cargo test -- --include-ignored"]
 async fn an_acp_agent_passes_the_provider_contract() {
@@ -106,18 +119,7 @@ async fn an_acp_agent_passes_the_provider_contract() {
 async fn a_thread_on_an_acp_agent_streams_asks_and_resumes_through_vyred() {
     use crate::threads_e2e::*;
     use serde_json::json;
-    let api = FakeApi::start().await;
-    let agent = agent(&api);
-    let env: serde_json::Map<String, serde_json::Value> = agent
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let r = rig_with(
-        "acp-thread",
-        json!({ "acp": { "claude": { "command": agent.program, "env": env } } }),
-    )
-    .await;
+    let (api, r) = acp_rig("acp-thread").await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let providers = r.sock.call("sessions.providers", &json!({})).await.unwrap();
     let names: Vec<(&str, &str)> = providers
@@ -275,18 +277,7 @@ async fn a_thread_on_an_acp_agent_streams_asks_and_resumes_through_vyred() {
 async fn an_acp_agent_killed_mid_turn_ends_the_turn_clearly_and_the_thread_goes_on() {
     use crate::threads_e2e::*;
     use serde_json::json;
-    let api = FakeApi::start().await;
-    let agent = agent(&api);
-    let env: serde_json::Map<String, serde_json::Value> = agent
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let r = rig_with(
-        "acp-killed",
-        json!({ "acp": { "claude": { "command": agent.program, "env": env } } }),
-    )
-    .await;
+    let (_api, r) = acp_rig("acp-killed").await;
     // The agent signs in its own way: no Claude credential is needed in the vault.
     r.sock
         .call("vault.delete", &json!({ "name": "anthropic-api-key" }))

@@ -14,7 +14,7 @@ use serde_json::json;
 use vyre::kernel::contracts::provider::{Credential, Happening, Launch, Provider, Session};
 use vyre::kernel::paths::VyreHome;
 use vyre::modules::sessions::acp::AcpProvider;
-use vyre::modules::sessions::acp::process::Command;
+use vyre::modules::sessions::agent_process::Command;
 use vyre::modules::sessions::sandbox::{Contain, Wanted};
 
 use crate::Opts;
@@ -40,6 +40,8 @@ fn acp_agent() -> Option<PathBuf> {
 /// How the agent runs for either side: on `cli`, against `api`.
 fn command(agent: &std::path::Path, cli: &std::path::Path, api: &FakeApi) -> Command {
     Command {
+        label: "the ACP agent",
+        setting: "sessions.acp",
         program: agent.to_path_buf(),
         args: vec![],
         env: vec![
@@ -98,7 +100,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         processes: None,
         host_tools: None,
     };
-    let mut direct = provider
+    let direct = provider
         .start(launch)
         .await
         .map_err(|e| format!("the ACP agent did not start: {e}"))?;
@@ -109,8 +111,35 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
             return Err(e);
         }
     };
-    let mut vyred = vyred;
-    eprintln!("acp: 1 + {turns} turns each, direct and through vyred, alternating...");
+    side_by_side(
+        direct,
+        vyred,
+        turns,
+        report,
+        Against::AcpDirect,
+        "acp",
+        "ACP agent",
+    )
+    .await?;
+    report.note(format!(
+        "acp: Zed's claude-code-acp on the pinned Claude Code CLI against the fake Messages API (one fake each); 1 warm-up turn then {turns} turns on each side, alternating who goes first; reference = the agent driven directly by vyre's ACP provider, from writing session/prompt to its first agent_message_chunk; vyred = an in-process vyred, from calling threads.send to the first thread.text with a delta; both uncontained. The agent's own time varies by tens of ms, so a few ms of difference is within the noise"
+    ));
+    Ok(())
+}
+
+/// `turns` turns (after one to warm up) of the program driven `direct`ly and through `vyred`,
+/// alternating who goes first; both are stopped after. Rows `<key>.first_delta_p50_ms` ... and
+/// `<key>.added_p50_ms` ..., named `<label>: ...`.
+pub async fn side_by_side(
+    mut direct: Box<dyn Session>,
+    mut vyred: Vyred,
+    turns: usize,
+    report: &mut Report,
+    against: Against,
+    key: &str,
+    label: &str,
+) -> Result<(), String> {
+    eprintln!("{key}: 1 + {turns} turns each, direct and through vyred, alternating...");
     let (mut d_ms, mut v_ms) = (Vec::new(), Vec::new());
     let result = async {
         for i in 0..=turns {
@@ -141,9 +170,9 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let ms = |v: f64| Val::Num(v, 1);
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
         report.row_against(
-            Against::AcpDirect,
-            &format!("acp.first_delta_{name}_ms"),
-            &format!("ACP agent: first text delta, {name} (ms)"),
+            against,
+            &format!("{key}.first_delta_{name}_ms"),
+            &format!("{label}: first text delta, {name} (ms)"),
             ms(percentile(&v_ms, p)),
             ms(percentile(&d_ms, p)),
             "",
@@ -151,17 +180,14 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     }
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
         report.row_against(
-            Against::AcpDirect,
-            &format!("acp.added_{name}_ms"),
-            &format!("ACP agent: added latency to first delta, {name} (ms)"),
+            against,
+            &format!("{key}.added_{name}_ms"),
+            &format!("{label}: added latency to first delta, {name} (ms)"),
             ms(percentile(&v_ms, p) - percentile(&d_ms, p)),
             Val::Missing("-".into()),
             if name == "p50" { "< 5" } else { "" },
         );
     }
-    report.note(format!(
-        "acp: Zed's claude-code-acp on the pinned Claude Code CLI against the fake Messages API (one fake each); 1 warm-up turn then {turns} turns on each side, alternating who goes first; reference = the agent driven directly by vyre's ACP provider, from writing session/prompt to its first agent_message_chunk; vyred = an in-process vyred, from calling threads.send to the first thread.text with a delta; both uncontained. The agent's own time varies by tens of ms, so a few ms of difference is within the noise"
-    ));
     Ok(())
 }
 

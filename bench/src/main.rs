@@ -9,6 +9,7 @@
 
 mod acp;
 mod changes;
+mod codex;
 mod embed;
 mod embed_idle;
 mod embed_large;
@@ -60,6 +61,7 @@ pub enum Bench {
     Start,
     Sessions,
     Acp,
+    Codex,
     Resume,
     Recall,
     Embed,
@@ -78,6 +80,7 @@ impl Bench {
             Bench::Start => "start",
             Bench::Sessions => "sessions",
             Bench::Acp => "acp",
+            Bench::Codex => "codex",
             Bench::Resume => "resume",
             Bench::Recall => "recall",
             Bench::Embed => "embed",
@@ -108,7 +111,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, acp, resume, recall, embed, hook, changes, peer, link or network",
+                "--only needs idle, events, start, sessions, acp, codex, resume, recall, embed, hook, changes, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -122,6 +125,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "start" => Bench::Start,
             "sessions" => Bench::Sessions,
             "acp" => Bench::Acp,
+            "codex" => Bench::Codex,
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
             "embed" => Bench::Embed,
@@ -132,7 +136,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, acp, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
+                    "--only takes idle, events, start, sessions, acp, codex, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -186,6 +190,7 @@ async fn main() -> ExitCode {
         Bench::Start,
         Bench::Sessions,
         Bench::Acp,
+        Bench::Codex,
         Bench::Resume,
         Bench::Recall,
         Bench::Embed,
@@ -204,6 +209,7 @@ async fn main() -> ExitCode {
             Bench::Start => start::run(&opts, &mut report).await,
             Bench::Sessions => sessions::run(&opts, &mut report).await,
             Bench::Acp => acp::run(&opts, &mut report).await,
+            Bench::Codex => codex::run(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Embed => embed::run(&opts, &mut report).await,

@@ -91,6 +91,8 @@ pub enum Against {
     GitStatus,
     /// The same ACP agent driven directly by vyre's ACP provider.
     AcpDirect,
+    /// The same Codex driven directly by vyre's Codex provider.
+    CodexDirect,
 }
 
 impl Against {
@@ -111,6 +113,7 @@ impl Against {
             Against::NothingPlanned => "reference (nothing planned)",
             Against::GitStatus => "reference (git status)",
             Against::AcpDirect => "reference (ACP agent direct)",
+            Against::CodexDirect => "reference (Codex direct)",
         }
     }
 
@@ -131,6 +134,7 @@ impl Against {
             Against::NothingPlanned => "reference_nothing_planned",
             Against::GitStatus => "reference_git_status",
             Against::AcpDirect => "reference_acp_direct",
+            Against::CodexDirect => "reference_codex_direct",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use vyre::kernel::contracts::provider::{Credential, Launch};
 use vyre::modules::sessions::acp::AcpProvider;
-use vyre::modules::sessions::acp::process::Command;
+use vyre::modules::sessions::agent_process::Command;
 use vyre::modules::sessions::conformance::{Script, conform};
 use vyre::modules::sessions::sandbox::{Contain, Wanted, hidden_paths};
 
@@ -27,6 +27,8 @@ pub fn acp_bin() -> std::path::PathBuf {
 /// How the agent is started here: node's own PATH, the fake API, the pinned CLI.
 pub fn agent(api: &FakeApi) -> Command {
     Command {
+        label: "the ACP agent",
+        setting: "sessions.acp",
         program: acp_bin(),
         args: vec![],
         env: vec![
@@ -341,6 +343,8 @@ async fn garbage_a_crash_and_a_wrong_version_from_an_acp_agent_are_handled() {
     let provider = |env: Vec<(String, String)>, program: std::path::PathBuf| AcpProvider {
         id: "acp-fake".into(),
         command: Command {
+            label: "the ACP agent",
+            setting: "sessions.acp",
             program,
             args: vec![],
             env,

@@ -207,7 +207,7 @@ async fn the_claude_driver_passes_the_provider_contract() {
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let provider = ClaudeProvider {
-        cli: std::sync::Arc::new(vyre::modules::sessions::claude_cli::ClaudeCli::at(
+        cli: std::sync::Arc::new(vyre::modules::sessions::npm_cli::NpmCli::at(
             bin,
             home.dir.join("home"),
         )),

@@ -10,6 +10,7 @@ mod api;
 mod attacks;
 mod changes;
 mod claude_e2e;
+mod codex;
 mod crash_cycles;
 mod events;
 mod faults;

@@ -32,11 +32,13 @@
 //!
 //! Every request is recorded (path, headers of interest, body) for assertions.
 //!
-//! Under `/push/` it is also a fake Web Push service (`push.rs`).
+//! Under `/push/` it is also a fake Web Push service (`push.rs`), and at `/v1/responses` a fake
+//! of OpenAI's Responses API for the Codex CLI (`responses.rs`).
 
 pub mod cloudflare;
 pub mod directory;
 pub mod push;
+pub mod responses;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -106,6 +108,14 @@ impl FakeApi {
         self.shared.requests.lock().unwrap().clone()
     }
 
+    /// Requests to the Responses endpoint (Codex's turns).
+    pub fn responses_requests(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/responses"))
+            .collect()
+    }
+
     /// Requests to the Messages endpoint that carried a conversation (not probes).
     pub fn message_requests(&self) -> Vec<Recorded> {
         self.requests()
@@ -144,6 +154,14 @@ async fn handle(
         api_key,
         body: body.clone(),
     });
+    if uri.path().ends_with("/responses") {
+        let n = {
+            let mut c = shared.counter.lock().unwrap();
+            *c += 1;
+            *c
+        };
+        return responses::answer(n, &body);
+    }
     if !uri.path().starts_with("/v1/messages") || uri.path().contains("count_tokens") {
         if uri.path().contains("count_tokens") {
             return axum::Json(json!({ "input_tokens": 42 })).into_response();

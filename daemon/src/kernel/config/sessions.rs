@@ -13,6 +13,11 @@ pub struct SessionsConfig {
     /// `installed`, `bundled` or a path to the CLI.
     pub claude: Option<String>,
     pub base_url: Option<String>,
+    /// Codex (provider `codex`, ADR 0038): `installed` (the `codex` on PATH), `bundled` or a
+    /// path. Unset, the provider is offered when a `codex` is on PATH.
+    pub codex: Option<String>,
+    /// The Responses API address Codex's sessions use (a gateway); unset, OpenAI's own.
+    pub codex_base_url: Option<String>,
     pub home: Option<String>,
     /// `login`, `setup-token` or `api-key` (checked by the vault's auth, which names the choices).
     pub auth: Option<String>,

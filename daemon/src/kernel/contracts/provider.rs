@@ -380,6 +380,13 @@ pub trait Provider: Send + Sync {
     fn runs_claude(&self) -> bool {
         true
     }
+    /// For a provider that is not Claude Code's: the vault item holding the API key its
+    /// program runs on. When the vault has it, launches carry it as [`Credential::ApiKey`]
+    /// (auth `api-key`); when not, the program's own sign-in (auth `login`). `None`: the
+    /// program signs in its own way (auth `own`).
+    fn key_item(&self) -> Option<&str> {
+        None
+    }
     /// Whether session `id` can resume (from message `at`, for a rewind or a fork), checked
     /// before any process starts. A provider that keeps no history Vyre can read says yes.
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {

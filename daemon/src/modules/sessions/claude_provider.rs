@@ -18,7 +18,7 @@ use crate::kernel::contracts::provider::{
 use crate::kernel::transcripts;
 
 pub struct ClaudeProvider {
-    pub cli: std::sync::Arc<super::claude_cli::ClaudeCli>,
+    pub cli: std::sync::Arc<super::npm_cli::NpmCli>,
     pub base_url: Option<String>,
     /// HOME for the sessions (where `~/.claude` lives).
     pub home: PathBuf,

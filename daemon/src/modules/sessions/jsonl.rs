@@ -1,5 +1,5 @@
 //! JSON lines over a child's stdio, shared by the drivers' peers (`wire` for Claude Code's
-//! stream-json and control protocol, `acp::rpc` for ACP's JSON-RPC): one writer task, so lines
+//! stream-json and control protocol, `rpc` for ACP's and Codex's JSON-RPC): one writer task, so lines
 //! never interleave, and a reader that hands out each line as JSON or says it was not.
 
 use serde_json::Value;

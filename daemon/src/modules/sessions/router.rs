@@ -128,6 +128,26 @@ impl Router {
         self.credential().await
     }
 
+    /// The API key in vault item `item` for a provider that is not Claude Code's (its
+    /// [`Provider::key_item`]); none when the vault has no such item (the program's own
+    /// sign-in is used). A locked vault or an item not granted to sessions is an error: the
+    /// person meant the key to be used.
+    pub async fn provider_key(
+        &self,
+        item: &str,
+    ) -> Result<Option<crate::kernel::contracts::secret::Secret>, ToolError> {
+        let vault = self.sessions_ctx()?.vault();
+        // Asked first without opening anything: a locked vault does not stop the program's
+        // own sign-in when there is no key to open.
+        match vault.may_fetch(item).await {
+            Err(crate::kernel::contracts::vault::VaultError::NotFound) => return Ok(None),
+            Err(e) => return Err(ToolError::from(e)),
+            Ok(_) => {}
+        }
+        let value = vault.fetch(item).await.map_err(ToolError::from)?;
+        Ok(Some(value.primary().clone()))
+    }
+
     fn sessions_ctx(&self) -> Result<Ctx, ToolError> {
         self.sessions
             .read()

@@ -1541,7 +1541,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The providers sessions can run on (claude, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do. */
+        /** The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do. */
         post: operations["sessions.providers"];
         delete?: never;
         options?: never;
@@ -9750,7 +9750,8 @@ export interface operations {
                     "application/json": {
                         /**
                          * Detected
-                         * @description What `sessions.claude` says about the CLI, found without installing anything.
+                         * @description What `sessions.claude` (or the package's setting) says about the CLI, found without
+                         *     installing anything.
                          */
                         data: {
                             found: boolean;
@@ -9761,7 +9762,7 @@ export interface operations {
                             problem: string | null;
                             /** @description `installed` (on PATH), `path` (configured) or `bundled`. */
                             source: string;
-                            /** @description What `claude --version` printed, first word. */
+                            /** @description What `<program> --version` printed, first word. */
                             version: string | null;
                         };
                     };

@@ -3,8 +3,8 @@
 //! process group, contained as Claude Code's sessions are), with its permission requests as
 //! Vyre's asks and its updates as thread events.
 //!
-//! - `rpc`: JSON-RPC 2.0 over the agent's stdio;
-//! - `process`: the agent's process;
+//! - `sessions::rpc`: JSON-RPC 2.0 over the agent's stdio;
+//! - `sessions::agent_process`: the agent's process;
 //! - `translate`: its updates as happenings;
 //! - `session`: one live session.
 //!
@@ -12,8 +12,6 @@
 //! `VYRE_HOME/acp/<provider>/<thread>`, which no session can reach, so that a resume goes on
 //! with the same one.
 
-pub mod process;
-pub mod rpc;
 pub mod session;
 pub mod translate;
 
@@ -22,12 +20,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use self::process::{AgentProcess, Command};
 use self::session::AcpSession;
 use self::translate::Translator;
 use crate::kernel::contracts::provider::{
     BoxFuture, Capabilities, Launch, Provider, ProviderError, Session, Unresumable,
 };
+use crate::modules::sessions::agent_process::{AgentProcess, Command};
 use crate::modules::sessions::sandbox::Contain;
 
 /// The protocol version Vyre speaks.
@@ -36,21 +34,7 @@ pub const PROTOCOL_VERSION: u64 = 1;
 /// How long an agent gets to answer `initialize` and to make or load a session.
 const START_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Which of the agent's sessions a thread is (`VYRE_HOME/acp/<provider>/<thread>`).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Kept {
-    pub session: String,
-    /// The agent answered a prompt in it.
-    pub answered: bool,
-}
-
-impl Kept {
-    pub fn write(&self, file: &std::path::Path) -> std::io::Result<()> {
-        let tmp = file.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_vec(self).expect("serializes"))?;
-        std::fs::rename(&tmp, file)
-    }
-}
+pub use crate::modules::sessions::kept::Kept;
 
 pub struct AcpProvider {
     /// `acp-<name>`.
@@ -64,32 +48,9 @@ pub struct AcpProvider {
 }
 
 impl AcpProvider {
-    fn id_file(&self, thread: &str) -> Option<PathBuf> {
-        let safe = !thread.is_empty()
-            && thread.len() <= 128
-            && thread
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        safe.then(|| self.ids.join(thread))
-    }
-
-    /// The agent's session for thread `thread`, when it made one, and whether the agent has
-    /// answered a prompt in it (before that, it may have kept nothing to resume).
+    /// The agent's session for thread `thread`, when it made one.
     fn session_of(&self, thread: &str) -> Option<Kept> {
-        let text = std::fs::read(self.id_file(thread)?).ok()?;
-        serde_json::from_slice(&text).ok()
-    }
-
-    fn remember(&self, thread: &str, kept: &Kept) -> Result<PathBuf, ProviderError> {
-        let file = self
-            .id_file(thread)
-            .ok_or_else(|| ProviderError::Start(format!("{thread:?} is not a thread id")))?;
-        std::fs::create_dir_all(&self.ids)
-            .and_then(|_| kept.write(&file))
-            .map_err(|e| {
-                ProviderError::Start(format!("cannot keep the agent's session id: {e}"))
-            })?;
-        Ok(file)
+        Kept::of(&self.ids, thread)
     }
 
     /// Make, resume or fork the agent's session for `launch`: its id and what the agent
@@ -225,7 +186,7 @@ impl Provider for AcpProvider {
                 session: session.clone(),
                 answered: launch.resume || launch.fork_from.is_some(),
             };
-            let file = match self.remember(&launch.id, &kept) {
+            let file = match kept.keep(&self.ids, &launch.id) {
                 Ok(file) => file,
                 Err(e) => {
                     process.stop(std::time::Duration::from_millis(100)).await;

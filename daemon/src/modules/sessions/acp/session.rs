@@ -10,13 +10,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::process::AgentProcess;
-use super::rpc::{Incoming, Rpc, RpcError};
 use super::translate::Translator;
 use crate::kernel::contracts::provider::{
     BoxFuture, Exit, Happening, Priority, ProcessIds, ProviderError, Question, Session,
     SlashCommand,
 };
+use crate::modules::sessions::agent_process::{AgentProcess, exit};
+use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
 
 /// A permission request of the agent's, open: its JSON-RPC id and its options (id, kind).
 struct Open {
@@ -401,15 +401,6 @@ pub async fn set_model(rpc: &Rpc, session: &str, model: &str) -> Result<(), Prov
             "this agent does not let its model be chosen".into(),
         )),
         Err(e) => Err(refused(e)),
-    }
-}
-
-fn exit(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
-    use std::os::unix::process::ExitStatusExt;
-    Exit {
-        status: status.and_then(|s| s.code()),
-        signal: status.and_then(|s| s.signal()),
-        stderr,
     }
 }
 

@@ -17,8 +17,8 @@ pub use slot_tools::{SlotInput, TakeInput};
 
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::tools::{Caller, NoInput, ToolError};
-use crate::modules::sessions::claude_cli::{ClaudeCli, Probe, Source};
 use crate::modules::sessions::claude_provider::ClaudeProvider;
+use crate::modules::sessions::npm_cli::{self, NpmCli, Probe, Source};
 use crate::modules::sessions::router::Router;
 use crate::modules::sessions::switchboard::{Owners, Switchboard};
 
@@ -71,11 +71,20 @@ impl Module for SessionsModule {
                 crate::modules::sessions::sandbox::Wanted::parse(settings.containment.as_deref())?,
                 run_as,
                 crate::modules::sessions::sandbox::hidden_paths(&vyre_home),
-                // A bundled CLI lives in VYRE_HOME (sessions.claude = "bundled").
-                vec![vyre_home.join("claude-code")],
+                // A bundled CLI lives in VYRE_HOME (sessions.claude or sessions.codex =
+                // "bundled").
+                vec![
+                    vyre_home.join(npm_cli::CLAUDE.dir),
+                    vyre_home.join(npm_cli::CODEX.dir),
+                ],
             ));
-            let cli = Arc::new(ClaudeCli::new(
-                Source::parse(settings.claude.as_deref(), ctx.home().root()),
+            let cli = Arc::new(NpmCli::new(
+                &npm_cli::CLAUDE,
+                Source::parse(
+                    settings.claude.as_deref(),
+                    ctx.home().root(),
+                    &npm_cli::CLAUDE,
+                ),
                 Probe {
                     home: home.clone(),
                     contain: contain.clone(),
@@ -88,10 +97,35 @@ impl Module for SessionsModule {
                 home: home.clone(),
                 contain: contain.clone(),
             }))?;
+            // Codex when it is chosen, or found on PATH.
+            let codex_source = Source::parse(
+                settings.codex.as_deref(),
+                ctx.home().root(),
+                &npm_cli::CODEX,
+            );
+            if settings.codex.is_some() || npm_cli::on_path(npm_cli::CODEX.bin).is_some() {
+                ctx.provider(Arc::new(crate::modules::sessions::codex::CodexProvider {
+                    cli: Arc::new(NpmCli::new(
+                        &npm_cli::CODEX,
+                        codex_source,
+                        Probe {
+                            home: home.clone(),
+                            contain: contain.clone(),
+                        },
+                        Some(ctx.clone()),
+                    )),
+                    base_url: settings.codex_base_url.clone(),
+                    home: home.clone(),
+                    contain: contain.clone(),
+                    ids: vyre_home.join("codex-threads"),
+                }))?;
+            }
             for (name, agent) in &settings.acp {
                 ctx.provider(Arc::new(crate::modules::sessions::acp::AcpProvider {
                     id: format!("acp-{name}"),
-                    command: crate::modules::sessions::acp::process::Command {
+                    command: crate::modules::sessions::agent_process::Command {
+                        label: "the ACP agent",
+                        setting: "sessions.acp",
                         program: agent.command.clone().into(),
                         args: agent.args.clone(),
                         env: agent.env.clone().into_iter().collect(),
@@ -114,7 +148,7 @@ impl Module for SessionsModule {
             ctx.tool_with(
                 ToolDef::new(
                     "sessions.providers",
-                    "The providers sessions can run on (claude, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do.",
+                    "The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do.",
                 )
                 .sessions_open(),
                 &router,

@@ -329,7 +329,8 @@ impl Switchboard {
             Some(name) => Some(self.router.agent(name).await?),
             None => None,
         };
-        let (auth, credential) = if self.router.get(&req.provider)?.runs_claude() {
+        let provider = self.router.get(&req.provider)?;
+        let (auth, credential) = if provider.runs_claude() {
             let (auth, credential) = self
                 .router
                 .credential_for(req.agent.as_deref(), fallback)
@@ -339,6 +340,11 @@ impl Switchboard {
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
             (auth, credential)
+        } else if let Some(item) = provider.key_item() {
+            match self.router.provider_key(item).await? {
+                Some(key) => ("api-key".to_string(), Credential::ApiKey(key)),
+                None => ("login".to_string(), Credential::Login),
+            }
         } else {
             // The provider's program signs in its own way (an ACP agent's config).
             ("own".to_string(), Credential::Login)

@@ -1,5 +1,6 @@
-//! An ACP agent's process: spawned in its own process group and session, contained as Claude
-//! Code sessions are (the sessions' own user, or bubblewrap; an agent cannot be put in Claude
+//! The process of an agent that speaks JSON-RPC on its stdio (an ACP agent, Codex's
+//! app-server): spawned in its own process group and session, contained as Claude Code
+//! sessions are (the sessions' own user, or bubblewrap; such an agent cannot be put in Claude
 //! Code's own sandbox, so where that is the only containment it does not start), with an
 //! environment made from nothing but what it needs and what the person configured for it.
 
@@ -10,13 +11,17 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::rpc::{Incoming, Rpc};
-use crate::kernel::contracts::provider::ProviderError;
+use crate::kernel::contracts::provider::{Exit, ProviderError};
 use crate::modules::sessions::sandbox::{Contain, Containment, Exposed, SandboxInfo};
 use crate::modules::sessions::spawn::{self, GroupChild, SpawnSpec};
 
-/// How one agent is started (`sessions.acp.<name>`).
+/// How one agent is started (`sessions.acp.<name>`; Codex's app-server).
 #[derive(Debug, Clone)]
 pub struct Command {
+    /// What the person calls it, in errors: "the ACP agent", "Codex".
+    pub label: &'static str,
+    /// The setting that names its program, in errors: "sessions.acp", "sessions.codex".
+    pub setting: &'static str,
     pub program: PathBuf,
     pub args: Vec<String>,
     /// The person's variables for it, after the sessions' own.
@@ -44,6 +49,7 @@ pub struct AgentProcess {
     pub sandbox: Option<SandboxInfo>,
     child: GroupChild,
     stderr: spawn::StderrTail,
+    label: &'static str,
 }
 
 impl AgentProcess {
@@ -60,19 +66,21 @@ impl AgentProcess {
             Containment::User(r) => (Some(*r), None),
             Containment::Sandbox(s) => (None, Some(s.clone())),
             Containment::Claude { .. } => {
-                return Err(ProviderError::Start(
-                    "an ACP agent cannot run in Claude Code's own sandbox, the only containment \
-                     here: install bubblewrap, or set sessions.containment to \"none\""
-                        .into(),
-                ));
+                return Err(ProviderError::Start(format!(
+                    "{} cannot run in Claude Code's own sandbox, the only containment here: \
+                     install bubblewrap, or set sessions.containment to \"none\"",
+                    command.label
+                )));
             }
             Containment::None => (None, None),
         };
         // Found first: under tini (or bwrap) a missing program is only an exit status 127.
         let program = find(&command.program).ok_or_else(|| {
             ProviderError::Start(format!(
-                "the ACP agent's program was not found at {}: check its command in sessions.acp",
-                command.program.display()
+                "{}'s program was not found at {}: check {}",
+                command.label,
+                command.program.display(),
+                command.setting
             ))
         })?;
         let mut env = crate::modules::sessions::claude::base_environment(&home);
@@ -103,7 +111,7 @@ impl AgentProcess {
             }),
         })
         .map_err(|e| ProviderError::Start(e.to_string()))?;
-        let stderr = spawn::StderrTail::follow(spawned.stderr, spawned.pid, "acp agent");
+        let stderr = spawn::StderrTail::follow(spawned.stderr, spawned.pid, command.label);
         let (rpc, incoming) = Rpc::start(spawned.stdout, spawned.stdin);
         Ok(AgentProcess {
             rpc,
@@ -114,6 +122,7 @@ impl AgentProcess {
             sandbox: spawned.sandbox,
             child: GroupChild::new(spawned.child, spawned.pgid),
             stderr,
+            label: command.label,
         })
     }
 
@@ -131,9 +140,10 @@ impl AgentProcess {
             Ok(Ok(s)) => format!(" ({s})"),
             _ => String::new(),
         };
+        let label = self.label;
         self.stop(Duration::from_millis(100)).await;
         ProviderError::Start(format!(
-            "the ACP agent's {what} failed: {why}{status} {}",
+            "{label}'s {what} failed: {why}{status} {}",
             tail.trim()
         ))
     }
@@ -160,5 +170,15 @@ impl AgentProcess {
             spawn::kill_sandbox(info);
         }
         status
+    }
+}
+
+/// How the process ended, as the provider contract says it.
+pub fn exit(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
+    use std::os::unix::process::ExitStatusExt;
+    Exit {
+        status: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        stderr,
     }
 }

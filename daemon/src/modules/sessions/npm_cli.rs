@@ -1,17 +1,55 @@
-//! Which Claude Code CLI runs sessions (`sessions.claude`): `installed` (the `claude` on PATH,
-//! the default), a path, or `bundled` (the pinned version, installed with npm on first use into
-//! `VYRE_HOME/claude-code`). Whatever the source, its version is checked once: older than the
-//! pinned one is refused with what to install; newer is allowed with a warning in the log.
+//! Which CLI from npm runs a provider's sessions (`sessions.claude` for Claude Code,
+//! `sessions.codex` for Codex): `installed` (the program on PATH, the default), a path, or
+//! `bundled` (the pinned version, installed with npm on first use into `VYRE_HOME/<dir>`).
+//! Whatever the source, its version is checked once: older than the pinned one is refused with
+//! what to install; newer is allowed with a warning in the log.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 
-use super::claude::PINNED_VERSION;
 use super::spawn::{self, SpawnSpec};
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
+
+/// A CLI Vyre runs and the version it was tested with.
+#[derive(Debug)]
+pub struct Package {
+    /// What a person calls it: "Claude Code".
+    pub name: &'static str,
+    /// Its npm package and the pinned version.
+    pub npm: &'static str,
+    pub version: &'static str,
+    /// Its program's name on PATH and in the package's `.bin`.
+    pub bin: &'static str,
+    /// The setting that chooses it: "sessions.claude".
+    pub setting: &'static str,
+    /// The folder of `VYRE_HOME` a bundled copy is installed in.
+    pub dir: &'static str,
+    /// The prefix of its install events (`<events>.install_started` ...).
+    pub events: &'static str,
+}
+
+pub const CLAUDE: Package = Package {
+    name: "Claude Code",
+    npm: "@anthropic-ai/claude-code",
+    version: super::claude::PINNED_VERSION,
+    bin: "claude",
+    setting: "sessions.claude",
+    dir: "claude-code",
+    events: "claude",
+};
+
+pub const CODEX: Package = Package {
+    name: "Codex",
+    npm: "@openai/codex",
+    version: super::codex::PINNED_VERSION,
+    bin: "codex",
+    setting: "sessions.codex",
+    dir: "codex",
+    events: "codex",
+};
 
 #[derive(Debug, Clone)]
 pub enum Source {
@@ -21,18 +59,19 @@ pub enum Source {
 }
 
 impl Source {
-    pub fn parse(setting: Option<&str>, home: &Path) -> Source {
+    pub fn parse(setting: Option<&str>, home: &Path, package: &Package) -> Source {
         match setting {
             None | Some("installed") => Source::Installed,
             Some("bundled") => Source::Bundled {
-                dir: home.join("claude-code"),
+                dir: home.join(package.dir),
             },
             Some(path) => Source::Path(PathBuf::from(path)),
         }
     }
 }
 
-pub struct ClaudeCli {
+pub struct NpmCli {
+    package: &'static Package,
     source: Source,
     /// How its version is asked.
     probe: Probe,
@@ -41,10 +80,20 @@ pub struct ClaudeCli {
     resolved: OnceCell<PathBuf>,
 }
 
-fn install_hint() -> String {
+fn install_hint(p: &Package) -> String {
     format!(
-        "install it with `npm install -g @anthropic-ai/claude-code@{PINNED_VERSION}`, or set sessions.claude in config.json to its path or to \"bundled\""
+        "install it with `npm install -g {}@{}`, or set {} in config.json to its path or to \"bundled\"",
+        p.npm, p.version, p.setting
     )
+}
+
+/// `bin` on vyred's PATH.
+pub fn on_path(bin: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join(bin))
+            .find(|p| p.is_file())
+    })
 }
 
 /// `2.1.328 (Claude Code)` → `[2, 1, 328]`.
@@ -52,6 +101,16 @@ pub fn parse_version(text: &str) -> Option<Vec<u64>> {
     let word = text.split_whitespace().next()?;
     let parts: Option<Vec<u64>> = word.split('.').map(|p| p.parse().ok()).collect();
     parts.filter(|p| p.len() == 3)
+}
+
+/// The first word of `text` that is a version: `codex-cli 0.171.0` → `[0, 171, 0]`.
+fn version_in(text: &str) -> Option<Vec<u64>> {
+    text.split_whitespace().find_map(parse_version)
+}
+
+/// That word itself.
+fn version_word(text: &str) -> Option<&str> {
+    text.split_whitespace().find(|w| parse_version(w).is_some())
 }
 
 /// Who runs the CLI to ask its version: the sessions' user, in their HOME, with what a
@@ -65,7 +124,7 @@ pub struct Probe {
     pub contain: std::sync::Arc<super::sandbox::Contain>,
 }
 
-/// How long `claude --version` may take.
+/// How long `<program> --version` may take.
 const VERSION_PATIENCE: Duration = Duration::from_secs(15);
 
 /// What `program --version` prints, run as a session would be (see [`Probe`]).
@@ -112,14 +171,15 @@ async fn version_of(program: &Path, probe: &Probe) -> Option<String> {
     }
 }
 
-/// What `sessions.claude` says about the CLI, found without installing anything.
+/// What `sessions.claude` (or the package's setting) says about the CLI, found without
+/// installing anything.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Detected {
     /// `installed` (on PATH), `path` (configured) or `bundled`.
     pub source: String,
     pub found: bool,
     pub path: Option<String>,
-    /// What `claude --version` printed, first word.
+    /// What `<program> --version` printed, first word.
     pub version: Option<String>,
     /// The version Vyre speaks to.
     pub pinned: String,
@@ -127,22 +187,16 @@ pub struct Detected {
     pub problem: Option<String>,
 }
 
-impl ClaudeCli {
+impl NpmCli {
     /// Look for the CLI and ask its version, installing nothing: what the onboarding shows.
     pub async fn detect(&self) -> Detected {
+        let p = self.package;
         let (source, candidate) = match &self.source {
-            Source::Installed => (
-                "installed",
-                std::env::var_os("PATH").and_then(|paths| {
-                    std::env::split_paths(&paths)
-                        .map(|p| p.join("claude"))
-                        .find(|p| p.is_file())
-                }),
-            ),
+            Source::Installed => ("installed", on_path(p.bin)),
             Source::Path(path) => ("path", Some(path.clone()).filter(|p| p.is_file())),
             Source::Bundled { dir } => (
                 "bundled",
-                Some(dir.join("node_modules/.bin/claude")).filter(|p| p.is_file()),
+                Some(dir.join("node_modules/.bin").join(p.bin)).filter(|p| p.is_file()),
             ),
         };
         let mut found = Detected {
@@ -150,15 +204,16 @@ impl ClaudeCli {
             found: false,
             path: None,
             version: None,
-            pinned: PINNED_VERSION.into(),
+            pinned: p.version.into(),
             problem: None,
         };
         let Some(program) = candidate else {
             found.problem = Some(match self.source {
                 Source::Bundled { .. } => format!(
-                    "Claude Code {PINNED_VERSION} is installed with npm when the first session starts"
+                    "{} {} is installed with npm when the first session starts",
+                    p.name, p.version
                 ),
-                _ => format!("Claude Code was not found; {}", install_hint()),
+                _ => format!("{} was not found; {}", p.name, install_hint(p)),
             });
             return found;
         };
@@ -166,15 +221,17 @@ impl ClaudeCli {
         let version = version_of(&program, &self.probe).await;
         found.version = version
             .as_deref()
-            .and_then(|v| v.split_whitespace().next())
+            .and_then(version_word)
             .map(str::to_string);
-        let pinned = parse_version(PINNED_VERSION).expect("the pinned version parses");
-        match version.as_deref().and_then(parse_version) {
+        let pinned = parse_version(p.version).expect("the pinned version parses");
+        match version.as_deref().and_then(version_in) {
             Some(v) if v < pinned => {
                 found.problem = Some(format!(
-                    "Claude Code {} is older than {PINNED_VERSION}; {}",
+                    "{} {} is older than {}; {}",
+                    p.name,
                     found.version.as_deref().unwrap_or("?"),
-                    install_hint()
+                    p.version,
+                    install_hint(p)
                 ))
             }
             Some(_) => found.found = true,
@@ -186,8 +243,14 @@ impl ClaudeCli {
         found
     }
 
-    pub fn new(source: Source, probe: Probe, ctx: Option<Ctx>) -> ClaudeCli {
-        ClaudeCli {
+    pub fn new(
+        package: &'static Package,
+        source: Source,
+        probe: Probe,
+        ctx: Option<Ctx>,
+    ) -> NpmCli {
+        NpmCli {
+            package,
             source,
             probe,
             ctx,
@@ -196,9 +259,23 @@ impl ClaudeCli {
     }
 
     /// A fixed program run as vyred's own user with HOME `home` (tests, tools).
-    pub fn at(program: PathBuf, home: PathBuf) -> ClaudeCli {
+    pub fn at(program: PathBuf, home: PathBuf) -> NpmCli {
+        Self::of(&CLAUDE, program, home)
+    }
+
+    /// A fixed program of `package`'s, run as vyred's own user with HOME `home`.
+    pub fn of(package: &'static Package, program: PathBuf, home: PathBuf) -> NpmCli {
         let contain = std::sync::Arc::new(super::sandbox::Contain::none());
-        Self::new(Source::Path(program), Probe { home, contain }, None)
+        Self::new(
+            package,
+            Source::Path(program),
+            Probe { home, contain },
+            None,
+        )
+    }
+
+    pub fn package(&self) -> &'static Package {
+        self.package
     }
 
     /// The program to run, installed and checked on first use.
@@ -210,25 +287,23 @@ impl ClaudeCli {
     }
 
     async fn resolve(&self) -> Result<PathBuf, String> {
+        let p = self.package;
         let program = match &self.source {
-            Source::Installed => std::env::var_os("PATH")
-                .and_then(|paths| {
-                    std::env::split_paths(&paths)
-                        .map(|p| p.join("claude"))
-                        .find(|p| p.is_file())
-                })
-                .ok_or_else(|| {
-                    format!(
-                        "Claude Code is not installed: no `claude` on PATH; {}",
-                        install_hint()
-                    )
-                })?,
+            Source::Installed => on_path(p.bin).ok_or_else(|| {
+                format!(
+                    "{} is not installed: no `{}` on PATH; {}",
+                    p.name,
+                    p.bin,
+                    install_hint(p)
+                )
+            })?,
             Source::Path(path) => {
                 if !path.is_file() {
                     return Err(format!(
-                        "Claude Code was not found at {}: {}",
+                        "{} was not found at {}: {}",
+                        p.name,
                         path.display(),
-                        install_hint()
+                        install_hint(p)
                     ));
                 }
                 path.clone()
@@ -238,24 +313,26 @@ impl ClaudeCli {
         match version_of(&program, &self.probe)
             .await
             .as_deref()
-            .and_then(|v| parse_version(v).map(|p| (v.to_string(), p)))
+            .and_then(|v| version_in(v).map(|n| (v.to_string(), n)))
         {
             Some((text, version)) => {
-                let pinned = parse_version(PINNED_VERSION).expect("the pinned version parses");
+                let pinned = parse_version(p.version).expect("the pinned version parses");
                 if version < pinned {
                     return Err(format!(
-                        "Claude Code {} at {} is older than {PINNED_VERSION}, the version Vyre speaks to; {}",
-                        text.split_whitespace().next().unwrap_or("?"),
+                        "{} {} at {} is older than {}, the version Vyre speaks to; {}",
+                        p.name,
+                        version_word(&text).unwrap_or("?"),
                         program.display(),
-                        install_hint()
+                        p.version,
+                        install_hint(p)
                     ));
                 }
                 if version > pinned {
-                    tracing::warn!(version = %text, pinned = PINNED_VERSION, "Claude Code is newer than the version Vyre was tested with");
+                    tracing::warn!(version = %text, pinned = p.version, "{} is newer than the version Vyre was tested with", p.name);
                 }
             }
             None => {
-                tracing::warn!(program = %program.display(), "cannot tell Claude Code's version; going on")
+                tracing::warn!(program = %program.display(), "cannot tell {}'s version; going on", p.name)
             }
         }
         Ok(program)
@@ -263,14 +340,15 @@ impl ClaudeCli {
 
     /// The pinned CLI in `dir`, installed with npm when it is missing or another version.
     async fn bundled(&self, dir: &Path) -> Result<PathBuf, String> {
-        let program = dir.join("node_modules/.bin/claude");
+        let p = self.package;
+        let program = dir.join("node_modules/.bin").join(p.bin);
         let current = version_of(&program, &self.probe).await.unwrap_or_default();
-        if current.split_whitespace().next() == Some(PINNED_VERSION) {
+        if version_in(&current) == parse_version(p.version) {
             return Ok(program);
         }
         self.emit(
-            "claude.install_started",
-            serde_json::json!({ "version": PINNED_VERSION }),
+            "install_started",
+            serde_json::json!({ "version": p.version }),
         )
         .await;
         let started = Instant::now();
@@ -283,27 +361,37 @@ impl ClaudeCli {
                 "--no-audit",
                 "--no-fund",
                 "--loglevel=error",
-                &format!("@anthropic-ai/claude-code@{PINNED_VERSION}"),
+                &format!("{}@{}", p.npm, p.version),
             ])
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true)
             .output()
             .await;
         let failure = match out {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some("sessions.claude is \"bundled\", which installs Claude Code with npm, and npm is not on PATH".to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+                "{} is \"bundled\", which installs {} with npm, and npm is not on PATH",
+                p.setting, p.name
+            )),
             Err(e) => Some(format!("npm could not run: {e}")),
             Ok(o) if !o.status.success() => Some(format!(
-                "npm install of @anthropic-ai/claude-code@{PINNED_VERSION} failed: {}",
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("no output")
+                "npm install of {}@{} failed: {}",
+                p.npm,
+                p.version,
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("no output")
             )),
-            Ok(_) if !program.is_file() => Some(format!("npm finished but {} is missing", program.display())),
+            Ok(_) if !program.is_file() => {
+                Some(format!("npm finished but {} is missing", program.display()))
+            }
             Ok(_) => None,
         };
         match failure {
             Some(error) => {
                 self.emit(
-                    "claude.install_failed",
-                    serde_json::json!({ "version": PINNED_VERSION, "error": error }),
+                    "install_failed",
+                    serde_json::json!({ "version": p.version, "error": error }),
                 )
                 .await;
                 Err(error)
@@ -311,8 +399,8 @@ impl ClaudeCli {
             None => {
                 let seconds = started.elapsed().as_secs();
                 self.emit(
-                    "claude.installed",
-                    serde_json::json!({ "version": PINNED_VERSION, "seconds": seconds }),
+                    "installed",
+                    serde_json::json!({ "version": p.version, "seconds": seconds }),
                 )
                 .await;
                 Ok(program)
@@ -320,9 +408,11 @@ impl ClaudeCli {
         }
     }
 
-    async fn emit(&self, kind: &str, payload: serde_json::Value) {
+    /// Event `<package's events>.<what>`.
+    async fn emit(&self, what: &str, payload: serde_json::Value) {
+        let kind = format!("{}.{what}", self.package.events);
         if let Some(ctx) = &self.ctx
-            && let Err(e) = ctx.events().emit(NewEvent::new(kind, payload)).await
+            && let Err(e) = ctx.events().emit(NewEvent::new(&kind, payload)).await
         {
             tracing::warn!(error = %e, "cannot record {kind}");
         }
@@ -342,5 +432,8 @@ mod tests {
         assert!(parse_version("2.1.99").unwrap() < parse_version("2.1.328").unwrap());
         assert_eq!(parse_version("garbage"), None);
         assert_eq!(parse_version(""), None);
+        assert_eq!(version_in("codex-cli 0.171.0"), Some(vec![0, 171, 0]));
+        assert_eq!(version_word("codex-cli 0.171.0"), Some("0.171.0"));
+        assert_eq!(version_in("codex-cli"), None);
     }
 }

@@ -1,5 +1,6 @@
-//! JSON-RPC 2.0 over a child's stdio, one message per line: the Agent Client Protocol's
-//! transport. One task reads and routes (an answer to the request that awaits it; the agent's
+//! JSON-RPC 2.0 over a child's stdio, one message per line: the transport of the Agent Client
+//! Protocol and of Codex's app-server (which leaves out the `"jsonrpc"` member and reads it
+//! when given). One task reads and routes (an answer to the request that awaits it; the agent's
 //! own requests and notifications out on one channel, in order); one task writes, so lines
 //! never interleave. Any `AsyncRead`/`AsyncWrite` will do, so tests drive it over in-memory
 //! pipes.

@@ -1,0 +1,508 @@
+//! One live Codex thread: messages as turns (`turn/start`), words into a running turn as
+//! `turn/steer`, Codex's approval requests as Vyre's asks and the Switchboard's answers as the
+//! decision that means the same, an interrupt as `turn/interrupt` with every open approval
+//! answered `cancel`. The mode and model chosen apply from the next turn, as Codex's own
+//! per-turn overrides.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::translate::{Translator, tool_of};
+use crate::kernel::contracts::provider::{
+    BoxFuture, Exit, Happening, Priority, ProcessIds, ProviderError, Question, Session,
+    SlashCommand,
+};
+use crate::modules::sessions::agent_process::{AgentProcess, exit};
+use crate::modules::sessions::kept::Kept;
+use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
+
+/// Vyre's modes Codex can take, and what each is there: its approval policy and sandbox.
+/// Vyre contains the whole process (ADR 0014), so Codex is told its sandbox is outside it,
+/// except in plan mode, where it may only read.
+pub const MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
+
+/// The approval policy and sandbox policy of `mode`.
+pub fn policies(mode: &str) -> (Value, Value) {
+    let external = json!({ "type": "externalSandbox", "networkAccess": "enabled" });
+    match mode {
+        "acceptEdits" => (json!("on-request"), external),
+        "plan" => (json!("untrusted"), json!({ "type": "readOnly" })),
+        "bypassPermissions" => (json!("never"), external),
+        _ => (json!("untrusted"), external),
+    }
+}
+
+/// An approval request of Codex's, open.
+struct Open {
+    id: Value,
+}
+
+/// What `&self` methods change and `next` reads.
+#[derive(Default)]
+struct Shared {
+    questions: HashMap<String, Open>,
+    running: bool,
+    /// The running turn's id, once Codex said it.
+    turn: Option<String>,
+    mode: String,
+    model: Option<String>,
+}
+
+/// What reaches `next` besides Codex's own messages.
+enum Side {
+    Began(String),
+    Said(Happening),
+    /// `turn/start` was refused: the turn never ran.
+    Refused(String),
+    /// Words for the running turn found it ended: they start the next.
+    Unsteered {
+        content: Value,
+        uuid: String,
+    },
+}
+
+pub struct CodexSession {
+    process: AgentProcess,
+    ids: ProcessIds,
+    thread: String,
+    rpc: Rpc,
+    shared: Arc<Mutex<Shared>>,
+    side_tx: mpsc::UnboundedSender<Side>,
+    side_rx: mpsc::UnboundedReceiver<Side>,
+    queue: VecDeque<Happening>,
+    translator: Translator,
+    /// Where the thread's Codex thread is kept, until a turn of it completes.
+    unanswered: Option<(std::path::PathBuf, Kept)>,
+}
+
+fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn refused(e: RpcError) -> ProviderError {
+    match e {
+        RpcError::Closed => ProviderError::Gone,
+        RpcError::Refused { message, .. } => ProviderError::Refused(message),
+    }
+}
+
+/// Claude content blocks (what Vyre sends every provider) as Codex's user input.
+pub fn input(content: &Value) -> Vec<Value> {
+    let blocks = match content {
+        Value::String(s) => return vec![json!({ "type": "text", "text": s })],
+        Value::Array(blocks) => blocks,
+        _ => return vec![],
+    };
+    blocks
+        .iter()
+        .filter_map(|b| match b["type"].as_str() {
+            Some("text") => Some(json!({ "type": "text", "text": b["text"] })),
+            Some("image") if b["source"]["type"] == "base64" => Some(json!({
+                "type": "image",
+                "url": format!(
+                    "data:{};base64,{}",
+                    b["source"]["media_type"].as_str().unwrap_or("image/png"),
+                    b["source"]["data"].as_str().unwrap_or("")
+                ),
+            })),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The decision that answers as `response` does (the Agent SDK's permission result,
+/// `{behavior, updatedPermissions?}`): for the session when the person chose "always".
+fn decision(response: &Value) -> &'static str {
+    let always = response["updatedPermissions"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty());
+    match response["behavior"].as_str() {
+        Some("allow") if always => "acceptForSession",
+        Some("allow") => "accept",
+        _ => "decline",
+    }
+}
+
+impl CodexSession {
+    pub fn new(
+        process: AgentProcess,
+        thread: String,
+        mode: String,
+        model: Option<String>,
+        unanswered: Option<(std::path::PathBuf, Kept)>,
+    ) -> CodexSession {
+        let (side_tx, side_rx) = mpsc::unbounded_channel();
+        let ids = ProcessIds {
+            pid: process.pid,
+            pgid: process.pgid,
+            sid: process.sid,
+            pid_namespace: process.sandbox.map(|s| s.pid_namespace),
+        };
+        let shared = Shared {
+            mode,
+            model,
+            ..Default::default()
+        };
+        CodexSession {
+            rpc: process.rpc.clone(),
+            process,
+            ids,
+            thread,
+            shared: Arc::new(Mutex::new(shared)),
+            side_tx,
+            side_rx,
+            queue: VecDeque::new(),
+            translator: Translator::default(),
+            unanswered,
+        }
+    }
+
+    /// Start a turn with `content` (the caller holds `shared` and saw no turn running).
+    fn start_turn(&self, shared: &mut Shared, content: &Value, uuid: &str) -> Result<(), RpcError> {
+        let (approval, sandbox) = policies(&shared.mode);
+        let mut params = json!({
+            "threadId": self.thread,
+            "input": input(content),
+            "clientUserMessageId": uuid,
+            "approvalPolicy": approval,
+            "sandboxPolicy": sandbox,
+        });
+        if let Some(model) = &shared.model {
+            params["model"] = json!(model);
+        }
+        let answer = self.rpc.call("turn/start", params)?;
+        shared.running = true;
+        shared.turn = None;
+        let _ = self.side_tx.send(Side::Began(uuid.to_string()));
+        let side = self.side_tx.clone();
+        let shared_turn = self.shared.clone();
+        tokio::spawn(async move {
+            match answer.await {
+                Ok(Ok(v)) => {
+                    if let Some(id) = v["turn"]["id"].as_str() {
+                        lock(&shared_turn)
+                            .turn
+                            .get_or_insert_with(|| id.to_string());
+                    }
+                }
+                Ok(Err(e)) => {
+                    let _ = side.send(Side::Refused(e.to_string()));
+                }
+                // The process ended: its exit ends the turn.
+                Err(_) => {}
+            }
+        });
+        Ok(())
+    }
+
+    fn on_incoming(&mut self, incoming: Incoming) {
+        match incoming {
+            Incoming::Notification { method, params } => {
+                if params["threadId"]
+                    .as_str()
+                    .is_some_and(|t| t != self.thread)
+                {
+                    return;
+                }
+                match method.as_str() {
+                    "turn/started" => {
+                        if let Some(id) = params["turn"]["id"].as_str() {
+                            lock(&self.shared).turn = Some(id.to_string());
+                        }
+                    }
+                    "turn/completed" => {
+                        {
+                            let mut shared = lock(&self.shared);
+                            shared.running = false;
+                            shared.turn = None;
+                        }
+                        let turn = &params["turn"];
+                        if turn["status"] == "completed"
+                            && let Some((file, mut kept)) = self.unanswered.take()
+                        {
+                            kept.answered = true;
+                            if let Err(e) = kept.write(&file) {
+                                tracing::warn!(error = %e, "the Codex thread is not marked answered");
+                            }
+                        }
+                        let said = self.translator.finish(Ok(turn));
+                        self.queue.extend(said);
+                    }
+                    _ => {
+                        let said = self.translator.notification(&method, &params);
+                        self.queue.extend(said);
+                    }
+                }
+            }
+            Incoming::Request { id, method, params } => match method.as_str() {
+                "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
+                    self.asked(id, &method, &params)
+                }
+                _ => {
+                    // Questions Vyre cannot put to the person yet (Codex's own user-input
+                    // tool, an MCP server's form): refused, so the turn goes on without.
+                    let _ = self.rpc.respond_error(
+                        &id,
+                        -32601,
+                        &format!("Vyre does not answer {method}"),
+                    );
+                }
+            },
+            Incoming::Garbage(line) => self.queue.push_back(Happening::Garbage(line)),
+        }
+    }
+
+    fn asked(&mut self, id: Value, method: &str, params: &Value) {
+        let item = params["itemId"].as_str().unwrap_or("").to_string();
+        let (tool, input) = self.translator.tool(&item).unwrap_or_else(|| {
+            let kind = if method.contains("fileChange") {
+                "fileChange"
+            } else {
+                "commandExecution"
+            };
+            let mut shaped = params.clone();
+            shaped["type"] = json!(kind);
+            tool_of(&shaped).unwrap_or_else(|| ("tool".into(), json!({})))
+        });
+        let request = format!("codex-{id}");
+        lock(&self.shared)
+            .questions
+            .insert(request.clone(), Open { id });
+        self.queue.push_back(Happening::Asked(Question {
+            request,
+            kind: "tool".into(),
+            tool,
+            tool_use_id: Some(item),
+            input,
+            description: params["reason"].as_str().map(String::from),
+            suggestions: json!([]),
+        }));
+    }
+
+    fn on_side(&mut self, side: Side) {
+        match side {
+            Side::Began(uuid) => self
+                .queue
+                .push_back(Happening::TurnBegan { uuid: Some(uuid) }),
+            Side::Said(h) => self.queue.push_back(h),
+            Side::Refused(why) => {
+                {
+                    let mut shared = lock(&self.shared);
+                    shared.running = false;
+                    shared.turn = None;
+                }
+                let said = self.translator.finish(Err(why));
+                self.queue.extend(said);
+            }
+            Side::Unsteered { content, uuid } => {
+                let arc = self.shared.clone();
+                let mut shared = lock(&arc);
+                let started = if shared.running {
+                    Err("a turn is running".to_string())
+                } else {
+                    self.start_turn(&mut shared, &content, &uuid)
+                        .map_err(|e| e.to_string())
+                };
+                if let Err(e) = started {
+                    tracing::warn!(error = %e, "words for an ended Codex turn were not sent");
+                }
+            }
+        }
+    }
+}
+
+impl Session for CodexSession {
+    fn ids(&self) -> ProcessIds {
+        self.ids
+    }
+
+    fn commands(&self) -> Vec<SlashCommand> {
+        vec![]
+    }
+
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
+        Box::pin(async move {
+            loop {
+                if let Some(h) = self.queue.pop_front() {
+                    return Some(h);
+                }
+                // Vyre's own first: a turn's beginning before what Codex says in it, and a
+                // question withdrawn by an interrupt before the turn's end Codex reports.
+                tokio::select! {
+                    biased;
+                    Some(side) = self.side_rx.recv() => self.on_side(side),
+                    incoming = self.process.incoming.recv() => match incoming {
+                        Some(m) => self.on_incoming(m),
+                        None => return None,
+                    },
+                }
+            }
+        })
+    }
+
+    fn send(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
+        let mut shared = lock(&self.shared);
+        if !shared.running {
+            return self
+                .start_turn(&mut shared, &content, uuid)
+                .map_err(refused);
+        }
+        let (Some(_), Some(turn)) = (priority, shared.turn.clone()) else {
+            return Err(ProviderError::Refused("a turn is running".into()));
+        };
+        let answer = self
+            .rpc
+            .call(
+                "turn/steer",
+                json!({ "threadId": self.thread, "input": input(&content), "expectedTurnId": turn,
+                        "clientUserMessageId": uuid }),
+            )
+            .map_err(refused)?;
+        let side = self.side_tx.clone();
+        let uuid = uuid.to_string();
+        tokio::spawn(async move {
+            let said = match answer.await {
+                Ok(Ok(_)) => Side::Said(Happening::Steered { uuid }),
+                // The turn ended before the words reached it: they start the next.
+                _ => Side::Unsteered { content, uuid },
+            };
+            let _ = side.send(said);
+        });
+        Ok(())
+    }
+
+    fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError> {
+        let open = lock(&self.shared)
+            .questions
+            .remove(request)
+            .ok_or_else(|| ProviderError::Refused(format!("no open question {request}")))?;
+        self.rpc
+            .respond(&open.id, json!({ "decision": decision(&response) }))
+            .map_err(refused)
+    }
+
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async move {
+            let (turn, open) = {
+                let mut shared = lock(&self.shared);
+                let open: Vec<(String, Open)> = shared.questions.drain().collect();
+                (shared.turn.clone(), open)
+            };
+            for (request, q) in open {
+                let _ = self.rpc.respond(&q.id, json!({ "decision": "cancel" }));
+                let _ = self
+                    .side_tx
+                    .send(Side::Said(Happening::Withdrawn { request }));
+            }
+            let Some(turn) = turn else { return Ok(()) };
+            self.rpc
+                .request(
+                    "turn/interrupt",
+                    json!({ "threadId": self.thread, "turnId": turn }),
+                )
+                .await
+                .map(|_| ())
+                .map_err(refused)
+        })
+    }
+
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
+        let mode = mode.to_string();
+        Box::pin(async move {
+            if !MODES.contains(&mode.as_str()) {
+                return Err(ProviderError::Refused(format!(
+                    "Codex has no mode {mode:?}; it has: {}",
+                    MODES.join(", ")
+                )));
+            }
+            lock(&self.shared).mode = mode.clone();
+            let _ = self.side_tx.send(Side::Said(Happening::Mode { mode }));
+            Ok(())
+        })
+    }
+
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        let model = model.map(String::from);
+        Box::pin(async move {
+            if let Some(model) = model {
+                lock(&self.shared).model = Some(model);
+            }
+            Ok(())
+        })
+    }
+
+    fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {
+        // Every writer gone, Codex's stdin closes: the sign to finish and exit.
+        let CodexSession { process, rpc, .. } = *self;
+        drop(rpc);
+        Box::pin(async move {
+            let tail = process.stderr_tail();
+            let status = process.stop(grace).await;
+            exit(status, tail)
+        })
+    }
+
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
+        Box::pin(async move {
+            let mut process = self.process;
+            let status = process.wait().await;
+            let tail = process.stderr_tail();
+            process.stop(Duration::from_millis(100)).await;
+            exit(status, tail)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_the_decision_that_means_the_same() {
+        assert_eq!(decision(&json!({ "behavior": "allow" })), "accept");
+        assert_eq!(
+            decision(
+                &json!({ "behavior": "allow", "updatedPermissions": [{ "type": "addRules" }] })
+            ),
+            "acceptForSession"
+        );
+        assert_eq!(
+            decision(&json!({ "behavior": "deny", "message": "no" })),
+            "decline"
+        );
+        assert_eq!(decision(&json!({})), "decline");
+    }
+
+    #[test]
+    fn claude_content_becomes_codex_input() {
+        let content = json!([
+            { "type": "text", "text": "look" },
+            { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBOR" } },
+            { "type": "document" },
+        ]);
+        assert_eq!(
+            input(&content),
+            [
+                json!({ "type": "text", "text": "look" }),
+                json!({ "type": "image", "url": "data:image/png;base64,iVBOR" }),
+            ]
+        );
+    }
+
+    #[test]
+    fn plan_mode_only_reads_and_the_rest_is_contained_by_vyre() {
+        assert_eq!(policies("plan").1["type"], "readOnly");
+        assert_eq!(policies("default").0, "untrusted");
+        assert_eq!(policies("default").1["type"], "externalSandbox");
+        assert_eq!(policies("bypassPermissions").0, "never");
+    }
+}

@@ -29,12 +29,7 @@ use crate::spawn::{self, TempDir};
 const PINNED_ACP: &str = "/var/tmp/vyre-acp/node_modules/.bin/claude-code-acp";
 
 fn acp_agent() -> Option<PathBuf> {
-    std::env::var_os("VYRE_TEST_ACP")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from(PINNED_ACP)])
-        .find(|p| p.is_file())
+    sessions::pinned_program("VYRE_TEST_ACP", PINNED_ACP)
 }
 
 /// How the agent runs for either side: on `cli`, against `api`.

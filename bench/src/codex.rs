@@ -20,6 +20,7 @@ use crate::Opts;
 use crate::fake_api::FakeApi;
 use crate::inproc::InProcess;
 use crate::report::{Against, Report};
+use crate::sessions;
 use crate::sessions_latency::Vyred;
 use crate::spawn::{self, TempDir};
 
@@ -30,12 +31,7 @@ const PINNED_CODEX: &str = "/var/tmp/vyre-codex/node_modules/.bin/codex";
 const KEY: &str = "sk-proj-bench-00000000";
 
 fn codex_cli() -> Option<PathBuf> {
-    std::env::var_os("VYRE_TEST_CODEX")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([PathBuf::from(PINNED_CODEX)])
-        .find(|p| p.is_file())
+    sessions::pinned_program("VYRE_TEST_CODEX", PINNED_CODEX)
 }
 
 pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {

@@ -57,11 +57,17 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
 
 /// The pinned CLI: `$VYRE_TEST_CLAUDE`, else where `tests/run` puts it.
 pub fn claude_cli() -> Option<PathBuf> {
-    std::env::var_os("VYRE_TEST_CLAUDE")
+    pinned_program("VYRE_TEST_CLAUDE", PINNED_CLI)
+}
+
+/// A program the tests pin: the path in variable `var`, else `pinned` (where `tests/run`
+/// installs it), whichever is a file.
+pub fn pinned_program(var: &str, pinned: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .into_iter()
-        .chain([PathBuf::from(PINNED_CLI)])
+        .chain([PathBuf::from(pinned)])
         .find(|p| p.is_file())
 }
 

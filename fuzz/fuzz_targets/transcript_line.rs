@@ -122,6 +122,8 @@ fuzz_target!(|data: &[u8]| {
             json!({ "type": "summary", "summary": t, "leafUuid": "u" }),
             Line::Summary(t.clone()),
         )),
+        // A place is a Codex rollout's (`transcripts::rollout`), never a Claude Code line's.
+        Ok(Line::Place { .. }) => panic!("a Claude Code line read as a place"),
         Ok(Line::Passed) | Err(_) => None,
     };
     if let Some((v, expected)) = again {

@@ -190,6 +190,39 @@ async fn a_thread_on_codex_streams_asks_interrupts_and_resumes_through_vyred() {
         "{begun:?}"
     );
 
+    // Recall reads Codex's rollout and files it under Vyre's own thread.
+    // (Both the person's words and Codex's reply, read in separate reads of the growing file.)
+    crate::recall::search_until(&r.sock, "hello there", |h| {
+        let mine = |role: &str| {
+            h.as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|hit| hit["thread"] == thread.as_str() && hit["role"] == role)
+            })
+        };
+        mine("user") && mine("assistant")
+    })
+    .await;
+    let sessions = r.sock.call("recall.sessions", &json!({})).await.unwrap();
+    let mine = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["thread"] == thread.as_str())
+        .unwrap_or_else(|| panic!("{sessions}"));
+    assert_eq!(
+        (
+            mine["provider"].as_str(),
+            mine["entrypoint"].as_str(),
+            mine["cwd"].as_str()
+        ),
+        (
+            Some("codex"),
+            Some("codex:vyre"),
+            Some(r.work.display().to_string().as_str())
+        ),
+        "{mine}"
+    );
+
     // A command is the person's to allow.
     r.sock
         .call(
@@ -363,5 +396,102 @@ async fn codex_killed_mid_turn_ends_the_turn_clearly_and_the_thread_goes_on() {
         .filter_map(|e| e["payload"]["delta"].as_str())
         .collect();
     assert!(text.contains("reply to [are you back?]"), "{text}");
+    r.vyred.stop().await;
+}
+
+/// A session of Codex's own terminal (`codex exec`, in the sessions' home): recall finds it in
+/// its rollout, the catalogue lists it as a terminal's Codex session, and a message to it waits
+/// while the terminal wrote it lately, then adopts it: Codex resumes that same thread in its
+/// folder, with its history.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn a_codex_session_from_its_terminal_is_recalled_and_adopted() {
+    let (api, r) = codex_rig("codex-adopt").await;
+    let folder = r.work.join("walrus-project");
+    std::fs::create_dir_all(&folder).unwrap();
+    let provider = format!(
+        "model_providers.vyre={{name=\"OpenAI\",base_url=\"{}/v1\",wire_api=\"responses\",requires_openai_auth=true,supports_websockets=false}}",
+        api.url()
+    );
+    let out = std::process::Command::new(codex_bin())
+        .args(["exec", "--skip-git-repo-check", "-c", &provider])
+        .args(["-c", "model_provider=\"vyre\"", "tell me about the walrus"])
+        .current_dir(&folder)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", r.home.dir.join("home"))
+        .env("CODEX_API_KEY", OPENAI_KEY)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let hits = crate::recall::search_until(&r.sock, "walrus", |h| {
+        h.as_array().is_some_and(|a| !a.is_empty())
+    })
+    .await;
+    let id = hits[0]["thread"].as_str().unwrap().to_string();
+    let catalog = r.sock.call("projects.catalog", &json!({})).await.unwrap();
+    let entry = catalog
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["thread"] == id.as_str())
+        .unwrap_or_else(|| panic!("{catalog}"));
+    assert_eq!(
+        (entry["source"].as_str(), entry["provider"].as_str()),
+        (Some("terminal"), Some("codex")),
+        "{entry}"
+    );
+
+    // Codex wrote it a moment ago: the message waits for the terminal to let go.
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": id, "text": "and more walrus" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "queued", "{sent}");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.queued").await;
+    assert_eq!(
+        events.last().unwrap()["payload"]["reason"],
+        "live in a terminal"
+    );
+    // Quiet now: Vyre adopts it on Codex.
+    let rollout = vyre::kernel::transcripts::rollout::find(&r.home.dir.join("home"), &id).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(rollout)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(60))
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = &of_type(&events, "thread.started")[0]["payload"];
+    assert_eq!(
+        (
+            started["provider"].as_str(),
+            started["resumed"].as_bool(),
+            started["cwd"].as_str()
+        ),
+        (
+            Some("codex"),
+            Some(true),
+            Some(folder.display().to_string().as_str())
+        ),
+        "{started}"
+    );
+    assert_eq!(of_type(&events, "thread.adopted").len(), 1);
+    assert_eq!(events.last().unwrap()["payload"]["ok"], true, "{events:?}");
+    let said = api.responses_requests().pop().unwrap().body["input"].to_string();
+    assert!(
+        said.contains("tell me about the walrus") && said.contains("and more walrus"),
+        "the adopted thread carries its history: {said}"
+    );
     r.vyred.stop().await;
 }

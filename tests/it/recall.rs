@@ -9,7 +9,11 @@ use vyre::surfaces::client::Client;
 use crate::threads_e2e::{events_until, of_type, rig, start_thread};
 
 /// Call `recall.search` until `until` holds for its answer (the index follows file events).
-async fn search_until(sock: &Client, query: &str, until: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn search_until(
+    sock: &Client,
+    query: &str,
+    until: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let hits = sock

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_PROVIDER, providerChoices, providerLabel } from '../.test-build/providers.js';
+import { DEFAULT_PROVIDER, modelChoices, providerChoices, providerLabel } from '../.test-build/providers.js';
 
 test('a provider as a person reads it: Claude, an ACP agent by its name', () => {
   assert.equal(providerLabel('claude'), 'Claude');
@@ -32,4 +32,11 @@ test('the "Runs on" choices: Claude Code first and the default, then the others 
   assert.deepEqual(providerChoices([]), []);
   // Each once, and a nameless one left out.
   assert.deepEqual(providerChoices([{ name: 'claude' }, { name: 'claude' }, { name: '' }]).map((c) => c.name), ['claude']);
+});
+
+test('the model menu names Claude Code\'s models only on its threads', () => {
+  assert.deepEqual(modelChoices('claude'), ['opus', 'sonnet', 'haiku']);
+  assert.deepEqual(modelChoices(null), ['opus', 'sonnet', 'haiku'], 'nothing said is Claude');
+  assert.deepEqual(modelChoices('codex'), []);
+  assert.deepEqual(modelChoices('acp-gemini'), []);
 });

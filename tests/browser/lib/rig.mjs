@@ -61,7 +61,8 @@ export class Rig {
    * @param {{claude?: boolean, env?: Record<string,string>, transcripts?: boolean, role?: 'box'|'local', config?: object, sessions?: object, auth?: 'api-key'|'setup-token'}} opts
    * `auth`: the sessions' credential (`sessions.auth`; the API key unless said): `setup-token`
    * signs Claude Code in as a subscription, whose windows it reports (usage.test.mjs).
-   * `sessions`: more of the `sessions` config (e.g. `idle_minutes`).
+   * `sessions`: more of the `sessions` config (e.g. `idle_minutes`), or a function of the rig
+   * that gives it (for a setting that names the rig's fake API).
    */
   static async start(name, opts = {}) {
     const r = new Rig();
@@ -81,7 +82,7 @@ export class Rig {
       r.api = await startFakeApi();
       Object.assign(sessions, { claude: CLAUDE, base_url: r.api.url });
     }
-    Object.assign(sessions, opts.sessions ?? {});
+    Object.assign(sessions, (typeof opts.sessions === 'function' ? opts.sessions(r) : opts.sessions) ?? {});
     writeFileSync(join(r.vyreHome, 'config.json'), JSON.stringify({ sessions, ...(opts.config ?? {}) }));
     r.output = '';
     r.opts = opts;

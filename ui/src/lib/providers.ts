@@ -12,6 +12,13 @@ export function providerLabel(name: string | null | undefined): string {
   return name[0].toUpperCase() + name.slice(1);
 }
 
+/** The models a thread's model menu offers by name: Claude Code's aliases for its threads; none
+ *  for another provider, whose own model ids change with it (the menu's "other model id" and
+ *  "Default model" still apply). */
+export function modelChoices(provider: string | null | undefined): string[] {
+  return !provider || provider === DEFAULT_PROVIDER ? ['opus', 'sonnet', 'haiku'] : [];
+}
+
 export interface ProviderChoice {
   name: string;
   label: string;

@@ -19,6 +19,12 @@ pub enum Line {
     Title(String),
     /// An older transcript's summary of the conversation.
     Summary(String),
+    /// Where the session ran and which program wrote it, said once for the whole file (a Codex
+    /// rollout's first line; Claude Code says it on every line of words instead).
+    Place {
+        cwd: Option<String>,
+        entrypoint: Option<String>,
+    },
     /// A line of a known kind that carries nothing Vyre keeps (attachments, tool results,
     /// bookkeeping, a subagent's side chain).
     Passed,

@@ -3,6 +3,8 @@
 //! that cannot be read is "no history", never an error for the caller.
 //!
 //! - [`line`]: one line, read tolerantly (current and older shapes; broken lines counted).
+//! - [`rollout`]: one line of a Codex rollout (its threads' files, ADR 0038), read as the same
+//!   [`line::Line`]s, so recall keeps Codex's sessions beside Claude Code's.
 //! - [`tail`]: a file read incrementally, from a kept offset to its last complete line.
 //! - [`entry`]: a file read whole for a thread's timeline: prompts, text, tool calls with their
 //!   inputs and results, interrupts, on the branch the session is on.
@@ -14,6 +16,7 @@
 
 pub mod entry;
 pub mod line;
+pub mod rollout;
 pub mod tail;
 
 use std::io::{BufRead, BufReader};
@@ -22,8 +25,9 @@ use std::path::{Path, PathBuf};
 use crate::kernel::nofollow::{Dir, FsError, resolve};
 
 /// The folders read for history: `transcripts` in config.json (a leading `~/` is the user's
-/// HOME), else `~/.claude/projects` and `~/.claude/projects-archive`, plus the projects folder
-/// of the HOME Vyre's sessions run with, when that is another.
+/// HOME), else `~/.claude/projects`, `~/.claude/projects-archive` and Codex's
+/// `~/.codex/sessions`, plus the projects folder and Codex's sessions folder of the HOME Vyre's
+/// sessions run with, when that is another.
 ///
 /// Each is resolved once, here: the links in a root the person named (a `~/.claude` kept in a
 /// dotfiles folder) are followed now, and nothing is followed afterwards. Of the sessions' root,
@@ -48,13 +52,29 @@ pub fn roots(
             resolve(&home.join(".claude").join("projects-archive")),
         ],
     };
+    if configured.is_none() {
+        roots.push(resolve(&codex_sessions_dir(home)));
+    }
     if let Some(s) = sessions_home {
-        let theirs = projects_dir(&resolve(s));
-        if !roots.contains(&theirs) {
-            roots.push(theirs);
+        let s = resolve(s);
+        for theirs in [projects_dir(&s), codex_sessions_dir(&s)] {
+            if !roots.contains(&theirs) {
+                roots.push(theirs);
+            }
         }
     }
     roots
+}
+
+/// Where Codex keeps its threads' rollouts under a HOME: `~/.codex/sessions`.
+pub fn codex_sessions_dir(home: &Path) -> PathBuf {
+    home.join(".codex").join("sessions")
+}
+
+/// Whether `root` is a folder of Codex's rollouts (`YYYY/MM/DD/rollout-*.jsonl` below it)
+/// rather than of Claude Code's transcripts (`<folder>/<session>.jsonl`).
+pub fn is_codex_root(root: &Path) -> bool {
+    root.ends_with(".codex/sessions")
 }
 
 /// Open a transcript for reading: from `/`, following no link on the way (its root was resolved
@@ -163,16 +183,20 @@ mod tests {
             roots(None, home, None),
             vec![
                 PathBuf::from("/h/.claude/projects"),
-                PathBuf::from("/h/.claude/projects-archive")
+                PathBuf::from("/h/.claude/projects-archive"),
+                PathBuf::from("/h/.codex/sessions"),
             ]
         );
+        assert!(is_codex_root(Path::new("/h/.codex/sessions")));
+        assert!(!is_codex_root(Path::new("/h/.claude/projects")));
         let configured = vec!["~/old".to_string(), "/abs".to_string()];
         assert_eq!(
             roots(Some(&configured), home, Some(Path::new("/s"))),
             vec![
                 PathBuf::from("/h/old"),
                 PathBuf::from("/abs"),
-                PathBuf::from("/s/.claude/projects")
+                PathBuf::from("/s/.claude/projects"),
+                PathBuf::from("/s/.codex/sessions"),
             ]
         );
     }

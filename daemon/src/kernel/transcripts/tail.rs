@@ -31,6 +31,16 @@ pub fn read_from(path: &Path, offset: u64) -> std::io::Result<Chunk> {
 /// Read an open transcript from `offset`. An unreadable file is an error for the indexer to
 /// count; callers that show history treat it as "no history".
 pub fn read(file: std::fs::File, offset: u64) -> std::io::Result<Chunk> {
+    read_as(file, offset, line::parse)
+}
+
+/// [`read`] with the reader of another program's lines (a Codex rollout's,
+/// [`super::rollout::parse`]).
+pub fn read_as(
+    file: std::fs::File,
+    offset: u64,
+    parse: fn(&[u8]) -> Result<Line, line::Broken>,
+) -> std::io::Result<Chunk> {
     let meta = file.metadata()?;
     let len = meta.len();
     let mut chunk = Chunk {
@@ -61,7 +71,7 @@ pub fn read(file: std::fs::File, offset: u64) -> std::io::Result<Chunk> {
         }
         chunk.offset += n as u64;
         chunk.read += 1;
-        match line::parse(&buf[..n - 1]) {
+        match parse(&buf[..n - 1]) {
             Ok(Line::Passed) => {}
             Ok(l) => chunk.lines.push(l),
             Err(_) => chunk.broken += 1,

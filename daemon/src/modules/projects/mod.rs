@@ -46,6 +46,8 @@ pub struct Entry {
     pub live: bool,
     /// `vyre` (a session Vyre runs) or `terminal`.
     pub source: String,
+    /// The program it runs on: `claude`, `codex`, `acp-<name>`.
+    pub provider: String,
     /// The projects it belongs to.
     pub projects: Vec<String>,
     /// Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it.
@@ -264,6 +266,7 @@ impl Projects {
                     last_activity: s["last_at"].as_i64(),
                     live: now - written < LIVE_WINDOW_MS,
                     source: "terminal".into(),
+                    provider: s["provider"].as_str().unwrap_or("claude").into(),
                     projects: vec![],
                     state: None,
                     forked_from: None,
@@ -283,11 +286,15 @@ impl Projects {
                 last_activity: t["updated_at"].as_i64(),
                 live: false,
                 source: "vyre".into(),
+                provider: "claude".into(),
                 projects: vec![],
                 state: None,
                 forked_from: None,
             });
             e.source = "vyre".into();
+            if let Some(p) = t["provider"].as_str() {
+                e.provider = p.to_string();
+            }
             // Vyre's title (a person's name for it, or its first message's words) over the
             // transcript's.
             if let Some(title) = t["title"].as_str() {

@@ -16,7 +16,7 @@ use super::rows::{self, Batch};
 use super::watch::Watch;
 use crate::kernel::events::NewEvent;
 use crate::kernel::module::Ctx;
-use crate::kernel::transcripts::tail;
+use crate::kernel::transcripts::{is_codex_root, line, rollout, tail};
 
 /// What the worker is asked to do.
 pub enum Job {
@@ -97,7 +97,7 @@ impl Worker {
                             Job::File(_) => {}
                             Job::Folder(f) => {
                                 self.watch_folder(&f);
-                                paths.extend(jsonl_in(&f));
+                                paths.extend(jsonl_under(&f, 2));
                             }
                             Job::Scan => self.scan(),
                             Job::Arm => self.arm(),
@@ -109,7 +109,7 @@ impl Worker {
                 }
                 Job::Folder(f) => {
                     self.watch_folder(&f);
-                    let found = jsonl_in(&f).iter().filter(|p| self.file(p)).count();
+                    let found = jsonl_under(&f, 2).iter().filter(|p| self.file(p)).count();
                     self.found(found);
                 }
                 Job::Arm => self.arm(),
@@ -230,7 +230,12 @@ impl Worker {
 
     /// [`Self::read`], and whether recall had kept nothing of this file before.
     fn read_kept(&self, path: &Path) -> Option<(Batch, bool)> {
-        let session = session_of(path, &self.roots)?;
+        let found = session_of(path, &self.roots)?;
+        let codex = rollout::session_of(path).is_some();
+        let parse: fn(&[u8]) -> Result<line::Line, line::Broken> = match codex {
+            true => rollout::parse,
+            false => line::parse,
+        };
         let key = path.display().to_string();
         let store = self.ctx.store();
         let k = key.clone();
@@ -243,7 +248,7 @@ impl Worker {
         let kept = kept.unwrap_or_default();
         // Never through a link: a transcript or folder a session planted as one is unreadable.
         let chunk = match crate::kernel::transcripts::open(path)
-            .and_then(|f| tail::read(f, kept.offset))
+            .and_then(|f| tail::read_as(f, kept.offset, parse))
         {
             Ok(c) => c,
             Err(e) => {
@@ -256,6 +261,21 @@ impl Worker {
             return None;
         }
         self.progress.files_read.fetch_add(1, Ordering::Relaxed);
+        let filed = kept.session.clone().unwrap_or(found);
+        // A Codex thread Vyre ran names Vyre's thread in its messages: filed under that one.
+        let owner = codex
+            .then(|| {
+                chunk.lines.iter().find_map(|l| match l {
+                    line::Line::Said(s) => s.session.clone(),
+                    _ => None,
+                })
+            })
+            .flatten()
+            .filter(|o| *o != filed);
+        let (session, renamed_from) = match owner {
+            Some(owner) => (owner, Some(filed)),
+            None => (filed, None),
+        };
         let batch = Batch {
             path: key,
             session,
@@ -265,19 +285,31 @@ impl Worker {
             broken: chunk.broken,
             restarted: chunk.restarted,
             written_at: chunk.modified_ms,
+            renamed_from,
         };
         Some((batch, first))
     }
 }
 
 /// The session a transcript belongs to, if `path` is one: `<root>/<folder>/<session>.jsonl`
-/// (a subagent's side file deeper down is not a session).
+/// (a subagent's side file deeper down is not a session), or a Codex rollout
+/// `<root>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl` under a Codex root.
 pub fn session_of(path: &Path, roots: &[PathBuf]) -> Option<String> {
     if path.extension()? != "jsonl" {
         return None;
     }
+    if let Some(thread) = rollout::session_of(path) {
+        let root = path.ancestors().nth(4)?;
+        return roots
+            .iter()
+            .any(|r| r == root && is_codex_root(r))
+            .then_some(thread);
+    }
     let folder = path.parent()?;
-    if !roots.iter().any(|r| folder.parent() == Some(r.as_path())) {
+    if !roots
+        .iter()
+        .any(|r| folder.parent() == Some(r.as_path()) && !is_codex_root(r))
+    {
         return None;
     }
     Some(path.file_stem()?.to_str()?.to_string())
@@ -287,39 +319,33 @@ pub fn session_of(path: &Path, roots: &[PathBuf]) -> Option<String> {
 pub fn transcript_files(roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = vec![];
     for root in roots {
-        let Ok(folders) = std::fs::read_dir(root) else {
-            continue;
-        };
-        // Links are skipped here (their type is the link's own), and refused when read.
-        for folder in folders.flatten().filter(is_dir) {
-            let Ok(entries) = std::fs::read_dir(folder.path()) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                let path = e.path();
-                if path.extension().is_some_and(|x| x == "jsonl") && is_file(&e) {
-                    let mtime = e
-                        .metadata()
-                        .and_then(|m| m.modified())
-                        .unwrap_or(std::time::UNIX_EPOCH);
-                    files.push((mtime, path));
-                }
-            }
+        // Claude Code's sessions are one folder down; Codex's rollouts three (YYYY/MM/DD).
+        let depth = if is_codex_root(root) { 3 } else { 1 };
+        for path in jsonl_under(root, depth) {
+            let mtime = std::fs::symlink_metadata(&path)
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            files.push((mtime, path));
         }
     }
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
     files.into_iter().map(|(_, p)| p).collect()
 }
 
-fn jsonl_in(folder: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(is_file)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect()
+/// The `.jsonl` files `depth` folders below `folder` (0: in it), and those in the folders on
+/// the way when a folder that appeared is read (a Codex day's folder made with its first file).
+/// Links are skipped here (their type is the link's own), and refused when read.
+fn jsonl_under(folder: &Path, depth: usize) -> Vec<PathBuf> {
+    let mut found = vec![];
+    for e in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let path = e.path();
+        if depth > 0 && is_dir(&e) {
+            found.extend(jsonl_under(&path, depth - 1));
+        } else if is_file(&e) && path.extension().is_some_and(|x| x == "jsonl") {
+            found.push(path);
+        }
+    }
+    found
 }
 
 /// A folder, not a link to one.
@@ -369,5 +395,17 @@ mod tests {
             session_of(Path::new("/elsewhere/-w/abc.jsonl"), &roots),
             None
         );
+        // Codex's rollouts, three folders below its root, and only there.
+        let id = "01a2457f-2e49-7ec2-8313-a4f65484832a";
+        let roots = vec![PathBuf::from("/h/.codex/sessions")];
+        let rollout =
+            format!("/h/.codex/sessions/2026/12/05/rollout-2026-12-05T09-18-12-{id}.jsonl");
+        assert_eq!(session_of(Path::new(&rollout), &roots).as_deref(), Some(id));
+        let shallow = format!("/h/.codex/sessions/2026/rollout-2026-12-05T09-18-12-{id}.jsonl");
+        assert_eq!(session_of(Path::new(&shallow), &roots), None);
+        let claude = vec![PathBuf::from("/h/.claude/projects")];
+        let planted =
+            format!("/h/.claude/projects/2026/12/05/rollout-2026-12-05T09-18-12-{id}.jsonl");
+        assert_eq!(session_of(Path::new(&planted), &claude), None);
     }
 }

@@ -102,10 +102,21 @@ pub struct SessionInfo {
     pub last_at: Option<i64>,
     /// Prompts in it.
     pub turns: i64,
-    /// `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre).
+    /// `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre); for a Codex thread
+    /// `codex:<originator>` (`codex:vyre`, `codex:codex_cli_rs`).
     pub entrypoint: Option<String>,
+    /// The program whose session it is: `claude` or `codex`.
+    pub provider: String,
     /// When its transcript file last changed (ms), as recall last read it.
     pub written_at: Option<i64>,
+}
+
+/// The program a session found on disk is of, by what wrote it.
+fn provider_of(entrypoint: Option<&str>) -> &'static str {
+    match entrypoint {
+        Some(e) if e.starts_with("codex:") => "codex",
+        _ => "claude",
+    }
 }
 
 #[derive(Serialize, JsonSchema)]
@@ -449,6 +460,7 @@ fn register(
                                     first_at: r.get(5)?,
                                     last_at: r.get(6)?,
                                     turns: r.get(7)?,
+                                    provider: provider_of(r.get::<_, Option<String>>(8)?.as_deref()).into(),
                                     entrypoint: r.get(8)?,
                                     written_at: r.get(9)?,
                                 })

@@ -88,19 +88,21 @@ pub const MIGRATIONS: &[Migration] = &[
     },
 ];
 
-/// Where a file's reading stands.
-#[derive(Debug, Clone, Copy, Default)]
+/// Where a file's reading stands, and the session its rows are filed under.
+#[derive(Debug, Clone, Default)]
 pub struct Kept {
     pub offset: u64,
+    pub session: Option<String>,
 }
 
 pub fn kept(c: &rusqlite::Connection, path: &str) -> Result<Option<Kept>, StoreError> {
     Ok(c.query_row(
-        "SELECT offset FROM recall_files WHERE path = ?1",
+        "SELECT offset, session FROM recall_files WHERE path = ?1",
         [path],
         |r| {
             Ok(Kept {
                 offset: r.get::<_, i64>(0)? as u64,
+                session: r.get(1)?,
             })
         },
     )
@@ -119,6 +121,9 @@ pub struct Batch {
     pub restarted: bool,
     /// When the file last changed (ms).
     pub written_at: Option<i64>,
+    /// The session this file's rows were filed under until now, when they move to `session`
+    /// (a Codex thread found to be one Vyre ran: filed under Vyre's thread from then on).
+    pub renamed_from: Option<String>,
 }
 
 /// Apply batches (one per file) in one transaction.
@@ -134,6 +139,20 @@ pub fn apply_all(tx: &mut WriteTx<'_>, batches: &[Batch]) -> Result<usize, Store
 /// session's title, first words, folder and last activity, and the file's new offset.
 pub fn apply(tx: &mut WriteTx<'_>, b: &Batch) -> Result<usize, StoreError> {
     let c = tx.conn();
+    if let Some(old) = b.renamed_from.as_deref().filter(|o| *o != b.session) {
+        // What an earlier read filed under the old name goes under the new one (a row the
+        // new name has already wins).
+        c.execute(
+            "UPDATE OR IGNORE recall_turns SET session = ?2 WHERE session = ?1",
+            params![old, b.session],
+        )?;
+        c.execute("DELETE FROM recall_turns WHERE session = ?1", [old])?;
+        c.execute(
+            "UPDATE OR IGNORE recall_sessions SET session = ?2 WHERE session = ?1",
+            params![old, b.session],
+        )?;
+        c.execute("DELETE FROM recall_sessions WHERE session = ?1", [old])?;
+    }
     if b.restarted {
         c.execute("DELETE FROM recall_turns WHERE session = ?1", [&b.session])?;
         c.execute(
@@ -162,12 +181,18 @@ pub fn apply(tx: &mut WriteTx<'_>, b: &Batch) -> Result<usize, StoreError> {
                     params![b.session, t],
                 )?;
             }
+            Line::Place { cwd, entrypoint } => {
+                c.execute(
+                    "UPDATE recall_sessions SET cwd = COALESCE(cwd, ?2), entrypoint = COALESCE(entrypoint, ?3) WHERE session = ?1",
+                    params![b.session, cwd, entrypoint],
+                )?;
+            }
             Line::Passed => {}
         }
     }
     c.execute(
         "INSERT INTO recall_files (path, session, offset, lines, broken, indexed_at, written_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8)
-         ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, written_at = excluded.written_at,
+         ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, written_at = excluded.written_at, session = excluded.session,
            lines = CASE WHEN ?7 THEN excluded.lines ELSE lines + excluded.lines END,
            broken = CASE WHEN ?7 THEN excluded.broken ELSE broken + excluded.broken END,
            indexed_at = excluded.indexed_at",

@@ -173,8 +173,25 @@ impl AgentProcess {
     }
 }
 
+impl AgentProcess {
+    /// Stop it as [`Self::stop`] does: how it ended, with its last words on stderr.
+    pub async fn stopped(self, grace: Duration) -> Exit {
+        let tail = self.stderr_tail();
+        let status = self.stop(grace).await;
+        exit(status, tail)
+    }
+
+    /// Wait for it to end on its own, then end what is left of its group: how it ended.
+    pub async fn ended(mut self) -> Exit {
+        let status = self.wait().await;
+        let tail = self.stderr_tail();
+        self.stop(Duration::from_millis(100)).await;
+        exit(status, tail)
+    }
+}
+
 /// How the process ended, as the provider contract says it.
-pub fn exit(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
+fn exit(status: Option<std::process::ExitStatus>, stderr: String) -> Exit {
     use std::os::unix::process::ExitStatusExt;
     Exit {
         status: status.and_then(|s| s.code()),

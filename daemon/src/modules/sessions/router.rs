@@ -164,7 +164,7 @@ impl Router {
 
     /// When session `id`'s transcript last changed, if it has one.
     pub fn transcript_written(&self, id: &str) -> Option<std::time::SystemTime> {
-        let path = self.transcript_path(id)?;
+        let path = self.history_file(id)?;
         std::fs::metadata(path).ok()?.modified().ok()
     }
 
@@ -172,6 +172,15 @@ impl Router {
     pub fn transcript_path(&self, id: &str) -> Option<std::path::PathBuf> {
         let home = self.home.read().expect("sessions home").clone()?;
         crate::kernel::transcripts::find(&home, id)
+    }
+
+    /// Session `id`'s history file under the sessions' HOME: Claude Code's transcript, else
+    /// Codex's rollout of that thread (only for when it last changed: the timeline reads
+    /// Claude Code's transcripts alone).
+    fn history_file(&self, id: &str) -> Option<std::path::PathBuf> {
+        let home = self.home.read().expect("sessions home").clone()?;
+        crate::kernel::transcripts::find(&home, id)
+            .or_else(|| crate::kernel::transcripts::rollout::find(&home, id))
     }
 
     /// The auth mode in force and the credential for it, from the vault.

@@ -3964,6 +3964,8 @@ export interface components {
             live: boolean;
             /** @description The projects it belongs to. */
             projects: string[];
+            /** @description The program it runs on: `claude`, `codex`, `acp-<name>`. */
+            provider: string;
             /** @description `vyre` (a session Vyre runs) or `terminal`. */
             source: string;
             /** @description Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it. */
@@ -3982,6 +3984,8 @@ export interface components {
             live: boolean;
             /** @description The projects it belongs to. */
             projects: string[];
+            /** @description The program it runs on: `claude`, `codex`, `acp-<name>`. */
+            provider: string;
             /** @description `vyre` (a session Vyre runs) or `terminal`. */
             source: string;
             /** @description Vyre's state for it (`idle`, `running`, `stopped` ...), when Vyre runs it. */
@@ -4133,7 +4137,10 @@ export interface components {
         /** @description A session found in the transcripts, as the catalogue shows it. */
         "recall.sessions.SessionInfo": {
             cwd: string | null;
-            /** @description `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre). */
+            /**
+             * @description `cli` (a terminal) or the host's, e.g. `sdk-ts` (Vyre); for a Codex thread
+             *     `codex:<originator>` (`codex:vyre`, `codex:codex_cli_rs`).
+             */
             entrypoint: string | null;
             /** Format: int64 */
             first_at: number | null;
@@ -4141,6 +4148,8 @@ export interface components {
             /** Format: int64 */
             last_at: number | null;
             path: string;
+            /** @description The program whose session it is: `claude` or `codex`. */
+            provider: string;
             thread: string;
             /** @description Its `/rename` name, else an older transcript's summary. */
             title: string | null;

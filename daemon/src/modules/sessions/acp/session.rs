@@ -15,7 +15,7 @@ use crate::kernel::contracts::provider::{
     BoxFuture, Exit, Happening, Priority, ProcessIds, ProviderError, Question, Session,
     SlashCommand,
 };
-use crate::modules::sessions::agent_process::{AgentProcess, exit};
+use crate::modules::sessions::agent_process::AgentProcess;
 use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
 
 /// A permission request of the agent's, open: its JSON-RPC id and its options (id, kind).
@@ -369,21 +369,11 @@ impl Session for AcpSession {
         // Every writer gone, the agent's stdin closes: the sign to finish and exit.
         let AcpSession { process, rpc, .. } = *self;
         drop(rpc);
-        Box::pin(async move {
-            let tail = process.stderr_tail();
-            let status = process.stop(grace).await;
-            exit(status, tail)
-        })
+        Box::pin(process.stopped(grace))
     }
 
     fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
-        Box::pin(async move {
-            let mut process = self.process;
-            let status = process.wait().await;
-            let tail = process.stderr_tail();
-            process.stop(Duration::from_millis(100)).await;
-            exit(status, tail)
-        })
+        Box::pin(self.process.ended())
     }
 }
 

@@ -97,6 +97,21 @@ fn toml_string(s: &str) -> String {
 }
 
 impl CodexProvider {
+    /// The Codex thread of Vyre's thread `thread`: the one Vyre started for it, else Codex's
+    /// own thread of that id when its rollout is in the sessions' home (a session started in
+    /// Codex's terminal, adopted).
+    fn codex_thread(&self, thread: &str) -> Option<String> {
+        if let Some(kept) = Kept::of(&self.ids, thread) {
+            return Some(kept.session);
+        }
+        self.has_rollout(thread).then(|| thread.to_string())
+    }
+
+    /// Whether Codex has a rollout of thread `id` in the sessions' home.
+    fn has_rollout(&self, id: &str) -> bool {
+        crate::kernel::transcripts::rollout::find(&self.home, id).is_some()
+    }
+
     /// Make, resume or fork the Codex thread for `launch`: its id.
     async fn open(&self, process: &AgentProcess, launch: &Launch) -> Result<String, String> {
         let cwd = launch.cwd.display().to_string();
@@ -117,9 +132,10 @@ impl CodexProvider {
             ("thread/start", None)
         };
         if let Some(thread) = from {
-            let kept = Kept::of(&self.ids, thread)
+            let codex = self
+                .codex_thread(thread)
                 .ok_or_else(|| format!("thread {thread} has no Codex thread"))?;
-            params["threadId"] = json!(kept.session);
+            params["threadId"] = json!(codex);
         }
         let answer: Value = rpc
             .request(method, params)
@@ -226,6 +242,7 @@ impl Provider for CodexProvider {
             Ok(Box::new(CodexSession::new(
                 process,
                 thread,
+                launch.id.clone(),
                 mode,
                 launch.model.clone(),
                 unanswered,
@@ -235,7 +252,12 @@ impl Provider for CodexProvider {
 
     fn can_resume(&self, id: &str, at: Option<&str>) -> Result<(), Unresumable> {
         // A thread Codex never completed a turn of may have kept nothing: it starts afresh.
-        if !Kept::of(&self.ids, id).is_some_and(|k| k.answered) {
+        // One of Codex's own (adopted) has its rollout.
+        let resumable = match Kept::of(&self.ids, id) {
+            Some(kept) => kept.answered,
+            None => self.has_rollout(id),
+        };
+        if !resumable {
             return Err(Unresumable::NoHistory {
                 looked_in: self.ids.clone(),
             });
@@ -266,18 +288,29 @@ mod tests {
     use crate::kernel::contracts::secret::Secret;
 
     #[test]
-    fn a_key_is_never_an_argument_and_a_base_url_is_a_provider() {
+    fn a_key_is_never_an_argument_and_always_goes_to_vyres_provider() {
         let key = Credential::ApiKey(Secret::new("sk-never-in-args".into()));
+        let provider = |args: &[String]| {
+            args.iter()
+                .find(|a| a.starts_with("model_providers.vyre="))
+                .cloned()
+        };
         let args = arguments(Some("http://127.0.0.1:9/v1"), &key);
         assert!(args.iter().all(|a| !a.contains("sk-never")));
         assert!(args.contains(&"cli_auth_credentials_store=\"ephemeral\"".to_string()));
-        assert!(args.iter().any(|a| a.starts_with("model_providers.vyre=")
-            && a.contains("base_url=\"http://127.0.0.1:9/v1\"")));
-        // The person's own sign-in is read from ~/.codex, as Codex keeps it.
+        assert!(args.contains(&"model_provider=\"vyre\"".to_string()));
+        let vyre = provider(&args).unwrap();
+        assert!(vyre.contains("base_url=\"http://127.0.0.1:9/v1\""));
+        assert!(vyre.contains("supports_websockets=false"));
+        // No address set: OpenAI's own, still Vyre's provider, whatever ~/.codex names.
+        let args = arguments(None, &key);
+        assert!(args.contains(&"model_provider=\"vyre\"".to_string()));
+        let vyre = provider(&args).unwrap();
+        assert!(vyre.contains(OPENAI_URL) && vyre.contains("supports_websockets=true"));
+        // The person's own sign-in is read from ~/.codex, as Codex keeps it, for OpenAI's own.
         let own = arguments(None, &Credential::Login);
-        assert!(
-            !own.iter()
-                .any(|a| a.contains("ephemeral") || a.contains("model_provider"))
-        );
+        assert!(!own.iter().any(|a| a.contains("ephemeral")));
+        assert!(own.contains(&"model_provider=\"openai\"".to_string()));
+        assert!(provider(&own).is_none());
     }
 }

@@ -16,7 +16,7 @@ use crate::kernel::contracts::provider::{
     BoxFuture, Exit, Happening, Priority, ProcessIds, ProviderError, Question, Session,
     SlashCommand,
 };
-use crate::modules::sessions::agent_process::{AgentProcess, exit};
+use crate::modules::sessions::agent_process::AgentProcess;
 use crate::modules::sessions::kept::Kept;
 use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
 
@@ -68,7 +68,10 @@ enum Side {
 pub struct CodexSession {
     process: AgentProcess,
     ids: ProcessIds,
+    /// Codex's thread.
     thread: String,
+    /// Vyre's thread, named in each message's client id (see [`client_id`]).
+    vyre_thread: String,
     rpc: Rpc,
     shared: Arc<Mutex<Shared>>,
     side_tx: mpsc::UnboundedSender<Side>,
@@ -114,6 +117,13 @@ pub fn input(content: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// The client id Vyre gives a message: `vyre:<Vyre's thread>:<the message's uuid>`. Codex
+/// keeps it in its rollout, which is how recall files a Codex thread Vyre ran under Vyre's own
+/// thread (`kernel::transcripts::rollout`).
+pub fn client_id(vyre_thread: &str, uuid: &str) -> String {
+    format!("vyre:{vyre_thread}:{uuid}")
+}
+
 /// The decision that answers as `response` does (the Agent SDK's permission result,
 /// `{behavior, updatedPermissions?}`): for the session when the person chose "always".
 fn decision(response: &Value) -> &'static str {
@@ -131,6 +141,7 @@ impl CodexSession {
     pub fn new(
         process: AgentProcess,
         thread: String,
+        vyre_thread: String,
         mode: String,
         model: Option<String>,
         unanswered: Option<(std::path::PathBuf, Kept)>,
@@ -152,6 +163,7 @@ impl CodexSession {
             process,
             ids,
             thread,
+            vyre_thread,
             shared: Arc::new(Mutex::new(shared)),
             side_tx,
             side_rx,
@@ -167,7 +179,7 @@ impl CodexSession {
         let mut params = json!({
             "threadId": self.thread,
             "input": input(content),
-            "clientUserMessageId": uuid,
+            "clientUserMessageId": client_id(&self.vyre_thread, uuid),
             "approvalPolicy": approval,
             "sandboxPolicy": sandbox,
         });
@@ -364,7 +376,7 @@ impl Session for CodexSession {
             .call(
                 "turn/steer",
                 json!({ "threadId": self.thread, "input": input(&content), "expectedTurnId": turn,
-                        "clientUserMessageId": uuid }),
+                        "clientUserMessageId": client_id(&self.vyre_thread, uuid) }),
             )
             .map_err(refused)?;
         let side = self.side_tx.clone();
@@ -444,21 +456,11 @@ impl Session for CodexSession {
         // Every writer gone, Codex's stdin closes: the sign to finish and exit.
         let CodexSession { process, rpc, .. } = *self;
         drop(rpc);
-        Box::pin(async move {
-            let tail = process.stderr_tail();
-            let status = process.stop(grace).await;
-            exit(status, tail)
-        })
+        Box::pin(process.stopped(grace))
     }
 
     fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
-        Box::pin(async move {
-            let mut process = self.process;
-            let status = process.wait().await;
-            let tail = process.stderr_tail();
-            process.stop(Duration::from_millis(100)).await;
-            exit(status, tail)
-        })
+        Box::pin(self.process.ended())
     }
 }
 

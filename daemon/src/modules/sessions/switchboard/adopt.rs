@@ -40,12 +40,17 @@ impl Switchboard {
                 cwd.display()
             )));
         }
+        // A Codex thread found in its rollouts goes on in Codex; any other is Claude Code's.
+        let provider = match found["provider"].as_str() {
+            Some("codex") => "codex",
+            _ => "claude",
+        };
         let req = StartRequest {
             cwd,
             model: None,
             purpose: "chat".into(),
             project: None,
-            provider: "claude".into(),
+            provider: provider.into(),
             agent: None,
             mode: PermissionMode::Default,
         };

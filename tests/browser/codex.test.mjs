@@ -1,0 +1,75 @@
+// A session on Codex in the app (issue 28, ADR 0038), in a real browser against a real vyred
+// and the real pinned Codex CLI on the fake Responses API: New session offers "Runs on" Codex;
+// a session on it answers in the chat; its header's chip names Codex, and its model menu offers
+// no Claude model; the deck marks the session as Codex's. Screenshots: screenshots/codex-<name>-{desktop,phone}.png.
+
+import { after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { API_KEY, Rig, claudeMissing } from './lib/rig.mjs';
+import { openBrowser, shootingTest, shot } from './lib/browser.mjs';
+import { onboardToChat } from './lib/onboard.mjs';
+
+const CODEX = process.env.VYRE_TEST_CODEX;
+function codexMissing() {
+  if (CODEX && existsSync(CODEX)) return false;
+  const why = CODEX ? `VYRE_TEST_CODEX=${CODEX} does not exist` : 'VYRE_TEST_CODEX is not set';
+  console.error(`\n*** SKIPPED: needs the pinned Codex CLI (${why}); tests/run installs it ***\n`);
+  return `needs the Codex CLI: ${why}`;
+}
+
+const missing = claudeMissing() || codexMissing();
+let rig;
+let browser;
+let page;
+
+before(async () => {
+  if (missing) return;
+  rig = await Rig.start('codex', { claude: true, sessions: (r) => ({ codex: CODEX, codex_base_url: `${r.api.url}/v1` }) });
+  browser = await openBrowser();
+  page = browser.page;
+  await onboardToChat(rig, page, API_KEY);
+  // Codex's own key, as a person puts it in the vault and gives it to sessions.
+  await rig.sock('vault.put', { name: 'openai-api-key', value: 'sk-proj-fake-browser-00000000' });
+  await rig.sock('vault.grant', { item: 'openai-api-key', to: 'sessions' });
+});
+
+after(async () => {
+  await browser?.close();
+  await rig?.stop();
+});
+
+const T = { timeout: 120_000, skip: missing };
+const it = shootingTest('codex-', () => page);
+
+it('New session offers Codex, and a session on it answers in the chat', T, async () => {
+  await page.click('[data-nav=deck]');
+  await page.getByTestId('new-session').click();
+  await page.getByTestId('new-session-form').waitFor();
+  const runsOn = page.getByTestId('new-session-provider');
+  await runsOn.waitFor();
+  assert.deepEqual(await runsOn.locator('option').allInnerTexts(), ['Claude Code', 'Codex']);
+  await runsOn.selectOption('codex');
+  await page.getByTestId('new-cwd').fill(rig.work);
+  await page.getByTestId('new-text').fill('hello codex');
+  await shot(page, 'codex-new-session');
+  await page.getByTestId('new-start').click();
+  await page.waitForURL(/\/app\/t\//);
+  const thread = decodeURIComponent(new URL(page.url()).pathname.split('/').pop());
+  await page.getByTestId('assistant-text').filter({ hasText: 'reply to [hello codex]' }).waitFor({ timeout: 60_000 });
+  const started = await rig.sock('threads.get', { thread });
+  assert.equal(started.provider, 'codex', JSON.stringify(started));
+  assert.equal(started.model, null, 'no Claude default model is passed to Codex');
+  assert.equal(await page.getByTestId('model-chip').first().innerText(), 'Codex · default model · api-key');
+  // Its model menu names no Claude model: the default, or a model id to type.
+  await page.getByTestId('model-chip').first().click();
+  const menu = page.getByTestId('model-menu');
+  await menu.waitFor();
+  assert.deepEqual(await menu.getByRole('menuitem').allInnerTexts(), ['Default model']);
+  await shot(page, 'codex-chat');
+  await page.keyboard.press('Escape');
+  // The deck says which sessions run on Codex.
+  await page.click('[data-nav=deck]');
+  await page.getByTestId('deck-provider').filter({ hasText: 'Codex' }).first().waitFor();
+  await shot(page, 'codex-deck');
+});

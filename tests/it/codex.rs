@@ -495,3 +495,77 @@ async fn a_codex_session_from_its_terminal_is_recalled_and_adopted() {
     );
     r.vyred.stop().await;
 }
+
+/// Words sent while Codex works join its running turn (`turn/steer`): the same turn reads
+/// them and answers, no second turn starts. An interrupt sent at once after a message, before
+/// Codex has named the turn, still ends that turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn codex_takes_steered_words_and_an_interrupt_at_once() {
+    let (api, r) = codex_rig("codex-steer").await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let thread = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "provider": "codex", "text": "SLOWLY tell a long story" }),
+        )
+        .await
+        .unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.text").await;
+    let sent = r
+        .sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "and a walrus" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sent["via"], "steer", "{sent}");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let steered = of_type(&events, "thread.steered");
+    assert_eq!(steered.len(), 1, "{events:?}");
+    assert_eq!(steered[0]["payload"]["uuid"], sent["uuid"]);
+    assert!(
+        of_type(&events, "thread.turn").is_empty(),
+        "no second turn: {events:?}"
+    );
+    assert_eq!(events.last().unwrap()["payload"]["ok"], true, "{events:?}");
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(
+        text.contains("reply to [and a walrus]"),
+        "the same turn answered: {text}"
+    );
+    assert!(
+        api.responses_requests()
+            .iter()
+            .any(|q| q.body["input"].to_string().contains("and a walrus")),
+        "the steered words reached the model"
+    );
+
+    // An interrupt right after a message: the turn it started ends, canceled.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "SLOWLY once more" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["canceled"],
+        true,
+        "{events:?}"
+    );
+    r.vyred.stop().await;
+}

@@ -36,6 +36,9 @@ pub fn policies(mode: &str) -> (Value, Value) {
     }
 }
 
+/// How long an interrupt waits for a just-started turn's id, in 10 ms steps.
+const TURN_ID_WAIT_STEPS: u32 = 500;
+
 /// An approval request of Codex's, open.
 struct Open {
     id: Value,
@@ -50,6 +53,9 @@ struct Shared {
     turn: Option<String>,
     mode: String,
     model: Option<String>,
+    /// Words steered into a turn that ended before they reached it, while it was still said
+    /// to run: they start the next turn once it has ended.
+    unsteered: VecDeque<(Value, String)>,
 }
 
 /// What reaches `next` besides Codex's own messages.
@@ -243,6 +249,10 @@ impl CodexSession {
                         }
                         let said = self.translator.finish(Ok(turn));
                         self.queue.extend(said);
+                        let next = lock(&self.shared).unsteered.pop_front();
+                        if let Some((content, uuid)) = next {
+                            self.start_unsteered(content, uuid);
+                        }
                     }
                     _ => {
                         let said = self.translator.notification(&method, &params);
@@ -310,19 +320,21 @@ impl CodexSession {
                 let said = self.translator.finish(Err(why));
                 self.queue.extend(said);
             }
-            Side::Unsteered { content, uuid } => {
-                let arc = self.shared.clone();
-                let mut shared = lock(&arc);
-                let started = if shared.running {
-                    Err("a turn is running".to_string())
-                } else {
-                    self.start_turn(&mut shared, &content, &uuid)
-                        .map_err(|e| e.to_string())
-                };
-                if let Err(e) = started {
-                    tracing::warn!(error = %e, "words for an ended Codex turn were not sent");
-                }
-            }
+            Side::Unsteered { content, uuid } => self.start_unsteered(content, uuid),
+        }
+    }
+
+    /// Words a steer did not get into a turn: the next turn now, or once the running one
+    /// (whose end Codex has not reported yet) ends.
+    fn start_unsteered(&self, content: Value, uuid: String) {
+        let arc = self.shared.clone();
+        let mut shared = lock(&arc);
+        if shared.running {
+            shared.unsteered.push_back((content, uuid));
+            return;
+        }
+        if let Err(e) = self.start_turn(&mut shared, &content, &uuid) {
+            tracing::warn!(error = %e, "words for an ended Codex turn were not sent");
         }
     }
 }
@@ -404,6 +416,18 @@ impl Session for CodexSession {
 
     fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async move {
+            // A turn just started may not have its id yet (Codex names it in `turn/start`'s
+            // answer): wait for it rather than let the turn run on.
+            for _ in 0..TURN_ID_WAIT_STEPS {
+                let named = {
+                    let shared = lock(&self.shared);
+                    !shared.running || shared.turn.is_some()
+                };
+                if named {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             let (turn, open) = {
                 let mut shared = lock(&self.shared);
                 let open: Vec<(String, Open)> = shared.questions.drain().collect();

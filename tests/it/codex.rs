@@ -52,6 +52,13 @@ async fn codex_rig(name: &str) -> (FakeApi, Rig) {
     (api, r)
 }
 
+/// A thread on Codex whose first turn streams slowly (for a kill or a steer in it).
+async fn start_long_turn(r: &Rig) -> String {
+    let input = json!({ "cwd": r.work, "provider": "codex", "text": "SLOWLY tell a long story" });
+    let started = r.sock.call("threads.start", &input).await.unwrap();
+    started["thread"].as_str().unwrap().to_string()
+}
+
 /// The same rig after vyred stopped and started again on its home.
 async fn restarted(r: Rig) -> Rig {
     let Rig {
@@ -360,17 +367,7 @@ async fn a_thread_on_codex_streams_asks_interrupts_and_resumes_through_vyred() {
 async fn codex_killed_mid_turn_ends_the_turn_clearly_and_the_thread_goes_on() {
     let (_api, r) = codex_rig("codex-killed").await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call(
-            "threads.start",
-            &json!({ "cwd": r.work, "provider": "codex", "text": "SLOWLY tell a long story" }),
-        )
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_long_turn(&r).await;
     events_until(&mut stream, |e| e["type"] == "thread.text").await;
     let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
     let sid = pids["sids"][0].as_i64().unwrap() as i32;
@@ -504,17 +501,7 @@ async fn a_codex_session_from_its_terminal_is_recalled_and_adopted() {
 async fn codex_takes_steered_words_and_an_interrupt_at_once() {
     let (api, r) = codex_rig("codex-steer").await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
-    let thread = r
-        .sock
-        .call(
-            "threads.start",
-            &json!({ "cwd": r.work, "provider": "codex", "text": "SLOWLY tell a long story" }),
-        )
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let thread = start_long_turn(&r).await;
     events_until(&mut stream, |e| e["type"] == "thread.text").await;
     let sent = r
         .sock

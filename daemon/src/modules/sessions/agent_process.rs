@@ -174,6 +174,17 @@ impl AgentProcess {
 }
 
 impl AgentProcess {
+    /// Record its processes as thread `launch.id`'s (its group, session and sandbox), as soon
+    /// as they exist: the peer check names them from then on.
+    pub fn register(&self, launch: &crate::kernel::contracts::provider::Launch) {
+        if let Some(processes) = &launch.processes {
+            processes.register(&launch.id, self.pgid, self.sid);
+            if let Some(sandbox) = &self.sandbox {
+                processes.register_namespace(&launch.id, sandbox.pid_namespace);
+            }
+        }
+    }
+
     /// Stop it as [`Self::stop`] does: how it ended, with its last words on stderr.
     pub async fn stopped(self, grace: Duration) -> Exit {
         let tail = self.stderr_tail();

@@ -146,12 +146,7 @@ impl Provider for AcpProvider {
                 &self.contain,
             )
             .await?;
-            if let Some(processes) = &launch.processes {
-                processes.register(&launch.id, process.pgid, process.sid);
-                if let Some(sandbox) = &process.sandbox {
-                    processes.register_namespace(&launch.id, sandbox.pid_namespace);
-                }
-            }
+            process.register(&launch);
             let init = json!({
                 "protocolVersion": PROTOCOL_VERSION,
                 "clientCapabilities": { "fs": { "readTextFile": false, "writeTextFile": false }, "terminal": false },

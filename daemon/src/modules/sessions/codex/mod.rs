@@ -190,12 +190,7 @@ impl Provider for CodexProvider {
                 &self.contain,
             )
             .await?;
-            if let Some(processes) = &launch.processes {
-                processes.register(&launch.id, process.pgid, process.sid);
-                if let Some(sandbox) = &process.sandbox {
-                    processes.register_namespace(&launch.id, sandbox.pid_namespace);
-                }
-            }
+            process.register(&launch);
             let rpc = process.rpc.clone();
             let init = json!({
                 "clientInfo": { "name": "vyre", "title": "Vyre", "version": crate::kernel::VERSION },

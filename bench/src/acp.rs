@@ -85,6 +85,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         resume_at: None,
         cwd: folder("direct-work")?,
         model: None,
+        effort: None,
         mode: "default".into(),
         append_system_prompt: None,
         system_prompt_snapshot: None,

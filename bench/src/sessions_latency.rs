@@ -181,6 +181,7 @@ impl Direct {
             resume_at: None,
             // What vyred passes for a chat thread.
             model: Some(vyre::modules::sessions::models::default_model("chat").into()),
+            effort: None,
             permission_mode: "default".into(),
             append_system_prompt: None,
             system_prompt_snapshot: None,

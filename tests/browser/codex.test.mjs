@@ -1,7 +1,7 @@
 // A session on Codex in the app (issue 28, ADR 0038), in a real browser against a real vyred
 // and the real pinned Codex CLI on the fake Responses API: New session offers "Runs on" Codex;
 // a session on it answers in the chat; its header's chip names Codex, and its model menu offers
-// no Claude model; the deck marks the session as Codex's. Screenshots: screenshots/codex-<name>-{desktop,phone}.png.
+// no Claude model but Codex's efforts, one of which the chip then says; the deck marks the session as Codex's. Screenshots: screenshots/codex-<name>-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,13 +61,17 @@ it('New session offers Codex, and a session on it answers in the chat', T, async
   assert.equal(started.provider, 'codex', JSON.stringify(started));
   assert.equal(started.model, null, 'no Claude default model is passed to Codex');
   assert.equal(await page.getByTestId('model-chip').first().innerText(), 'Codex · default model · api-key');
-  // Its model menu names no Claude model: the default, or a model id to type.
+  // Its model menu names no Claude model (the default, or a model id to type), and offers
+  // Codex's reasoning efforts.
   await page.getByTestId('model-chip').first().click();
   const menu = page.getByTestId('model-menu');
   await menu.waitFor();
-  assert.deepEqual(await menu.getByRole('menuitem').allInnerTexts(), ['Default model']);
+  const efforts = ['low', 'medium', 'high', 'xhigh', 'max', 'ultra'];
+  assert.deepEqual(await menu.getByRole('menuitem').allInnerTexts(), ['Default model', 'Default', ...efforts]);
   await shot(page, 'codex-chat');
-  await page.keyboard.press('Escape');
+  await page.getByTestId('effort-menu').getByRole('menuitem', { name: 'high', exact: true }).click();
+  await page.getByTestId('model-chip').first().filter({ hasText: 'Codex · default model · high effort · api-key' }).waitFor();
+  assert.equal((await rig.sock('threads.get', { thread })).effort, 'high');
   // The deck says which sessions run on Codex.
   await page.click('[data-nav=deck]');
   await page.getByTestId('deck-provider').filter({ hasText: 'Codex' }).first().waitFor();

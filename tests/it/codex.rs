@@ -32,9 +32,14 @@ pub fn codex_bin() -> std::path::PathBuf {
 /// A vyred whose `sessions.codex` is the pinned CLI on its own fake API, with the OpenAI key
 /// in the vault, granted to sessions.
 async fn codex_rig(name: &str) -> (FakeApi, Rig) {
+    codex_rig_full(name, false).await
+}
+
+/// The same, with the harness loaded (`harness`): then vyred serves sessions Vyre's tools.
+async fn codex_rig_full(name: &str, harness: bool) -> (FakeApi, Rig) {
     let api = FakeApi::start().await;
     let extra = json!({ "codex": codex_bin(), "codex_base_url": format!("{}/v1", api.url()) });
-    let r = rig_with(name, extra).await;
+    let r = rig_full(name, extra, harness, json!({})).await;
     r.sock
         .call(
             "vault.put",
@@ -109,6 +114,7 @@ async fn codex_passes_the_provider_contract() {
         resume_at: None,
         cwd: work.clone(),
         model: None,
+        effort: None,
         mode: "default".into(),
         append_system_prompt: None,
         system_prompt_snapshot: None,
@@ -554,5 +560,205 @@ async fn codex_takes_steered_words_and_an_interrupt_at_once() {
         true,
         "{events:?}"
     );
+    r.vyred.stop().await;
+}
+
+/// Vyre's tools in a Codex session: Codex is given them as its dynamic tools (no helper
+/// process), a call is the person's to allow or deny as a Claude Code session's MCP call is,
+/// runs as the session (attacker 2: a person's tools are neither listed nor callable), and a
+/// resumed thread still has them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
+    let (api, r) = codex_rig_full("codex-tools", true).await;
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let input = json!({ "cwd": r.work, "provider": "codex", "text": "CALLTOOL recall_status {}" });
+    let started = r.sock.call("threads.start", &input).await.unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    let raised = answer_next_ask(&r, &mut stream, json!({ "decision": "allow" })).await;
+    assert_eq!(raised["tool"], "mcp__vyre__recall_status", "{raised}");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    let tools = of_type(&events, "thread.tool");
+    assert!(
+        tools
+            .iter()
+            .any(|t| t["payload"]["name"] == "mcp__vyre__recall_status"
+                && t["payload"]["status"] == "completed"),
+        "{tools:?}"
+    );
+    // What the model was offered (Codex 0.171 lists tools in its request's input): Vyre's
+    // tools, none of a person's; and the tool's answer.
+    let requests = api.responses_requests();
+    let offered = requests[0].body.to_string();
+    assert!(offered.contains("threads_list"), "{offered}");
+    assert!(offered.contains("recall_search"), "{offered}");
+    assert!(!offered.contains("vault_put") && !offered.contains("threads_answer"));
+    let said = requests.last().unwrap().body["input"].to_string();
+    assert!(
+        said.contains("roots"),
+        "the tool's answer reached the model: {said}"
+    );
+    // No helper ran beside the session for them.
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    for sid in pids["sids"].as_array().unwrap() {
+        for pid in vyre::modules::sessions::spawn::session_members(sid.as_i64().unwrap() as i32) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            assert!(
+                !cmdline.split(|b| *b == 0).any(|a| a == b"mcp"),
+                "a helper runs in the session: {}",
+                String::from_utf8_lossy(&cmdline)
+            );
+        }
+    }
+
+    // Denied, the tool does not run and the model reads why.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "CALLTOOL threads_list {}" }),
+        )
+        .await
+        .unwrap();
+    answer_next_ask(&r, &mut stream, json!({ "decision": "deny" })).await;
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let said = api.responses_requests().pop().unwrap().body["input"].to_string();
+    assert!(said.contains("declined"), "{said}");
+    assert!(!said.contains(&thread), "the list was not read: {said}");
+
+    // A person's tool, named anyway: Codex has no such tool, and nothing is written.
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "CALLTOOL vault_put {\"name\":\"x\",\"value\":\"y\"}" }),
+        )
+        .await
+        .unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(of_type(&events, "ask.raised").is_empty(), "{events:?}");
+    let items = r.sock.call("vault.list", &json!({})).await.unwrap();
+    assert!(
+        !items.to_string().contains("\"x\""),
+        "a session wrote the vault: {items}"
+    );
+
+    // Stopped and resumed, the thread still has Vyre's tools, and an allowed call reads as
+    // this session (the list names its own thread).
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": thread, "text": "CALLTOOL threads_list {}" }),
+        )
+        .await
+        .unwrap();
+    let raised = answer_next_ask(&r, &mut stream, json!({ "decision": "allow" })).await;
+    assert_eq!(raised["tool"], "mcp__vyre__threads_list");
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let said = api.responses_requests().pop().unwrap().body["input"].to_string();
+    assert!(
+        said.contains(&thread),
+        "the resumed session's call ran: {said}"
+    );
+    r.vyred.stop().await;
+}
+
+/// How hard Codex's model thinks: asked at the start, it is the turn's reasoning effort; changed,
+/// from the next turn; kept for a resume; back to the default, the model's own default; one
+/// Codex does not offer is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn a_codex_threads_effort_is_each_turns_reasoning_effort() {
+    let (api, r) = codex_rig("codex-effort").await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let providers = r.sock.call("sessions.providers", &json!({})).await.unwrap();
+    let codex = providers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "codex")
+        .unwrap();
+    assert_eq!(
+        codex["efforts"],
+        json!(["low", "medium", "high", "xhigh", "max", "ultra"])
+    );
+    let wrong = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "provider": "codex", "effort": "extreme" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code(), Some("invalid_input"), "{wrong}");
+    let input = json!({ "cwd": r.work, "provider": "codex", "effort": "high", "text": "think" });
+    let started = r.sock.call("threads.start", &input).await.unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    // The turn's effort, as Codex says it in the request's turn metadata. (Codex 0.171 keeps
+    // the effort a thread's context window began with in the request's own `reasoning`, with
+    // `"context": "all_turns"`, and takes a change for the turn: measured by driving it
+    // directly, with `turn/start`'s `effort` and with `thread/settings/update` alike.)
+    let effort = || {
+        let body = api.responses_requests().pop().unwrap().body;
+        let turn = body["client_metadata"]["x-codex-turn-metadata"]
+            .as_str()
+            .unwrap_or("{}")
+            .to_string();
+        serde_json::from_str::<serde_json::Value>(&turn).unwrap()["reasoning_effort"].clone()
+    };
+    assert_eq!(effort(), "high");
+    let first = api.responses_requests().pop().unwrap().body;
+    assert_eq!(first["reasoning"]["effort"], "high");
+
+    r.sock
+        .call(
+            "threads.effort",
+            &json!({ "thread": thread, "effort": "max" }),
+        )
+        .await
+        .unwrap();
+    send_until_finished(&r, &mut stream, &thread, "harder").await;
+    assert_eq!(effort(), "max");
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["effort"], "max");
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    send_until_finished(&r, &mut stream, &thread, "resumed").await;
+    assert_eq!(effort(), "max", "kept for the resumed session");
+    // A new process begins a new context: the model's requests take it too.
+    let resumed = api.responses_requests().pop().unwrap().body;
+    assert_eq!(resumed["reasoning"]["effort"], "max");
+
+    r.sock
+        .call("threads.effort", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    send_until_finished(&r, &mut stream, &thread, "as usual").await;
+    let default = effort();
+    assert!(
+        default.is_string() && default != "max",
+        "back to the model's default: {default}"
+    );
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["effort"], serde_json::Value::Null);
     r.vyred.stop().await;
 }

@@ -27,6 +27,7 @@ async fn a_fake_provider_passes_the_provider_contract() {
         resume_at: None,
         cwd: work.clone(),
         model: None,
+        effort: None,
         mode: "default".into(),
         append_system_prompt: None,
         system_prompt_snapshot: None,

@@ -200,6 +200,71 @@ async fn the_floor_denies_without_asking_and_modes_change_only_to_offered_ones()
     r.vyred.stop().await;
 }
 
+/// How hard the model thinks: asked at the start, it is Claude Code's effort from the first
+/// request; changed, from the next; kept for a resume; one Claude Code has not is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_threads_effort_is_claude_codes_from_its_start_and_when_changed() {
+    let r = rig("threads-effort").await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let wrong = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "model": "opus", "effort": "ultra" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code(), Some("invalid_input"), "{wrong}");
+    assert!(
+        wrong.to_string().contains("low, medium, high, xhigh, max"),
+        "{wrong}"
+    );
+    let started = r
+        .sock
+        .call(
+            "threads.start",
+            &json!({ "cwd": r.work, "model": "opus", "effort": "high", "text": "think hard" }),
+        )
+        .await
+        .unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let effort = |body: &serde_json::Value| body["output_config"]["effort"].clone();
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(effort(&last.body), "high", "{}", last.body);
+    let got = r
+        .sock
+        .call("threads.get", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    assert_eq!(got["effort"], "high");
+
+    r.sock
+        .call(
+            "threads.effort",
+            &json!({ "thread": thread, "effort": "low" }),
+        )
+        .await
+        .unwrap();
+    let changed = events_until(&mut stream, |e| e["type"] == "thread.effort").await;
+    assert_eq!(changed.last().unwrap()["payload"]["effort"], "low");
+    send_until_finished(&r, &mut stream, &thread, "less now").await;
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(effort(&last.body), "low");
+
+    // Kept for the session that resumes the thread.
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    events_until(&mut stream, |e| e["type"] == "thread.stopped").await;
+    send_until_finished(&r, &mut stream, &thread, "back again").await;
+    let last = r.api.message_requests().into_iter().last().unwrap();
+    assert_eq!(effort(&last.body), "low");
+    r.vyred.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn ask_user_question_and_exit_plan_mode_are_asks_of_their_own_kinds() {

@@ -162,6 +162,20 @@ test('thread.model changes the chip; null is the default model', () => {
   assert.equal(chip(s), 'Claude · default model · api-key');
 });
 
+test('a thread\'s effort is said in the chip once chosen: at the start, changed, back to the default', () => {
+  const s = newChat('t1');
+  apply(s, ev('thread.started', { provider: 'codex', model: null, effort: 'high', auth: 'api-key' }));
+  assert.equal(chip(s), 'Codex · default model · high effort · api-key');
+  apply(s, ev('thread.effort', { effort: 'max' }));
+  assert.equal(s.effort, 'max');
+  apply(s, ev('thread.effort', { effort: null }));
+  assert.equal(chip(s), 'Codex · default model · api-key');
+  // A resumed session started without one says so too.
+  apply(s, ev('thread.effort', { effort: 'low' }));
+  apply(s, ev('thread.started', { provider: 'codex', model: null, auth: 'api-key' }));
+  assert.equal(s.effort, null);
+});
+
 test('the chip names an ACP agent readably, and Claude as before', () => {
   const s = newChat('t1');
   apply(s, ev('thread.started', { provider: 'acp-gemini', model: null, auth: 'own' }));

@@ -4,6 +4,8 @@
 //! Script, read from the newest input item of each request:
 //! - a tool's output (`function_call_output`) → the text `tool said: <its output>`;
 //! - `RUNBASH <command>` → a call of Codex's `exec_command` tool with that command;
+//! - `CALLTOOL <name> <json>` → a call of the function tool `name` (one of the client's
+//!   dynamic tools, e.g. Vyre's `threads_list`) with that JSON as its arguments;
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for interrupts);
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
@@ -23,6 +25,7 @@ use serde_json::{Value, json};
 enum Reply {
     Text { text: String, slowly: bool },
     Command { command: String },
+    Call { name: String, arguments: String },
 }
 
 /// The text of a `message` input item.
@@ -66,6 +69,14 @@ fn script(body: &Value) -> Reply {
                 if text.trim_start().starts_with('<') {
                     continue;
                 }
+                if let Some(call) = text.split("CALLTOOL ").nth(1) {
+                    let (name, arguments) =
+                        call.trim().split_once(' ').unwrap_or((call.trim(), "{}"));
+                    return Reply::Call {
+                        name: name.to_string(),
+                        arguments: arguments.trim().to_string(),
+                    };
+                }
                 if let Some(command) = text.split("RUNBASH ").nth(1) {
                     return Reply::Command {
                         command: command.trim().to_string(),
@@ -83,6 +94,20 @@ fn script(body: &Value) -> Reply {
         text: "hello".into(),
         slowly: false,
     }
+}
+
+/// Stream a call of function tool `name`: added, then done with its arguments (the item).
+async fn call<F, Fut>(send: &F, n: u64, name: &str, arguments: String) -> Value
+where
+    F: Fn(Value) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let mut call = json!({ "type": "function_call", "id": format!("fc_fake_{n}"), "call_id": format!("call_fake_{n}"),
+                           "name": name, "arguments": "", "status": "in_progress" });
+    send(json!({ "type": "response.output_item.added", "output_index": 0, "item": call })).await;
+    call["arguments"] = json!(arguments);
+    call["status"] = json!("completed");
+    call
 }
 
 fn sse(data: Value) -> Bytes {
@@ -131,14 +156,15 @@ pub fn answer(n: u64, body: &Value) -> Response {
                         "content": [{ "type": "output_text", "text": whole, "annotations": [] }] })
             }
             Reply::Command { command } => {
-                let call = json!({ "type": "function_call", "id": format!("fc_fake_{n}"), "call_id": format!("call_fake_{n}"),
-                                   "name": "exec_command", "arguments": "", "status": "in_progress" });
-                send(json!({ "type": "response.output_item.added", "output_index": 0, "item": call })).await;
-                let mut call = call;
-                call["arguments"] = json!(json!({ "cmd": command }).to_string());
-                call["status"] = json!("completed");
-                call
+                call(
+                    &send,
+                    n,
+                    "exec_command",
+                    json!({ "cmd": command }).to_string(),
+                )
+                .await
             }
+            Reply::Call { name, arguments } => call(&send, n, &name, arguments).await,
         };
         send(json!({ "type": "response.output_item.done", "output_index": 0, "item": item })).await;
         let usage = json!({ "input_tokens": 100, "input_tokens_details": { "cached_tokens": 20 },
@@ -180,6 +206,14 @@ mod tests {
             Reply::Text {
                 text: "tool said: hi".into(),
                 slowly: false
+            }
+        );
+        let body = json!({ "input": [user("CALLTOOL threads_list {\"limit\": 1}")] });
+        assert_eq!(
+            script(&body),
+            Reply::Call {
+                name: "threads_list".into(),
+                arguments: "{\"limit\": 1}".into()
             }
         );
         let body = json!({ "input": [user("SLOWLY there")] });

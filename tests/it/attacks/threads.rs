@@ -110,7 +110,7 @@ async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
         .await
         .unwrap();
     (
-        json!({ "state": got["state"], "live": got["live"], "model": got["model"], "queued": got["queued"], "asks": got["asks"] }),
+        json!({ "state": got["state"], "live": got["live"], "model": got["model"], "effort": got["effort"], "queued": got["queued"], "asks": got["asks"] }),
         events,
     )
 }
@@ -188,6 +188,11 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "threads.model",
             json!({ "thread": v, "model": "claude-haiku-4-5" }),
             "model",
+        ),
+        (
+            "threads.effort",
+            json!({ "thread": v, "effort": "low" }),
+            "effort",
         ),
         ("threads.unqueue", json!({ "queued": q }), "unqueue"),
         (
@@ -340,6 +345,7 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
         "fork",
         "rewind",
         "model",
+        "effort",
         "unqueue",
         "edit",
         "send_now",
@@ -724,6 +730,7 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "threads.changes",
         "threads.commands",
         "threads.edit",
+        "threads.effort",
         "threads.files",
         "threads.folders",
         "threads.fork",

@@ -64,6 +64,8 @@ export interface ChatState {
   mode: string;
   provider: string;
   model: string | null;
+  /** How hard the model thinks (one of the provider's efforts); null: its default. */
+  effort: string | null;
   auth: string;
   cwd: string | null;
   title: string | null;
@@ -82,6 +84,7 @@ export function newChat(thread: string): ChatState {
     mode: 'default',
     provider: 'claude',
     model: null,
+    effort: null,
     auth: '',
     cwd: null,
     title: null,
@@ -137,6 +140,7 @@ export function firstWords(items: Item[]): string {
 export function applyDetail(s: ChatState, d: ThreadDetail): void {
   s.provider = d.provider || s.provider;
   s.model = d.model ?? null;
+  s.effort = d.effort ?? null;
   s.auth = d.auth;
   s.mode = d.mode || 'default';
   s.state = d.state;
@@ -264,6 +268,7 @@ export function apply(s: ChatState, e: VyreEvent): void {
     case 'thread.started':
       if (p.provider) s.provider = p.provider;
       s.model = p.model ?? null;
+      s.effort = p.effort ?? null;
       if (p.auth) s.auth = p.auth;
       if (p.cwd) s.cwd = p.cwd;
       break;
@@ -287,6 +292,9 @@ export function apply(s: ChatState, e: VyreEvent): void {
     case 'thread.model':
       if ('model' in p) s.model = p.model ?? null;
       break;
+    case 'thread.effort':
+      if ('effort' in p) s.effort = p.effort ?? null;
+      break;
     case 'mode.changed':
       if (p.mode) s.mode = p.mode;
       break;
@@ -306,9 +314,11 @@ export function apply(s: ChatState, e: VyreEvent): void {
   }
 }
 
-/** The chip's words: "Claude · <model> · <auth>" ("gemini (ACP) · …" for an ACP agent). */
-export function chip(s: Pick<ChatState, 'provider' | 'model' | 'auth'>): string {
+/** The chip's words: "Claude · <model> · <effort> effort · <auth>" ("gemini (ACP) · …" for an ACP
+ * agent; the effort only when one was chosen). */
+export function chip(s: Pick<ChatState, 'provider' | 'model' | 'auth'> & { effort?: string | null }): string {
   const parts = [providerLabel(s.provider), s.model || 'default model'];
+  if (s.effort) parts.push(`${s.effort} effort`);
   // `own`: the provider's program signs in its own way (an ACP agent); nothing to say of it.
   if (s.auth && s.auth !== 'own') parts.push(s.auth);
   return parts.join(' · ');

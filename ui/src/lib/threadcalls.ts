@@ -33,6 +33,24 @@ export async function forkThread(thread: string, uuid?: string): Promise<void> {
   }
 }
 
+/** The reasoning efforts provider `provider` takes (`sessions.providers`), least first; none when
+ * it has no such choice or vyred does not say (an older one, a box whose link does not allow it).
+ * Asked once per source. */
+const efforts = new Map<string, Promise<Record<string, string[]>>>();
+export async function effortsOf(provider: string, ask: () => Promise<{ name: string; efforts?: string[] }[]>, where = ''): Promise<string[]> {
+  let known = efforts.get(where);
+  if (!known) {
+    known = ask()
+      .then((list) => Object.fromEntries(list.map((p) => [p.name, p.efforts ?? []])))
+      .catch(() => {
+        efforts.delete(where);
+        return {};
+      });
+    efforts.set(where, known);
+  }
+  return (await known)[provider] ?? [];
+}
+
 /** End `thread`'s session. */
 export async function stopThread(thread: string): Promise<void> {
   await call('threads.stop', { thread }).catch(fail);

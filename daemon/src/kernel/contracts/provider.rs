@@ -48,6 +48,9 @@ pub struct Launch {
     pub resume_at: Option<String>,
     pub cwd: PathBuf,
     pub model: Option<String>,
+    /// How hard the model thinks (one of the provider's [`Provider::efforts`]); `None`: the
+    /// program's default.
+    pub effort: Option<String>,
     pub mode: String,
     pub append_system_prompt: Option<String>,
     /// `Some(false)`: render the system prompt fresh on every request instead of reusing the
@@ -346,6 +349,16 @@ pub trait Session: Send + Sync {
     fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>>;
     fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>>;
     fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>>;
+    /// Change how hard the model thinks from the next turn (`None`: the program's default). By
+    /// default refused: a provider whose [`Provider::efforts`] is empty has no such choice.
+    fn set_effort(&self, effort: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        let _ = effort;
+        Box::pin(async {
+            Err(ProviderError::Refused(
+                "this provider has no effort to set".into(),
+            ))
+        })
+    }
     /// Before any message, get ready for the first turn (a warm spare, ADR 0032): load what a
     /// first turn would, saying nothing and asking the model nothing. By default nothing.
     fn prepare(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
@@ -379,6 +392,11 @@ pub trait Provider: Send + Sync {
     /// model only when one was asked for.
     fn runs_claude(&self) -> bool {
         true
+    }
+    /// The reasoning efforts its sessions take (`threads.start`'s and `threads.effort`'s
+    /// `effort`), least first; none when it has no such choice.
+    fn efforts(&self) -> &'static [&'static str] {
+        &[]
     }
     /// For a provider that is not Claude Code's: the vault item holding the API key its
     /// program runs on. When the vault has it, launches carry it as [`Credential::ApiKey`]

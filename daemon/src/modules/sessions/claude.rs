@@ -59,6 +59,8 @@ pub struct ClaudeOptions {
     pub model: Option<String>,
     /// `default`, `acceptEdits` or `plan`.
     pub permission_mode: String,
+    /// How hard the model thinks (`effortLevel` in the flag settings); `None`: its default.
+    pub effort: Option<String>,
     /// Text appended to Claude Code's system prompt (sent in `initialize`).
     pub append_system_prompt: Option<String>,
     /// `initialize.systemPromptSnapshot`: the CLI records the first rendered system prompt in
@@ -165,6 +167,9 @@ pub fn flag_settings(o: &ClaudeOptions) -> Value {
     );
     if let Some(tools) = &o.host_tools {
         super::claude_mcp::deny_the_plugins_own(&mut settings, tools);
+    }
+    if let Some(effort) = &o.effort {
+        settings["effortLevel"] = Value::String(effort.clone());
     }
     settings
 }
@@ -417,6 +422,7 @@ mod tests {
             fork_from: None,
             resume_at: None,
             model: Some("claude-sonnet-5".into()),
+            effort: None,
             permission_mode: "default".into(),
             append_system_prompt: None,
             system_prompt_snapshot: None,

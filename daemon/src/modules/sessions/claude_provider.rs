@@ -33,6 +33,10 @@ impl Provider for ClaudeProvider {
     fn driver(&self) -> &str {
         "claude-cli-stream-json"
     }
+    /// Claude Code's `effortLevel`s (2.1.328's `initialize` lists them for every model).
+    fn efforts(&self) -> &'static [&'static str] {
+        &["low", "medium", "high", "xhigh", "max"]
+    }
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             streaming: true,
@@ -62,6 +66,7 @@ impl Provider for ClaudeProvider {
                 resume_at: launch.resume_at,
                 model: launch.model,
                 permission_mode: launch.mode,
+                effort: launch.effort,
                 append_system_prompt: launch.append_system_prompt,
                 system_prompt_snapshot: launch.system_prompt_snapshot,
                 plugin_dirs: launch.plugin_dirs,
@@ -331,6 +336,14 @@ impl Session for ClaudeSession {
 
     fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
         self.control(json!({ "subtype": "set_model", "model": model }))
+    }
+
+    /// Into the flag settings' layer, where the launch put it; `null` takes it out, back to
+    /// the CLI's default (measured on 2.1.328: `get_settings`' `applied.effort` follows).
+    fn set_effort(&self, effort: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        self.control(
+            json!({ "subtype": "apply_flag_settings", "settings": { "effortLevel": effort } }),
+        )
     }
 
     /// The context's summary (what `/context` shows) makes the CLI build what its first turn

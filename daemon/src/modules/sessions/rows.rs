@@ -144,4 +144,9 @@ pub const MIGRATIONS: &[Migration] = &[
         removed_at INTEGER
     );",
     },
+    Migration {
+        version: 11,
+        // How hard the thread's model thinks (issue 28), kept for its next launch.
+        sql: "ALTER TABLE threads_runs ADD COLUMN effort TEXT;",
+    },
 ];

@@ -162,6 +162,7 @@ mod tests {
             resume_at: None,
             cwd: "/work".into(),
             model: None,
+            effort: None,
             mode: "default".into(),
             append_system_prompt: None,
             system_prompt_snapshot: None,

@@ -1541,7 +1541,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do. */
+        /** The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do and the reasoning efforts it takes. */
         post: operations["sessions.providers"];
         delete?: never;
         options?: never;
@@ -1730,6 +1730,23 @@ export interface paths {
         put?: never;
         /** Change the words of a queued message. */
         post: operations["threads.edit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/threads.effort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change how hard a live session's model thinks, from its next turn: one of its provider's efforts (sessions.providers); leave it out for the provider's default. */
+        post: operations["threads.effort"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2905,6 +2922,8 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             cwd: string;
+            /** @description The reasoning effort asked for; `null`: the provider's default. */
+            effort: string | null;
             /** @description The message it was forked at (none: the whole history). */
             forked_at: string | null;
             /** @description The thread it was forked from. */
@@ -4255,6 +4274,11 @@ export interface components {
             capabilities: components["schemas"]["sessions.providers.Capabilities"];
             /** @description `claude-cli-stream-json`, `acp`, ... */
             driver: string;
+            /**
+             * @description The reasoning efforts its sessions take (`threads.start`'s `effort`), least first;
+             *     empty when it has no such choice.
+             */
+            efforts: string[];
             name: string;
         };
         /** @description A slot held or waited for. */
@@ -4515,6 +4539,8 @@ export interface components {
             /** Format: int64 */
             created_at: number;
             cwd: string;
+            /** @description The reasoning effort asked for; `null`: the provider's default. */
+            effort: string | null;
             /** @description The message it was forked at (none: the whole history). */
             forked_at: string | null;
             /** @description The thread it was forked from. */
@@ -10389,6 +10415,51 @@ export interface operations {
             };
         };
     };
+    "threads.effort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description One of the thread's provider's `efforts` (`sessions.providers`); left out, the
+                     *     provider's default.
+                     */
+                    effort?: string | null;
+                    thread: string;
+                };
+            };
+        };
+        responses: {
+            /** @description the tool's output */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Done */
+                        data: {
+                            ok: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description an error, with a code and a message for a person */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "threads.files": {
         parameters: {
             query?: never;
@@ -10558,6 +10629,8 @@ export interface operations {
                             /** Format: int64 */
                             created_at: number;
                             cwd: string;
+                            /** @description The reasoning effort asked for; `null`: the provider's default. */
+                            effort: string | null;
                             /** @description The message it was forked at (none: the whole history). */
                             forked_at: string | null;
                             /** @description The thread it was forked from. */
@@ -11230,6 +11303,11 @@ export interface operations {
                     agent?: string | null;
                     /** @description The folder the session works in (absolute). */
                     cwd: string;
+                    /**
+                     * @description How hard the model thinks: one of the provider's `efforts` (`sessions.providers`);
+                     *     left out, the provider's default.
+                     */
+                    effort?: string | null;
                     /**
                      * @description The first message is Vyre's own instruction, not the person's words: the timeline marks
                      *     it `internal` and surfaces hide it. Only Vyre's modules may say so.

@@ -2,7 +2,9 @@
 //! JSON-RPC over stdio, as provider `codex`.
 //!
 //! - `translate`: its notifications as happenings;
-//! - `session`: one live thread (turns, steering, approvals as asks, interrupt, mode, model).
+//! - `params`: Vyre's terms as Codex's (a mode's policies, a message's input, a decision);
+//! - `session`: one live thread (turns, steering, approvals as asks, interrupt, mode, model);
+//! - `tools`: Vyre's own tools, given to Codex as its dynamic tools.
 //!
 //! Its process is started and contained as an ACP agent's is (`sessions::agent_process`), with
 //! HOME the sessions' own (so its rollouts are `~/.codex/sessions/...` there). Its credential
@@ -12,7 +14,9 @@
 //! (`codex login` in the sessions' home). Which Codex thread a Vyre thread is, is kept in
 //! `VYRE_HOME/codex-threads/<thread>`.
 
+pub mod params;
 pub mod session;
+pub mod tools;
 pub mod translate;
 
 use std::path::PathBuf;
@@ -116,13 +120,18 @@ impl CodexProvider {
     async fn open(&self, process: &AgentProcess, launch: &Launch) -> Result<String, String> {
         let cwd = launch.cwd.display().to_string();
         let rpc = process.rpc.clone();
-        let (approval, _) = session::policies(&launch.mode);
+        let (approval, _) = params::policies(&launch.mode);
         let mut params = json!({ "cwd": cwd, "approvalPolicy": approval });
         if let Some(model) = &launch.model {
             params["model"] = json!(model);
         }
         if let Some(prompt) = &launch.append_system_prompt {
             params["developerInstructions"] = json!(prompt);
+        }
+        // Vyre's tools go with a new thread; Codex keeps them in its rollout, so a resumed or
+        // forked thread has them again.
+        if let (None, false, Some(tools)) = (&launch.fork_from, launch.resume, &launch.host_tools) {
+            params["dynamicTools"] = tools::specs(tools);
         }
         let (method, from) = if let Some(from) = &launch.fork_from {
             ("thread/fork", Some(from))
@@ -165,6 +174,11 @@ impl Provider for CodexProvider {
             transcripts: false,
         }
     }
+    /// The reasoning efforts Codex 0.171.0's models offer (`model/list`; a few lack `ultra`,
+    /// which the model then refuses in the turn's words).
+    fn efforts(&self) -> &'static [&'static str] {
+        &["low", "medium", "high", "xhigh", "max", "ultra"]
+    }
     fn runs_claude(&self) -> bool {
         false
     }
@@ -192,9 +206,14 @@ impl Provider for CodexProvider {
             .await?;
             process.register(&launch);
             let rpc = process.rpc.clone();
-            let init = json!({
+            let mut init = json!({
                 "clientInfo": { "name": "vyre", "title": "Vyre", "version": crate::kernel::VERSION },
             });
+            if launch.host_tools.is_some() {
+                // Vyre's tools are Codex's dynamic tools, a part of its protocol it calls
+                // experimental.
+                init["capabilities"] = json!({ "experimentalApi": true });
+            }
             match tokio::time::timeout(START_WAIT, rpc.request("initialize", init)).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => return Err(process.failed("initialize", e).await),
@@ -229,19 +248,10 @@ impl Provider for CodexProvider {
                 }
             };
             let unanswered = (!kept.answered).then_some((file, kept));
-            let mode = if session::MODES.contains(&launch.mode.as_str()) {
-                launch.mode.clone()
-            } else {
-                "default".into()
-            };
-            Ok(Box::new(CodexSession::new(
-                process,
-                thread,
-                launch.id.clone(),
-                mode,
-                launch.model.clone(),
-                unanswered,
-            )) as Box<dyn Session>)
+            Ok(
+                Box::new(CodexSession::new(process, thread, &launch, unanswered))
+                    as Box<dyn Session>,
+            )
         })
     }
 

@@ -1,8 +1,9 @@
 //! One live Codex thread: messages as turns (`turn/start`), words into a running turn as
 //! `turn/steer`, Codex's approval requests as Vyre's asks and the Switchboard's answers as the
 //! decision that means the same, an interrupt as `turn/interrupt` with every open approval
-//! answered `cancel`. The mode and model chosen apply from the next turn, as Codex's own
-//! per-turn overrides.
+//! answered `cancel`, a call of Vyre's own tools (`tools`) asked of the person first as an
+//! MCP call of Claude Code's is. The mode, model and effort chosen apply from the next turn,
+//! as Codex's own per-turn overrides.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -11,37 +12,30 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::params::{MODES, client_id, decision, default_effort, input, policies};
+use super::tools;
 use super::translate::{Translator, tool_of};
 use crate::kernel::contracts::provider::{
-    BoxFuture, Exit, Happening, Priority, ProcessIds, ProviderError, Question, Session,
-    SlashCommand,
+    BoxFuture, Exit, Happening, HostCall, HostTools, Launch, Priority, ProcessIds, ProviderError,
+    Question, Session, SlashCommand,
 };
 use crate::modules::sessions::agent_process::AgentProcess;
 use crate::modules::sessions::kept::Kept;
 use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
 
-/// Vyre's modes Codex can take, and what each is there: its approval policy and sandbox.
-/// Vyre contains the whole process (ADR 0014), so Codex is told its sandbox is outside it,
-/// except in plan mode, where it may only read.
-pub const MODES: [&str; 4] = ["default", "acceptEdits", "plan", "bypassPermissions"];
-
-/// The approval policy and sandbox policy of `mode`.
-pub fn policies(mode: &str) -> (Value, Value) {
-    let external = json!({ "type": "externalSandbox", "networkAccess": "enabled" });
-    match mode {
-        "acceptEdits" => (json!("on-request"), external),
-        "plan" => (json!("untrusted"), json!({ "type": "readOnly" })),
-        "bypassPermissions" => (json!("never"), external),
-        _ => (json!("untrusted"), external),
-    }
-}
-
 /// How long an interrupt waits for a just-started turn's id, in 10 ms steps.
 const TURN_ID_WAIT_STEPS: u32 = 500;
 
-/// An approval request of Codex's, open.
-struct Open {
-    id: Value,
+/// A question of Codex's, open.
+enum Open {
+    /// An approval request (a command, a file change): answered with a decision.
+    Approval { id: Value },
+    /// A call of one of Vyre's tools, held until the person answers.
+    Tool {
+        id: Value,
+        call: HostCall,
+        tools: HostTools,
+    },
 }
 
 /// What `&self` methods change and `next` reads.
@@ -53,6 +47,7 @@ struct Shared {
     turn: Option<String>,
     mode: String,
     model: Option<String>,
+    effort: Option<String>,
     /// Words steered into a turn that ended before they reached it, while it was still said
     /// to run: they start the next turn once it has ended.
     unsteered: VecDeque<(Value, String)>,
@@ -86,6 +81,8 @@ pub struct CodexSession {
     translator: Translator,
     /// Where the thread's Codex thread is kept, until a turn of it completes.
     unanswered: Option<(std::path::PathBuf, Kept)>,
+    /// Vyre's tools, which Codex calls back (`item/tool/call`).
+    host: Option<HostTools>,
 }
 
 fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -99,59 +96,19 @@ fn refused(e: RpcError) -> ProviderError {
     }
 }
 
-/// Claude content blocks (what Vyre sends every provider) as Codex's user input.
-pub fn input(content: &Value) -> Vec<Value> {
-    let blocks = match content {
-        Value::String(s) => return vec![json!({ "type": "text", "text": s })],
-        Value::Array(blocks) => blocks,
-        _ => return vec![],
-    };
-    blocks
-        .iter()
-        .filter_map(|b| match b["type"].as_str() {
-            Some("text") => Some(json!({ "type": "text", "text": b["text"] })),
-            Some("image") if b["source"]["type"] == "base64" => Some(json!({
-                "type": "image",
-                "url": format!(
-                    "data:{};base64,{}",
-                    b["source"]["media_type"].as_str().unwrap_or("image/png"),
-                    b["source"]["data"].as_str().unwrap_or("")
-                ),
-            })),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The client id Vyre gives a message: `vyre:<Vyre's thread>:<the message's uuid>`. Codex
-/// keeps it in its rollout, which is how recall files a Codex thread Vyre ran under Vyre's own
-/// thread (`kernel::transcripts::rollout`).
-pub fn client_id(vyre_thread: &str, uuid: &str) -> String {
-    format!("vyre:{vyre_thread}:{uuid}")
-}
-
-/// The decision that answers as `response` does (the Agent SDK's permission result,
-/// `{behavior, updatedPermissions?}`): for the session when the person chose "always".
-fn decision(response: &Value) -> &'static str {
-    let always = response["updatedPermissions"]
-        .as_array()
-        .is_some_and(|p| !p.is_empty());
-    match response["behavior"].as_str() {
-        Some("allow") if always => "acceptForSession",
-        Some("allow") => "accept",
-        _ => "decline",
-    }
-}
-
 impl CodexSession {
+    /// Codex thread `thread` of `launch`'s Vyre thread, live in `process`.
     pub fn new(
         process: AgentProcess,
         thread: String,
-        vyre_thread: String,
-        mode: String,
-        model: Option<String>,
+        launch: &Launch,
         unanswered: Option<(std::path::PathBuf, Kept)>,
     ) -> CodexSession {
+        let mode = if MODES.contains(&launch.mode.as_str()) {
+            launch.mode.clone()
+        } else {
+            "default".into()
+        };
         let (side_tx, side_rx) = mpsc::unbounded_channel();
         let ids = ProcessIds {
             pid: process.pid,
@@ -161,7 +118,8 @@ impl CodexSession {
         };
         let shared = Shared {
             mode,
-            model,
+            model: launch.model.clone(),
+            effort: launch.effort.clone(),
             ..Default::default()
         };
         CodexSession {
@@ -169,13 +127,14 @@ impl CodexSession {
             process,
             ids,
             thread,
-            vyre_thread,
+            vyre_thread: launch.id.clone(),
             shared: Arc::new(Mutex::new(shared)),
             side_tx,
             side_rx,
             queue: VecDeque::new(),
             translator: Translator::default(),
             unanswered,
+            host: launch.host_tools.clone(),
         }
     }
 
@@ -191,6 +150,9 @@ impl CodexSession {
         });
         if let Some(model) = &shared.model {
             params["model"] = json!(model);
+        }
+        if let Some(effort) = &shared.effort {
+            params["effort"] = json!(effort);
         }
         let answer = self.rpc.call("turn/start", params)?;
         shared.running = true;
@@ -264,6 +226,7 @@ impl CodexSession {
                 "item/commandExecution/requestApproval" | "item/fileChange/requestApproval" => {
                     self.asked(id, &method, &params)
                 }
+                "item/tool/call" => self.called(id, &params),
                 _ => {
                     // Questions Vyre cannot put to the person yet (Codex's own user-input
                     // tool, an MCP server's form): refused, so the turn goes on without.
@@ -293,7 +256,7 @@ impl CodexSession {
         let request = format!("codex-{id}");
         lock(&self.shared)
             .questions
-            .insert(request.clone(), Open { id });
+            .insert(request.clone(), Open::Approval { id });
         self.queue.push_back(Happening::Asked(Question {
             request,
             kind: "tool".into(),
@@ -303,6 +266,41 @@ impl CodexSession {
             description: params["reason"].as_str().map(String::from),
             suggestions: json!([]),
         }));
+    }
+
+    /// A call of one of Vyre's tools: asked of the person first, as Claude Code asks before
+    /// an MCP tool, unless the mode lets everything run.
+    fn called(&mut self, id: Value, params: &Value) {
+        let Some(tools) = self.host.clone() else {
+            let _ = self
+                .rpc
+                .respond_error(&id, -32601, "this session has no Vyre tools");
+            return;
+        };
+        let call = HostCall {
+            name: params["tool"].as_str().unwrap_or_default().to_string(),
+            input: tools::tool_input(&params["arguments"]),
+            pid: Some(self.ids.pid),
+        };
+        let asks = lock(&self.shared).mode != "bypassPermissions";
+        if !asks {
+            tools::run(&tools, call, &self.rpc, id);
+            return;
+        }
+        let request = format!("codex-{id}");
+        let question = Question {
+            request: request.clone(),
+            kind: "tool".into(),
+            tool: tools::shown_name(&call.name),
+            tool_use_id: params["callId"].as_str().map(String::from),
+            input: call.input.clone(),
+            description: None,
+            suggestions: json!([]),
+        };
+        lock(&self.shared)
+            .questions
+            .insert(request, Open::Tool { id, call, tools });
+        self.queue.push_back(Happening::Asked(question));
     }
 
     fn on_side(&mut self, side: Side) {
@@ -409,9 +407,22 @@ impl Session for CodexSession {
             .questions
             .remove(request)
             .ok_or_else(|| ProviderError::Refused(format!("no open question {request}")))?;
-        self.rpc
-            .respond(&open.id, json!({ "decision": decision(&response) }))
-            .map_err(refused)
+        match open {
+            Open::Approval { id } => self
+                .rpc
+                .respond(&id, json!({ "decision": decision(&response) }))
+                .map_err(refused),
+            Open::Tool { id, call, tools } => {
+                if response["behavior"] != "allow" {
+                    let why = response["message"]
+                        .as_str()
+                        .unwrap_or("The person declined this.");
+                    return self.rpc.respond(&id, tools::declined(why)).map_err(refused);
+                }
+                tools::run(&tools, call, &self.rpc, id);
+                Ok(())
+            }
+        }
     }
 
     fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
@@ -434,7 +445,12 @@ impl Session for CodexSession {
                 (shared.turn.clone(), open)
             };
             for (request, q) in open {
-                let _ = self.rpc.respond(&q.id, json!({ "decision": "cancel" }));
+                let _ = match q {
+                    Open::Approval { id } => self.rpc.respond(&id, json!({ "decision": "cancel" })),
+                    Open::Tool { id, .. } => self
+                        .rpc
+                        .respond(&id, tools::declined("The turn was interrupted.")),
+                };
                 let _ = self
                     .side_tx
                     .send(Side::Said(Happening::Withdrawn { request }));
@@ -476,6 +492,32 @@ impl Session for CodexSession {
         })
     }
 
+    /// From the next turn, as Codex's own per-turn override, which stays until another: so
+    /// back to the default is the model's own default effort, asked of Codex (`model/list`).
+    fn set_effort(&self, effort: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        let effort = effort.map(String::from);
+        Box::pin(async move {
+            let effort = match effort {
+                Some(effort) => effort,
+                None => {
+                    let model = lock(&self.shared).model.clone();
+                    let models = self
+                        .rpc
+                        .request("model/list", json!({}))
+                        .await
+                        .map_err(refused)?;
+                    default_effort(&models, model.as_deref()).ok_or_else(|| {
+                        ProviderError::Refused(
+                            "Codex named no default effort for this model".into(),
+                        )
+                    })?
+                }
+            };
+            lock(&self.shared).effort = Some(effort);
+            Ok(())
+        })
+    }
+
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {
         // Every writer gone, Codex's stdin closes: the sign to finish and exit.
         let CodexSession { process, rpc, .. } = *self;
@@ -485,50 +527,5 @@ impl Session for CodexSession {
 
     fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
         Box::pin(self.process.ended())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_answer_is_the_decision_that_means_the_same() {
-        assert_eq!(decision(&json!({ "behavior": "allow" })), "accept");
-        assert_eq!(
-            decision(
-                &json!({ "behavior": "allow", "updatedPermissions": [{ "type": "addRules" }] })
-            ),
-            "acceptForSession"
-        );
-        assert_eq!(
-            decision(&json!({ "behavior": "deny", "message": "no" })),
-            "decline"
-        );
-        assert_eq!(decision(&json!({})), "decline");
-    }
-
-    #[test]
-    fn claude_content_becomes_codex_input() {
-        let content = json!([
-            { "type": "text", "text": "look" },
-            { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": "iVBOR" } },
-            { "type": "document" },
-        ]);
-        assert_eq!(
-            input(&content),
-            [
-                json!({ "type": "text", "text": "look" }),
-                json!({ "type": "image", "url": "data:image/png;base64,iVBOR" }),
-            ]
-        );
-    }
-
-    #[test]
-    fn plan_mode_only_reads_and_the_rest_is_contained_by_vyre() {
-        assert_eq!(policies("plan").1["type"], "readOnly");
-        assert_eq!(policies("default").0, "untrusted");
-        assert_eq!(policies("default").1["type"], "externalSandbox");
-        assert_eq!(policies("bypassPermissions").0, "never");
     }
 }

@@ -61,9 +61,11 @@ pub fn tool_of(item: &Value) -> Option<(String, Value)> {
             ),
             item["arguments"].clone(),
         )),
+        // Vyre's own tools (the only dynamic ones Vyre gives), named as Claude Code names an
+        // MCP server's, so every surface reads them alike.
         "dynamicToolCall" => Some((
-            item["tool"].as_str().unwrap_or("tool").to_string(),
-            item["arguments"].clone(),
+            super::tools::shown_name(item["tool"].as_str().unwrap_or("tool")),
+            super::tools::tool_input(&item["arguments"]),
         )),
         "webSearch" => Some(("WebSearch".into(), json!({ "query": item["query"] }))),
         "imageView" => Some(("Read".into(), json!({ "file_path": item["path"] }))),
@@ -85,7 +87,9 @@ fn summary_of(name: &str, input: &Value) -> String {
 /// What a tool item gave back, as text, and whether it failed.
 fn ended(item: &Value) -> (bool, String) {
     let status = item["status"].as_str().unwrap_or("completed");
-    let failed = status != "completed" || item["exitCode"].as_i64().is_some_and(|c| c != 0);
+    let failed = status != "completed"
+        || item["exitCode"].as_i64().is_some_and(|c| c != 0)
+        || item["success"] == false;
     let output = match item["type"].as_str() {
         Some("commandExecution") => match item["aggregatedOutput"].as_str() {
             Some(out) => out.to_string(),
@@ -110,6 +114,13 @@ fn ended(item: &Value) -> (bool, String) {
                 .join("\n"),
             e => e["message"].as_str().unwrap_or("failed").to_string(),
         },
+        Some("dynamicToolCall") => item["contentItems"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
         _ => String::new(),
     };
     (failed, output)
@@ -418,6 +429,29 @@ mod tests {
         ));
         assert!(
             matches!(&said[..], [Happening::Finished { ok: false, error: Some(e), .. }] if e == "quota")
+        );
+    }
+
+    #[test]
+    fn a_call_of_vyres_tool_reads_as_an_mcp_tool_of_vyre() {
+        let mut t = Translator::default();
+        let item = json!({ "type": "dynamicToolCall", "id": "call_9", "tool": "threads_list",
+                           "arguments": "{\"limit\":2}", "status": "inProgress" });
+        let said = note(&mut t, "item/started", json!({ "item": item }));
+        match &said[..] {
+            [Happening::ToolStarted { name, input, .. }] => {
+                assert_eq!(name, "mcp__vyre__threads_list");
+                assert_eq!(input["limit"], 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut done = item.clone();
+        done["status"] = json!("completed");
+        done["success"] = json!(false);
+        done["contentItems"] = json!([{ "type": "inputText", "text": "person_only" }]);
+        let said = note(&mut t, "item/completed", json!({ "item": done }));
+        assert!(
+            matches!(&said[..], [Happening::ToolEnded { failed: true, output, .. }] if output == "person_only")
         );
     }
 

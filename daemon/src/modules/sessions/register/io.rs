@@ -36,6 +36,10 @@ pub struct StartInput {
     pub(crate) internal: bool,
     #[serde(default)]
     pub(crate) model: Option<String>,
+    /// How hard the model thinks: one of the provider's `efforts` (`sessions.providers`);
+    /// left out, the provider's default.
+    #[serde(default)]
+    pub(crate) effort: Option<String>,
     /// chat, agent, project, capsule, job, memory, planner or learn.
     #[serde(default)]
     #[schemars(extend("enum" = ["chat", "agent", "project", "capsule", "job", "memory", "planner", "learn", null]))]
@@ -206,6 +210,16 @@ pub struct ModelInput {
     pub(crate) thread: String,
     #[serde(default)]
     pub(crate) model: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EffortInput {
+    pub(crate) thread: String,
+    /// One of the thread's provider's `efforts` (`sessions.providers`); left out, the
+    /// provider's default.
+    #[serde(default)]
+    pub(crate) effort: Option<String>,
 }
 
 #[derive(Serialize, JsonSchema)]

@@ -37,6 +37,9 @@ pub struct ProviderInfo {
     /// `claude-cli-stream-json`, `acp`, ...
     pub driver: String,
     pub capabilities: crate::kernel::contracts::provider::Capabilities,
+    /// The reasoning efforts its sessions take (`threads.start`'s `effort`), least first;
+    /// empty when it has no such choice.
+    pub efforts: Vec<String>,
 }
 
 pub struct SessionsModule {
@@ -148,7 +151,7 @@ impl Module for SessionsModule {
             ctx.tool_with(
                 ToolDef::new(
                     "sessions.providers",
-                    "The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver and what each can do.",
+                    "The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do and the reasoning efforts it takes.",
                 )
                 .sessions_open(),
                 &router,
@@ -162,6 +165,7 @@ impl Module for SessionsModule {
                                 Some(ProviderInfo {
                                     driver: p.driver().to_string(),
                                     capabilities: p.capabilities(),
+                                    efforts: p.efforts().iter().map(|e| e.to_string()).collect(),
                                     name,
                                 })
                             })

@@ -104,6 +104,7 @@ pub(super) fn register(
             // Another provider's agent names its own models: a purpose's default (a Claude
             // model) is not passed to it, only a model the person asked for.
             let claude = b.runs_claude(&provider)?;
+            let effort = b.check_effort(&provider, input.effort)?;
             let model = match input.model.or(agent_model).or(project_model) {
                 Some(m) => Some(m),
                 None if !claude => None,
@@ -128,6 +129,7 @@ pub(super) fn register(
             let request = StartRequest {
                 cwd: made.as_ref().map_or(cwd, |m| m.cwd.clone()),
                 model,
+                effort,
                 purpose,
                 project: input.project,
                 provider,
@@ -489,6 +491,30 @@ pub(super) fn register(
         &board,
         |b, input: ModelInput, _| async move {
             b.set_model(&input.thread, input.model).await?;
+            Ok::<_, ToolError>(Done { ok: true })
+        },
+    )?;
+    ctx.tool_with(
+        ToolDef::new(
+            "threads.effort",
+            "Change how hard a live session's model thinks, from its next turn: one of its provider's efforts (sessions.providers); leave it out for the provider's default.",
+        )
+        .finishes()
+        .sessions_own_thread("thread"),
+        &board,
+        |b, input: EffortInput, _| async move {
+            let provider = b
+                .info(&input.thread)
+                .await?
+                .ok_or_else(|| {
+                    ToolError::not_found(
+                        "unknown_thread",
+                        format!("there is no thread {:?}", input.thread),
+                    )
+                })?
+                .provider;
+            let effort = b.check_effort(&provider, input.effort)?;
+            b.set_effort(&input.thread, effort).await?;
             Ok::<_, ToolError>(Done { ok: true })
         },
     )?;

@@ -48,6 +48,7 @@ impl Switchboard {
         let req = StartRequest {
             cwd,
             model: None,
+            effort: None,
             purpose: "chat".into(),
             project: None,
             provider: provider.into(),

@@ -15,6 +15,7 @@ pub enum Op {
     Interrupt,
     Mode,
     Model,
+    Effort,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -117,6 +118,7 @@ impl From<Error> for ToolError {
                     Op::Interrupt => "interrupt_failed",
                     Op::Mode => "mode_failed",
                     Op::Model => "model_failed",
+                    Op::Effort => "effort_failed",
                 },
             ),
             Error::EmptyText | Error::ImagesInQueue | Error::BadMode(_) | Error::BadFolder(_) => {

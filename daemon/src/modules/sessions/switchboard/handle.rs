@@ -83,6 +83,10 @@ pub(super) enum Command {
         model: Option<String>,
         reply: Reply<()>,
     },
+    Effort {
+        effort: Option<String>,
+        reply: Reply<()>,
+    },
     /// A subagent's slot came free (sent by the session's own waiting task).
     SlotGranted {
         request: String,

@@ -359,6 +359,7 @@ impl Switchboard {
             resume_at: None,
             cwd: req.cwd.clone(),
             model: req.model.clone(),
+            effort: req.effort.clone(),
             mode: req.mode.as_str().to_string(),
             append_system_prompt: agent
                 .as_ref()
@@ -411,7 +412,7 @@ impl Switchboard {
         if let Some(ns) = ids.pid_namespace {
             self.ctx.session_processes().register_namespace(thread, ns);
         }
-        let mut started = json!({ "provider": req.provider, "model": req.model, "auth": went.auth, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": went.resumed, "forked_from": went.forked_from });
+        let mut started = json!({ "provider": req.provider, "model": req.model, "effort": req.effort, "auth": went.auth, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": went.resumed, "forked_from": went.forked_from });
         if let Some(warm) = went.warm {
             started["warm"] = json!(warm.is_ok());
             if let Err(why) = warm {

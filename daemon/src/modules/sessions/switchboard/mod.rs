@@ -108,6 +108,31 @@ impl Switchboard {
         Ok(self.router.get(provider)?.runs_claude())
     }
 
+    /// `effort` if provider `provider` takes it, else why not.
+    pub fn check_effort(
+        &self,
+        provider: &str,
+        effort: Option<String>,
+    ) -> std::result::Result<Option<String>, crate::kernel::tools::ToolError> {
+        let Some(effort) = effort else {
+            return Ok(None);
+        };
+        let efforts = self.router.get(provider)?.efforts();
+        if efforts.contains(&effort.as_str()) {
+            return Ok(Some(effort));
+        }
+        Err(crate::kernel::tools::ToolError::invalid(
+            if efforts.is_empty() {
+                format!("provider {provider} has no reasoning effort to choose")
+            } else {
+                format!(
+                    "provider {provider} takes effort {}, not {effort:?}",
+                    efforts.join(", ")
+                )
+            },
+        ))
+    }
+
     pub fn new(ctx: Ctx, router: Arc<Router>, owners: Owners) -> Arc<Switchboard> {
         let settings = &ctx.config().sessions;
         let (idle_after, max_live) = (settings.idle_after(), settings.max_live());
@@ -330,6 +355,17 @@ impl Switchboard {
         let live = self.live_or_unknown(thread)?;
         live.request(
             |reply| Command::Model { model, reply },
+            || Error::UnknownThread(thread.into()),
+        )
+        .await?
+    }
+
+    /// Change how hard a live session's model thinks, from its next turn (`None`: the
+    /// provider's default).
+    pub async fn set_effort(&self, thread: &str, effort: Option<String>) -> Result<()> {
+        let live = self.live_or_unknown(thread)?;
+        live.request(
+            |reply| Command::Effort { effort, reply },
             || Error::UnknownThread(thread.into()),
         )
         .await?

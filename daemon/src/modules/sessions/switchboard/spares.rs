@@ -5,7 +5,7 @@
 //! - A spare is made like the starts vyred saw most often lately (a person's or a module's,
 //!   never one a session asked for), a moment after a start and a little after vyred starts,
 //!   up to `sessions.spares` of them within `sessions.spare_memory_mb`, and none on battery.
-//! - A start takes the spare made for the same provider, folder, model, mode and agent, and
+//! - A start takes the spare made for the same provider, folder, model, effort, mode and agent, and
 //!   only after checking it: still running, not older than [`MAX_AGE`], its folder still the
 //!   same folder, and the launch the start would make now the same as the spare's (a digest of
 //!   everything it was started with: the credential, the agent's instructions and budget, the
@@ -46,6 +46,7 @@ struct Key {
     provider: String,
     cwd: PathBuf,
     model: Option<String>,
+    effort: Option<String>,
     mode: &'static str,
     agent: Option<String>,
 }
@@ -56,6 +57,7 @@ impl Key {
             provider: req.provider.clone(),
             cwd: req.cwd.clone(),
             model: req.model.clone(),
+            effort: req.effort.clone(),
             mode: req.mode.as_str(),
             agent: req.agent.clone(),
         }

@@ -127,6 +127,7 @@ async fn rig(name: &str) -> Rig {
     let request = StartRequest {
         cwd: dir.path().to_path_buf(),
         model: None,
+        effort: None,
         purpose: "chat".into(),
         project: None,
         provider: "listening".into(),

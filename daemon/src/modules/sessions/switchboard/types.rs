@@ -208,6 +208,8 @@ spelled!(InboxStatus {
 pub struct StartRequest {
     pub cwd: PathBuf,
     pub model: Option<String>,
+    /// How hard the model thinks (one of the provider's efforts); `None`: its default.
+    pub effort: Option<String>,
     pub purpose: String,
     pub project: Option<String>,
     pub provider: String,
@@ -222,6 +224,8 @@ pub struct ThreadInfo {
     pub provider: String,
     pub purpose: String,
     pub model: Option<String>,
+    /// The reasoning effort asked for; `null`: the provider's default.
+    pub effort: Option<String>,
     pub cwd: String,
     pub project: Option<String>,
     pub agent: Option<String>,

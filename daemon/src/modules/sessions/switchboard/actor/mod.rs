@@ -288,6 +288,22 @@ impl Actor {
                     error,
                 }));
             }
+            Command::Effort { effort, reply } => {
+                let result = session.set_effort(effort.as_deref()).await;
+                if result.is_ok() {
+                    let t = self.thread.clone();
+                    self.record(move |tx| {
+                        tell(tx, &t, "thread.effort", json!({ "effort": effort }))?;
+                        rows::runs::set_effort(tx.conn(), &t, effort.as_deref())?;
+                        Ok(())
+                    })
+                    .await;
+                }
+                let _ = reply.send(result.map_err(|error| Error::Provider {
+                    op: Op::Effort,
+                    error,
+                }));
+            }
             Command::SlotGranted { request } => self.on_slot_granted(session, &request),
             Command::Release { release, reply } => {
                 let _ = reply.send(self.on_release(session, release).await);

@@ -19,8 +19,8 @@ pub fn insert(
 ) -> rusqlite::Result<()> {
     let now = crate::now_ms();
     c.execute(
-        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history, started_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, ?10, ?11, ?11, 0, ?12)",
+        "INSERT INTO threads_runs (id, provider, driver, purpose, model, cwd, project, agent, auth, mode, status, created_at, updated_at, history, started_by, effort)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', ?9, ?10, ?11, ?11, 0, ?12, ?13)",
         params![
             thread,
             req.provider,
@@ -33,7 +33,8 @@ pub fn insert(
             req.mode,
             ThreadStatus::Starting,
             now,
-            started_by
+            started_by,
+            req.effort
         ],
     )?;
     Ok(())
@@ -42,7 +43,7 @@ pub fn insert(
 /// One thread, or every thread newest first.
 pub fn infos(c: &Connection, thread: Option<&str>) -> rusqlite::Result<Vec<ThreadInfo>> {
     let mut stmt = c.prepare(
-        "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at
+        "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at, effort
          FROM threads_runs WHERE (?1 IS NULL OR id = ?1) ORDER BY updated_at DESC",
     )?;
     let rows = stmt.query_map([thread], |r| {
@@ -51,6 +52,7 @@ pub fn infos(c: &Connection, thread: Option<&str>) -> rusqlite::Result<Vec<Threa
             provider: r.get(1)?,
             purpose: r.get(2)?,
             model: r.get(3)?,
+            effort: r.get(15)?,
             cwd: r.get(4)?,
             project: r.get(5)?,
             agent: r.get(6)?,
@@ -82,9 +84,9 @@ pub fn exists(c: &Connection, thread: &str) -> rusqlite::Result<bool> {
 /// The options the thread was started with (what a resume or a fork reuses) and its turns.
 pub fn options(c: &Connection, thread: &str) -> rusqlite::Result<Option<(StartRequest, u64)>> {
     c.query_row(
-        "SELECT provider, purpose, model, cwd, project, agent, mode, turns FROM threads_runs WHERE id = ?1",
+        "SELECT provider, purpose, model, cwd, project, agent, mode, effort, turns FROM threads_runs WHERE id = ?1",
         [thread],
-        |r| Ok((start_request(r)?, r.get::<_, i64>(7)?.max(0) as u64)),
+        |r| Ok((start_request(r)?, r.get::<_, i64>(8)?.max(0) as u64)),
     )
     .optional()
 }
@@ -93,7 +95,7 @@ pub fn options(c: &Connection, thread: &str) -> rusqlite::Result<Option<(StartRe
 /// first: where the next start is likely to be (ADR 0032).
 pub fn recent_starts(c: &Connection, n: usize) -> rusqlite::Result<Vec<StartRequest>> {
     let mut stmt = c.prepare(
-        "SELECT provider, purpose, model, cwd, project, agent, mode FROM threads_runs
+        "SELECT provider, purpose, model, cwd, project, agent, mode, effort FROM threads_runs
          WHERE started_by IS NULL ORDER BY created_at DESC LIMIT ?1",
     )?;
     let rows = stmt.query_map([n as i64], start_request)?;
@@ -101,7 +103,7 @@ pub fn recent_starts(c: &Connection, n: usize) -> rusqlite::Result<Vec<StartRequ
 }
 
 /// A start's options from a row whose first columns are `provider, purpose, model, cwd,
-/// project, agent, mode`.
+/// project, agent, mode, effort`.
 fn start_request(r: &rusqlite::Row<'_>) -> rusqlite::Result<StartRequest> {
     Ok(StartRequest {
         provider: r.get(0)?,
@@ -111,6 +113,7 @@ fn start_request(r: &rusqlite::Row<'_>) -> rusqlite::Result<StartRequest> {
         project: r.get(4)?,
         agent: r.get(5)?,
         mode: r.get(6)?,
+        effort: r.get(7)?,
     })
 }
 
@@ -198,6 +201,14 @@ pub fn mode(c: &Connection, thread: &str) -> rusqlite::Result<Option<PermissionM
         )
         .optional()?;
     Ok(mode.and_then(|m| m.parse().ok()))
+}
+
+pub fn set_effort(c: &Connection, thread: &str, effort: Option<&str>) -> rusqlite::Result<()> {
+    c.execute(
+        "UPDATE threads_runs SET effort = ?1, updated_at = ?2 WHERE id = ?3",
+        params![effort, crate::now_ms(), thread],
+    )?;
+    Ok(())
 }
 
 pub fn set_model(c: &Connection, thread: &str, model: Option<&str>) -> rusqlite::Result<()> {

@@ -21,6 +21,7 @@ fn request() -> StartRequest {
     StartRequest {
         cwd: PathBuf::from("/work"),
         model: Some("claude-fake".into()),
+        effort: Some("high".into()),
         purpose: "chat".into(),
         project: None,
         provider: "claude".into(),
@@ -61,6 +62,14 @@ fn a_run_keeps_its_options_state_and_turns() {
     runs::turn_began(&c, "t", 3).unwrap();
     let (req, turns) = runs::options(&c, "t").unwrap().unwrap();
     assert_eq!((req.mode, turns), (PermissionMode::AcceptEdits, 3));
+    // Its effort goes with a resume, and a change of it too.
+    assert_eq!(req.effort.as_deref(), Some("high"));
+    runs::set_effort(&c, "t", Some("low")).unwrap();
+    let (req, _) = runs::options(&c, "t").unwrap().unwrap();
+    assert_eq!(req.effort.as_deref(), Some("low"));
+    runs::set_effort(&c, "t", None).unwrap();
+    let info = runs::infos(&c, Some("t")).unwrap().pop().unwrap();
+    assert_eq!(info.effort, None);
     runs::turn_finished(&c, "t", 0.5).unwrap();
     let info = runs::infos(&c, None).unwrap().pop().unwrap();
     assert_eq!((info.state, info.total_cost_usd), (ThreadStatus::Idle, 0.5));

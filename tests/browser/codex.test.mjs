@@ -1,7 +1,9 @@
 // A session on Codex in the app (issue 28, ADR 0038), in a real browser against a real vyred
 // and the real pinned Codex CLI on the fake Responses API: New session offers "Runs on" Codex;
 // a session on it answers in the chat; its header's chip names Codex, and its model menu offers
-// no Claude model but Codex's efforts, one of which the chip then says; the deck marks the session as Codex's. Screenshots: screenshots/codex-<name>-{desktop,phone}.png.
+// no Claude model but Codex's efforts, one of which the chip then says; the deck marks the
+// session as Codex's; Settings lets Lumen's sessions run on Codex. Screenshots:
+// screenshots/codex-<name>-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -76,4 +78,25 @@ it('New session offers Codex, and a session on it answers in the chat', T, async
   await page.click('[data-nav=deck]');
   await page.getByTestId('deck-provider').filter({ hasText: 'Codex' }).first().waitFor();
   await shot(page, 'codex-deck');
+});
+
+it('Settings lets Lumen run on Codex, and a session started for it then does', T, async () => {
+  await page.click('[data-nav=settings]');
+  const row = page.locator('[data-testid=purpose-row][data-purpose=capsule]');
+  await row.waitFor();
+  assert.equal(await row.getByTestId('purpose-provider').inputValue(), 'claude');
+  await row.getByTestId('purpose-provider').selectOption('codex');
+  await row.getByTestId('purpose-save').click();
+  await row.getByTestId('purpose-reset').waitFor();
+  const models = await rig.sock('sessions.models.get', {});
+  assert.deepEqual(models.capsule, { model: null, provider: 'codex', source: 'set' });
+  await row.scrollIntoViewIfNeeded();
+  await shot(page, 'codex-settings');
+  // Lumen starts its thread with purpose `capsule` and no provider: it runs on Codex now.
+  const { thread } = await rig.sock('threads.start', { cwd: rig.work, purpose: 'capsule', text: 'from lumen' });
+  assert.equal((await rig.sock('threads.get', { thread })).provider, 'codex');
+  // Reset, it is Claude Code's again.
+  await row.getByTestId('purpose-reset').click();
+  await row.getByTestId('purpose-save').or(row.getByTestId('purpose-reset')).waitFor({ state: 'detached' });
+  assert.equal((await rig.sock('sessions.models.get', {})).capsule.provider, 'claude');
 });

@@ -762,3 +762,68 @@ async fn a_codex_threads_effort_is_each_turns_reasoning_effort() {
     assert_eq!(got["effort"], serde_json::Value::Null);
     r.vyred.stop().await;
 }
+
+/// A purpose can run on Codex (issue 28): a person's choice names the provider, and a start of
+/// that purpose naming none (as Lumen's, with purpose `capsule`) runs there with Codex's own
+/// default model; one naming Claude Code still gets the purpose's Claude model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn a_purposes_sessions_run_on_the_provider_a_person_chose_for_it() {
+    let (_api, r) = codex_rig("codex-purpose").await;
+    let wrong = r
+        .sock
+        .call(
+            "sessions.models.set",
+            &json!({ "purpose": "capsule", "provider": "nosuch" }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code(), Some("invalid_input"), "{wrong}");
+    assert!(wrong.to_string().contains("claude, codex"), "{wrong}");
+    let set = r
+        .sock
+        .call(
+            "sessions.models.set",
+            &json!({ "purpose": "capsule", "provider": "codex" }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        set["capsule"],
+        json!({ "model": null, "provider": "codex", "source": "set" })
+    );
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let input = json!({ "cwd": r.work, "purpose": "capsule", "text": "hello capsule" });
+    r.sock.call("threads.start", &input).await.unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = &of_type(&events, "thread.started")[0]["payload"];
+    assert_eq!(
+        (started["provider"].as_str(), started["model"].as_str()),
+        (Some("codex"), None),
+        "{started}"
+    );
+    let text: String = of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert_eq!(text, "reply to [hello capsule]");
+
+    // A start naming Claude Code runs there, with the purpose's Claude default.
+    let input = json!({ "cwd": r.work, "purpose": "capsule", "provider": "claude", "text": "hi" });
+    r.sock.call("threads.start", &input).await.unwrap();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    let started = &of_type(&events, "thread.started")[0]["payload"];
+    assert_eq!(
+        (started["provider"].as_str(), started["model"].as_str()),
+        (Some("claude"), Some("haiku")),
+        "{started}"
+    );
+    // Cleared, the purpose is Claude Code's again.
+    let cleared = r
+        .sock
+        .call("sessions.models.set", &json!({ "purpose": "capsule" }))
+        .await
+        .unwrap();
+    assert_eq!(cleared["capsule"]["provider"], "claude");
+    r.vyred.stop().await;
+}

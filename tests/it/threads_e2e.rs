@@ -370,11 +370,11 @@ async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
         .unwrap();
     assert_eq!(
         models["chat"],
-        json!({ "model": "opus", "source": "default" })
+        json!({ "model": "opus", "provider": "claude", "source": "default" })
     );
     assert_eq!(
         models["job"],
-        json!({ "model": "haiku", "source": "default" })
+        json!({ "model": "haiku", "provider": "claude", "source": "default" })
     );
     let set = r
         .sock
@@ -386,7 +386,7 @@ async fn each_purpose_has_a_model_and_says_where_it_comes_from() {
         .unwrap();
     assert_eq!(
         set["chat"],
-        json!({ "model": "claude-fake-chat", "source": "set" })
+        json!({ "model": "claude-fake-chat", "provider": "claude", "source": "set" })
     );
     let err = r
         .sock

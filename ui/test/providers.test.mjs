@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_PROVIDER, modelChoices, providerChoices, providerLabel } from '../.test-build/providers.js';
+import { DEFAULT_PROVIDER, PURPOSES, modelChoices, providerChoices, providerLabel, purposeChoice } from '../.test-build/providers.js';
 
 test('a provider as a person reads it: Claude, an ACP agent by its name', () => {
   assert.equal(providerLabel('claude'), 'Claude');
@@ -39,4 +39,16 @@ test('the model menu names Claude Code\'s models only on its threads', () => {
   assert.deepEqual(modelChoices(null), ['opus', 'sonnet', 'haiku'], 'nothing said is Claude');
   assert.deepEqual(modelChoices('codex'), []);
   assert.deepEqual(modelChoices('acp-gemini'), []);
+});
+
+test('a purpose\'s provider and model as sessions.models.set takes them', () => {
+  // Claude Code and no model: the choice is cleared, back to the config's or the default.
+  assert.deepEqual(purposeChoice('chat', 'claude', '  '), { purpose: 'chat' });
+  assert.deepEqual(purposeChoice('chat', 'claude', ' opus '), { purpose: 'chat', model: 'opus' });
+  // Another provider with no model runs on its own default.
+  assert.deepEqual(purposeChoice('capsule', 'codex', ''), { purpose: 'capsule', provider: 'codex' });
+  assert.deepEqual(purposeChoice('job', 'codex', 'gpt-x'), { purpose: 'job', provider: 'codex', model: 'gpt-x' });
+  // Every purpose vyred knows is named once, Lumen's as Lumen.
+  assert.deepEqual(PURPOSES.map((p) => p.purpose).sort(), ['agent', 'capsule', 'chat', 'job', 'learn', 'memory', 'planner', 'project']);
+  assert.equal(PURPOSES.find((p) => p.purpose === 'capsule').label, 'Lumen');
 });

@@ -30,3 +30,26 @@ export function providerChoices(providers: readonly { name: string }[]): Provide
   names.sort((a, b) => Number(b === DEFAULT_PROVIDER) - Number(a === DEFAULT_PROVIDER));
   return names.map((name) => ({ name, label: name === DEFAULT_PROVIDER ? 'Claude Code' : providerLabel(name) }));
 }
+
+/** The purposes a session is started for (`threads.start`'s `purpose`), as Settings names them. */
+export const PURPOSES: readonly { purpose: string; label: string }[] = [
+  { purpose: 'chat', label: 'Chats' },
+  { purpose: 'project', label: 'Projects' },
+  { purpose: 'agent', label: 'Agents' },
+  { purpose: 'capsule', label: 'Lumen' },
+  { purpose: 'job', label: 'Jobs' },
+  { purpose: 'memory', label: 'Memory' },
+  { purpose: 'planner', label: 'Planner' },
+  { purpose: 'learn', label: 'Lessons' },
+];
+
+/** What `sessions.models.set` is asked for a purpose's provider and model as typed: Claude Code
+ *  with no model clears the choice (back to the config's or the default), another provider with
+ *  none is its own default model. */
+export function purposeChoice(purpose: string, provider: string, model: string): { purpose: string; provider?: string; model?: string } {
+  const m = model.trim();
+  const input: { purpose: string; provider?: string; model?: string } = { purpose };
+  if (provider && provider !== DEFAULT_PROVIDER) input.provider = provider;
+  if (m) input.model = m;
+  return input;
+}

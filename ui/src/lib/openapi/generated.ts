@@ -1524,7 +1524,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Choose the model for a purpose, or clear the choice. */
+        /** Choose the model for a purpose, and the provider its sessions run on when a start names none; or clear the choice. */
         post: operations["sessions.models.set"];
         delete?: never;
         options?: never;
@@ -4251,12 +4251,30 @@ export interface components {
             thread: string;
         };
         "sessions.models.get.Choice": {
-            model: string;
+            /**
+             * @description The model; null: the provider's own default (a choice of another provider that named no
+             *     model).
+             */
+            model: string | null;
+            /**
+             * @description The provider sessions of this purpose run on when a start names none (`claude` unless a
+             *     person chose another).
+             */
+            provider: string;
             /** @description `set` (by a person), `config` (sessions.models) or `default`. */
             source: string;
         };
         "sessions.models.set.Choice": {
-            model: string;
+            /**
+             * @description The model; null: the provider's own default (a choice of another provider that named no
+             *     model).
+             */
+            model: string | null;
+            /**
+             * @description The provider sessions of this purpose run on when a start names none (`claude` unless a
+             *     person chose another).
+             */
+            provider: string;
             /** @description `set` (by a person), `config` (sessions.models) or `default`. */
             source: string;
         };
@@ -9862,8 +9880,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The model; leave it out to go back to config or the default. */
+                    /** @description The model; leave it and `provider` out to go back to config or the default. */
                     model?: string | null;
+                    /**
+                     * @description The provider (`sessions.providers`); left out, Claude Code. Another provider's model
+                     *     may be left out too: its own default.
+                     */
+                    provider?: string | null;
                     /** @description chat, agent, project, capsule, job, memory, planner or learn. */
                     purpose: string;
                 };

@@ -176,7 +176,7 @@ impl Module for SessionsModule {
             ctx.store()
                 .migrate(crate::modules::sessions::models::MIGRATIONS)
                 .await?;
-            crate::modules::sessions::models::register(&ctx)?;
+            crate::modules::sessions::models::register(&ctx, router.clone())?;
             let slots = Arc::new(crate::modules::sessions::slots::Slots::new(
                 ctx.clone(),
                 crate::modules::sessions::slots::Limits::from_config(&ctx.config().sessions.slots),

@@ -100,25 +100,28 @@ pub(super) fn register(
                     .and_then(|p| p["model"].as_str().map(String::from)),
                 None => None,
             };
-            let provider = input.provider.unwrap_or_else(|| "claude".into());
-            // Another provider's agent names its own models: a purpose's default (a Claude
-            // model) is not passed to it, only a model the person asked for.
+            // The purpose's choice: its model, and the provider a start naming none runs on.
+            let choices = c.call("sessions.models.get", serde_json::json!({})).await?;
+            let choice: Option<crate::modules::sessions::models::Choice> =
+                serde_json::from_value(choices[&purpose].clone()).ok();
+            let (provider, purpose_model) = crate::modules::sessions::models::of_purpose(
+                choice.as_ref(),
+                &purpose,
+                input.provider,
+            );
+            // An agent's and a project's models are Claude's: another provider names its own,
+            // and gets only a model the person asked for or the purpose chose for it.
             let claude = b.runs_claude(&provider)?;
             let effort = b.check_effort(&provider, input.effort)?;
-            let model = match input.model.or(agent_model).or(project_model) {
-                Some(m) => Some(m),
-                None if !claude => None,
-                None => Some(
-                    c.call("sessions.models.get", serde_json::json!({}))
-                        .await?
-                        .get(&purpose)
-                        .and_then(|p| p["model"].as_str())
-                        .map(String::from)
-                        .unwrap_or_else(|| {
-                            crate::modules::sessions::models::default_model(&purpose).to_string()
-                        }),
-                ),
+            let (agent_model, project_model) = match claude {
+                true => (agent_model, project_model),
+                false => (None, None),
             };
+            let model = input
+                .model
+                .or(agent_model)
+                .or(project_model)
+                .or(purpose_model);
             let made = match &input.worktree {
                 Some(wish) => {
                     crate::modules::sessions::worktree::make(&c, &cwd, wish, input.text.as_deref())

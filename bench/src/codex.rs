@@ -61,6 +61,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         home,
         contain: Arc::new(Contain::new(Wanted::None, None, vec![], vec![])),
         ids: folder("direct-ids")?,
+        prices: Default::default(),
     };
     let launch = Launch {
         id: vyre::kernel::ids::uuid_v4(),

@@ -5,13 +5,17 @@
 //! - whitespace around a line changes nothing;
 //! - what was read, written out again as Codex 0.171.0 writes it, reads back the same (a
 //!   person's or Codex's words with their item id, time and Vyre's thread; a place);
-//! - what is said is never blank, and a message id belongs to Codex's words only.
+//! - what is said is never blank, and a message id belongs to Codex's words only;
+//! - read whole for a timeline (`transcripts/rollout_entries.rs`), the same bytes (as many
+//!   lines) give entries that each follow the one before, a tool's result right after its call,
+//!   outputs within the cap with their whole size.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
+use vyre::kernel::transcripts::entry::{Block, What};
 use vyre::kernel::transcripts::line::{Line, Role};
-use vyre::kernel::transcripts::rollout;
+use vyre::kernel::transcripts::{rollout, rollout_entries};
 
 fuzz_target!(|data: &[u8]| {
     let read = rollout::parse(data);
@@ -73,5 +77,28 @@ fuzz_target!(|data: &[u8]| {
     if let Some((v, expected)) = again {
         let text = serde_json::to_string(&v).expect("a Value serializes");
         assert_eq!(rollout::parse(text.as_bytes()), Ok(expected), "{text}");
+    }
+
+    let entries = rollout_entries::read(data, 16);
+    for (i, e) in entries.iter().enumerate() {
+        assert!(e.uuid.is_some(), "{e:?}");
+        let before = i.checked_sub(1).and_then(|j| entries[j].uuid.clone());
+        assert_eq!(e.parent, before, "each entry follows the one before");
+        if let What::Results(results) = &e.what {
+            let call = match i.checked_sub(1).map(|j| &entries[j].what) {
+                Some(What::Blocks { blocks, .. }) => match blocks.as_slice() {
+                    [Block::ToolUse { id, .. }] => id.clone(),
+                    other => panic!("a result after {other:?}"),
+                },
+                other => panic!("a result after {other:?}"),
+            };
+            for r in results {
+                assert_eq!(r.call, call);
+                assert!(
+                    r.output.len() <= 16 && r.bytes >= r.output.len() as u64,
+                    "{r:?}"
+                );
+            }
+        }
     }
 });

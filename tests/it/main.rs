@@ -11,6 +11,7 @@ mod attacks;
 mod changes;
 mod claude_e2e;
 mod codex;
+mod codex_choices;
 mod crash_cycles;
 mod events;
 mod faults;

@@ -14,7 +14,7 @@ use serde_json::Value;
 mod origins;
 mod sessions;
 pub use origins::OriginPattern;
-pub use sessions::{AcpAgent, ProjectSlots, SessionsConfig, SlotsConfig};
+pub use sessions::{AcpAgent, Price, ProjectSlots, SessionsConfig, SlotsConfig};
 
 /// Which machine this vyred runs on; decides which modules start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

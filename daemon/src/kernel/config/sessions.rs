@@ -18,6 +18,11 @@ pub struct SessionsConfig {
     pub codex: Option<String>,
     /// The Responses API address Codex's sessions use (a gateway); unset, OpenAI's own.
     pub codex_base_url: Option<String>,
+    /// What a Codex session's tokens cost, by model, as the person's plan prices them (Codex
+    /// reports tokens, not prices; Vyre keeps no price list of its own). Unset for a model,
+    /// its turns count tokens and no cost.
+    #[serde(deserialize_with = "prices")]
+    pub prices: std::collections::BTreeMap<String, Price>,
     pub home: Option<String>,
     /// `login`, `setup-token` or `api-key` (checked by the vault's auth, which names the choices).
     pub auth: Option<String>,
@@ -52,6 +57,49 @@ pub struct SessionsConfig {
     /// (ADR 0037).
     #[serde(deserialize_with = "acp_agents")]
     pub acp: std::collections::BTreeMap<String, AcpAgent>,
+}
+
+/// What a model's tokens cost, in US dollars per million tokens.
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    /// Input read from the provider's cache; unset, the input's price.
+    #[serde(default)]
+    pub cached_input: Option<f64>,
+    pub output: f64,
+}
+
+impl Price {
+    /// What `input` fresh input tokens, `cached` cached ones and `output` output tokens cost.
+    pub fn cost(&self, input: u64, cached: u64, output: u64) -> f64 {
+        let per = |n: u64, price: f64| n as f64 * price / 1_000_000.0;
+        per(input, self.input)
+            + per(cached, self.cached_input.unwrap_or(self.input))
+            + per(output, self.output)
+    }
+}
+
+/// `sessions.prices`: every price a number of dollars, none negative.
+fn prices<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<std::collections::BTreeMap<String, Price>, D::Error> {
+    use serde::de::Error;
+    let prices = std::collections::BTreeMap::<String, Price>::deserialize(d)?;
+    for (model, p) in &prices {
+        for (what, v) in [
+            ("input", Some(p.input)),
+            ("cached_input", p.cached_input),
+            ("output", Some(p.output)),
+        ] {
+            if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+                return Err(D::Error::custom(format!(
+                    "sessions.prices.{model}.{what}: {v} is not a price (US dollars per million tokens, 0 or more)"
+                )));
+            }
+        }
+    }
+    Ok(prices)
 }
 
 /// One ACP agent: the program that speaks ACP on its stdio, its arguments, and variables for

@@ -214,3 +214,45 @@ fn acp_agents_are_named_and_have_a_command() {
         assert!(err.contains(says), "{bad}: {err}");
     }
 }
+
+#[test]
+fn prices_are_dollars_per_million_tokens_and_never_negative() {
+    let (config, _) = parse(
+        Path::new("c.json"),
+        r#"{"sessions": {"prices": {"gpt-x": {"input": 1.25, "cached_input": 0.125, "output": 10}}}}"#,
+    )
+    .unwrap();
+    let price = config.sessions.prices["gpt-x"];
+    // 1,000 fresh input, 3,000 cached and 500 output tokens.
+    let cost = price.cost(1_000, 3_000, 500);
+    assert!(
+        (cost - (0.00125 + 0.000375 + 0.005)).abs() < 1e-12,
+        "{cost}"
+    );
+    let plain = crate::kernel::config::Price {
+        input: 2.0,
+        cached_input: None,
+        output: 8.0,
+    };
+    assert!(
+        (plain.cost(0, 1_000_000, 0) - 2.0).abs() < 1e-12,
+        "cached at the input's price"
+    );
+    for (bad, says) in [
+        (
+            r#"{"sessions": {"prices": {"gpt-x": {"input": -1, "output": 1}}}}"#,
+            "sessions.prices.gpt-x.input",
+        ),
+        (
+            r#"{"sessions": {"prices": {"gpt-x": {"input": 1}}}}"#,
+            "missing field `output`",
+        ),
+        (
+            r#"{"sessions": {"prices": {"gpt-x": {"input": 1, "output": 1, "per": "k"}}}}"#,
+            "unknown field",
+        ),
+    ] {
+        let err = parse(Path::new("c.json"), bad).unwrap_err().to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+}

@@ -8,6 +8,8 @@
 //! - [`tail`]: a file read incrementally, from a kept offset to its last complete line.
 //! - [`entry`]: a file read whole for a thread's timeline: prompts, text, tool calls with their
 //!   inputs and results, interrupts, on the branch the session is on.
+//! - [`rollout_entries`]: a Codex rollout read whole as the same entries, for the timeline of
+//!   a Codex session Vyre adopted from its terminal.
 //! - [`find`] and [`has_entry`]: what a resume and a rewind check before starting a process.
 //! - [`open`]: how every transcript is opened. The folders under a root are written by sessions
 //!   (the sessions' HOME is theirs), so a root is resolved once ([`roots`]) and each file is then
@@ -17,6 +19,7 @@
 pub mod entry;
 pub mod line;
 pub mod rollout;
+pub mod rollout_entries;
 pub mod tail;
 
 use std::io::{BufRead, BufReader};

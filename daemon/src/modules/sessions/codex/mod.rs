@@ -52,6 +52,8 @@ pub struct CodexProvider {
     pub contain: Arc<Contain>,
     /// Where each thread's Codex thread id is kept.
     pub ids: PathBuf,
+    /// What each model's tokens cost (`sessions.prices`).
+    pub prices: Arc<std::collections::BTreeMap<String, crate::kernel::config::Price>>,
 }
 
 /// OpenAI's API, where the vault's key goes when no other address is set.
@@ -116,8 +118,12 @@ impl CodexProvider {
         crate::kernel::transcripts::rollout::find(&self.home, id).is_some()
     }
 
-    /// Make, resume or fork the Codex thread for `launch`: its id.
-    async fn open(&self, process: &AgentProcess, launch: &Launch) -> Result<String, String> {
+    /// Make, resume or fork the Codex thread for `launch`: its id, and the model it runs on.
+    async fn open(
+        &self,
+        process: &AgentProcess,
+        launch: &Launch,
+    ) -> Result<(String, Option<String>), String> {
         let cwd = launch.cwd.display().to_string();
         let rpc = process.rpc.clone();
         let (approval, _) = params::policies(&launch.mode);
@@ -150,10 +156,11 @@ impl CodexProvider {
             .request(method, params)
             .await
             .map_err(|e| e.to_string())?;
-        answer["thread"]["id"]
+        let id = answer["thread"]["id"]
             .as_str()
             .map(String::from)
-            .ok_or_else(|| format!("{method} gave no thread id"))
+            .ok_or_else(|| format!("{method} gave no thread id"))?;
+        Ok((id, answer["model"].as_str().map(String::from)))
     }
 }
 
@@ -229,12 +236,12 @@ impl Provider for CodexProvider {
                     Err(e) => return Err(process.failed("sign-in", e).await),
                 }
             }
-            let thread = match tokio::time::timeout(START_WAIT, self.open(&process, &launch)).await
-            {
-                Ok(Ok(thread)) => thread,
-                Ok(Err(e)) => return Err(process.failed("thread", e).await),
-                Err(_) => return Err(process.failed("thread", "no answer in 60 s").await),
-            };
+            let (thread, model) =
+                match tokio::time::timeout(START_WAIT, self.open(&process, &launch)).await {
+                    Ok(Ok(opened)) => opened,
+                    Ok(Err(e)) => return Err(process.failed("thread", e).await),
+                    Err(_) => return Err(process.failed("thread", "no answer in 60 s").await),
+                };
             // A resumed or forked thread has history; a new one once a turn completes.
             let kept = Kept {
                 session: thread.clone(),
@@ -248,10 +255,9 @@ impl Provider for CodexProvider {
                 }
             };
             let unanswered = (!kept.answered).then_some((file, kept));
-            Ok(
-                Box::new(CodexSession::new(process, thread, &launch, unanswered))
-                    as Box<dyn Session>,
-            )
+            let mut session = CodexSession::new(process, thread, &launch, unanswered);
+            session.priced(model, self.prices.clone());
+            Ok(Box::new(session) as Box<dyn Session>)
         })
     }
 

@@ -5,7 +5,7 @@
 //! MCP call of Claude Code's is. The mode, model and effort chosen apply from the next turn,
 //! as Codex's own per-turn overrides.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use super::params::{MODES, client_id, decision, default_effort, input, policies};
 use super::tools;
 use super::translate::{Translator, tool_of};
+use crate::kernel::config::Price;
 use crate::kernel::contracts::provider::{
     BoxFuture, Exit, Happening, HostCall, HostTools, Launch, Priority, ProcessIds, ProviderError,
     Question, Session, SlashCommand,
@@ -83,6 +84,10 @@ pub struct CodexSession {
     unanswered: Option<(std::path::PathBuf, Kept)>,
     /// Vyre's tools, which Codex calls back (`item/tool/call`).
     host: Option<HostTools>,
+    /// The model the thread runs on when none was chosen (Codex's answer to opening it), and
+    /// what each model's tokens cost.
+    opened_model: Option<String>,
+    prices: Arc<BTreeMap<String, Price>>,
 }
 
 fn lock(m: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -135,7 +140,22 @@ impl CodexSession {
             translator: Translator::default(),
             unanswered,
             host: launch.host_tools.clone(),
+            opened_model: None,
+            prices: Arc::default(),
         }
+    }
+
+    /// Price its turns: `model` is the one Codex opened the thread on, `prices` the person's.
+    pub fn priced(&mut self, model: Option<String>, prices: Arc<BTreeMap<String, Price>>) {
+        self.opened_model = model;
+        self.prices = prices;
+    }
+
+    /// The price of the model the turn ran on: the one chosen, else the one Codex opened with.
+    fn price_now(&self) -> Option<Price> {
+        let chosen = lock(&self.shared).model.clone();
+        let model = chosen.or_else(|| self.opened_model.clone())?;
+        self.prices.get(&model).copied()
     }
 
     /// Start a turn with `content` (the caller holds `shared` and saw no turn running).
@@ -209,6 +229,7 @@ impl CodexSession {
                                 tracing::warn!(error = %e, "the Codex thread is not marked answered");
                             }
                         }
+                        self.translator.price = self.price_now();
                         let said = self.translator.finish(Ok(turn));
                         self.queue.extend(said);
                         let next = lock(&self.shared).unsteered.pop_front();

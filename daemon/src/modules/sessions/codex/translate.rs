@@ -18,6 +18,10 @@ pub struct Translator {
     calls: HashMap<String, (String, Value)>,
     /// The turn's usage, as Codex last reported it.
     usage: Value,
+    /// What the model the turn runs on costs (`sessions.prices`), when the person said.
+    pub price: Option<crate::kernel::config::Price>,
+    /// What this process's turns cost so far.
+    total: f64,
 }
 
 /// The words of a shell command Codex runs as `/bin/bash -lc '<words>'`: what the model asked
@@ -308,14 +312,24 @@ impl Translator {
                 ),
             ),
         };
+        // Codex reports tokens, not what they cost: the person's price for the model does.
+        let tokens = tokens(&std::mem::take(&mut self.usage));
+        let count = |k: &str| tokens[k].as_u64().unwrap_or(0);
+        let cost_usd = self.price.map_or(0.0, |p| {
+            p.cost(
+                count("input_tokens"),
+                count("cache_read_input_tokens"),
+                count("output_tokens"),
+            )
+        });
+        self.total += cost_usd;
         out.push(Happening::Finished {
             ok,
             canceled,
             error,
-            // Codex reports tokens, not what they cost.
-            cost_usd: 0.0,
-            total_cost_usd: 0.0,
-            tokens: tokens(&std::mem::take(&mut self.usage)),
+            cost_usd,
+            total_cost_usd: self.total,
+            tokens,
         });
         out
     }

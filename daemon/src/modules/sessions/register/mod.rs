@@ -118,6 +118,7 @@ impl Module for SessionsModule {
                         Some(ctx.clone()),
                     )),
                     base_url: settings.codex_base_url.clone(),
+                    prices: Arc::new(settings.prices.clone()),
                     home: home.clone(),
                     contain: contain.clone(),
                     ids: vyre_home.join("codex-threads"),

@@ -101,7 +101,13 @@ impl Switchboard {
             return Ok(true);
         }
         let items = tokio::task::spawn_blocking(move || {
-            entry::read_path(&path, crate::modules::sessions::timeline::item::OUTPUT_CAP)
+            let cap = crate::modules::sessions::timeline::item::OUTPUT_CAP;
+            // A Codex thread's history is its rollout (issue 28), which has no branches.
+            if crate::kernel::transcripts::rollout::session_of(&path).is_some() {
+                return crate::kernel::transcripts::rollout_entries::read_path(&path, cap)
+                    .map(|entries| import::items(&entries));
+            }
+            entry::read_path(&path, cap)
                 .map(|entries| import::items(&entry::current_branch(entries)))
         })
         .await?

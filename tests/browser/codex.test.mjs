@@ -62,6 +62,9 @@ it('New session offers Codex, and a session on it answers in the chat', T, async
   const started = await rig.sock('threads.get', { thread });
   assert.equal(started.provider, 'codex', JSON.stringify(started));
   assert.equal(started.model, null, 'no Claude default model is passed to Codex');
+  // Codex cannot go back to a message: its messages offer a fork from them, not a rewind.
+  await page.getByTestId('user-text').filter({ hasText: 'hello codex' }).getByText('Fork').waitFor({ state: 'attached' });
+  assert.equal(await page.getByTestId('rewind').count(), 0);
   assert.equal(await page.getByTestId('model-chip').first().innerText(), 'Codex · default model · api-key');
   // Its model menu names no Claude model (the default, or a model id to type), and offers
   // Codex's reasoning efforts.

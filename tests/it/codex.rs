@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use vyre::kernel::contracts::provider::{Credential, Launch};
 use vyre::kernel::contracts::secret::Secret;
 use vyre::modules::sessions::codex::CodexProvider;
@@ -32,13 +32,17 @@ pub fn codex_bin() -> std::path::PathBuf {
 /// A vyred whose `sessions.codex` is the pinned CLI on its own fake API, with the OpenAI key
 /// in the vault, granted to sessions.
 pub(crate) async fn codex_rig(name: &str) -> (FakeApi, Rig) {
-    codex_rig_full(name, false).await
+    codex_rig_full(name, false, json!({})).await
 }
 
-/// The same, with the harness loaded (`harness`): then vyred serves sessions Vyre's tools.
-pub(crate) async fn codex_rig_full(name: &str, harness: bool) -> (FakeApi, Rig) {
+/// The same, with the harness loaded (`harness`: then vyred serves sessions Vyre's tools) and
+/// the `sessions` config's keys of `more`.
+pub(crate) async fn codex_rig_full(name: &str, harness: bool, more: Value) -> (FakeApi, Rig) {
     let api = FakeApi::start().await;
-    let extra = json!({ "codex": codex_bin(), "codex_base_url": format!("{}/v1", api.url()) });
+    let mut extra = json!({ "codex": codex_bin(), "codex_base_url": format!("{}/v1", api.url()) });
+    for (k, v) in more.as_object().into_iter().flatten() {
+        extra[k] = v.clone();
+    }
     let r = rig_full(name, extra, harness, json!({})).await;
     r.sock
         .call(
@@ -614,7 +618,7 @@ async fn codex_takes_steered_words_and_an_interrupt_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
 async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
-    let (api, r) = codex_rig_full("codex-tools", true).await;
+    let (api, r) = codex_rig_full("codex-tools", true, json!({})).await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
     let input = json!({ "cwd": r.work, "provider": "codex", "text": "CALLTOOL recall_status {}" });
     let started = r.sock.call("threads.start", &input).await.unwrap();

@@ -4,8 +4,7 @@
 
 use serde_json::json;
 
-use crate::codex::{codex_bin, codex_rig};
-use crate::fake_api::FakeApi;
+use crate::codex::{codex_rig, codex_rig_full};
 use crate::threads_e2e::*;
 
 /// How hard Codex's model thinks: asked at the start, it is the turn's reasoning effort; changed,
@@ -172,26 +171,10 @@ async fn a_purposes_sessions_run_on_the_provider_a_person_chose_for_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
 async fn a_codex_turn_costs_what_the_person_priced_its_model_at() {
-    let api = FakeApi::start().await;
     // Codex 0.171.0's default model, the one it opens a thread on when none is chosen.
     let price = json!({ "input": 1.0, "cached_input": 0.5, "output": 10.0 });
-    let extra = json!({ "codex": codex_bin(), "codex_base_url": format!("{}/v1", api.url()),
-                        "prices": { "gpt-6.2-sol": price } });
-    let r = rig_full("codex-prices", extra, false, json!({})).await;
-    r.sock
-        .call(
-            "vault.put",
-            &json!({ "name": "openai-api-key", "value": "sk-proj-fake-prices-1111" }),
-        )
-        .await
-        .unwrap();
-    r.sock
-        .call(
-            "vault.grant",
-            &json!({ "item": "openai-api-key", "to": "sessions" }),
-        )
-        .await
-        .unwrap();
+    let prices = json!({ "prices": { "gpt-6.2-sol": price } });
+    let (_api, r) = codex_rig_full("codex-prices", false, prices).await;
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let input = json!({ "cwd": r.work, "provider": "codex", "text": "what does this cost" });
     let started = r.sock.call("threads.start", &input).await.unwrap();

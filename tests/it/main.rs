@@ -12,6 +12,7 @@ mod changes;
 mod claude_e2e;
 mod codex;
 mod codex_choices;
+mod codex_forks;
 mod crash_cycles;
 mod events;
 mod faults;

@@ -33,22 +33,34 @@ export async function forkThread(thread: string, uuid?: string): Promise<void> {
   }
 }
 
-/** The reasoning efforts provider `provider` takes (`sessions.providers`), least first; none when
- * it has no such choice or vyred does not say (an older one, a box whose link does not allow it).
- * Asked once per source. */
-const efforts = new Map<string, Promise<Record<string, string[]>>>();
-export async function effortsOf(provider: string, ask: () => Promise<{ name: string; efforts?: string[] }[]>, where = ''): Promise<string[]> {
-  let known = efforts.get(where);
-  if (!known) {
-    known = ask()
-      .then((list) => Object.fromEntries(list.map((p) => [p.name, p.efforts ?? []])))
+/** What the chat asks of a thread's provider (`sessions.providers`): the reasoning efforts it
+ * takes, least first (none: no such choice), and whether its threads go back to a message. */
+export interface ProviderFacts {
+  efforts: string[];
+  rewinds: boolean;
+}
+/** As for Claude Code, when vyred does not say (an older one, a box whose link does not allow
+ * asking): no efforts offered, rewinds as before. */
+export const CLAUDE_FACTS: ProviderFacts = { efforts: [], rewinds: true };
+
+/** Provider `provider`'s facts, asked once per source (`where`: a box, or '' for this machine). */
+const known = new Map<string, Promise<Record<string, ProviderFacts>>>();
+export async function factsOf(
+  provider: string,
+  ask: () => Promise<{ name: string; efforts?: string[]; rewinds?: boolean }[]>,
+  where = '',
+): Promise<ProviderFacts> {
+  let all = known.get(where);
+  if (!all) {
+    all = ask()
+      .then((list) => Object.fromEntries(list.map((p) => [p.name, { efforts: p.efforts ?? [], rewinds: p.rewinds ?? true }])))
       .catch(() => {
-        efforts.delete(where);
+        known.delete(where);
         return {};
       });
-    efforts.set(where, known);
+    known.set(where, all);
   }
-  return (await known)[provider] ?? [];
+  return (await all)[provider] ?? CLAUDE_FACTS;
 }
 
 /** End `thread`'s session. */

@@ -377,6 +377,8 @@ pub enum Unresumable {
     NoHistory { looked_in: PathBuf },
     /// The history has no message with this uuid.
     UnknownMessage { uuid: String },
+    /// The provider cannot take a thread back to an earlier message (a fork from it can).
+    NoRewind { provider: String },
 }
 
 /// A provider: starts sessions.
@@ -397,6 +399,11 @@ pub trait Provider: Send + Sync {
     /// `effort`), least first; none when it has no such choice.
     fn efforts(&self) -> &'static [&'static str] {
         &[]
+    }
+    /// Whether a thread of it can go back to an earlier message (`threads.rewind`), dropping
+    /// what came after. Checked before anything is stopped for it.
+    fn rewinds(&self) -> bool {
+        true
     }
     /// For a provider that is not Claude Code's: the vault item holding the API key its
     /// program runs on. When the vault has it, launches carry it as [`Credential::ApiKey`]

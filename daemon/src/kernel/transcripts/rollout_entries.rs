@@ -103,6 +103,31 @@ pub fn read(reader: impl BufRead, cap: usize) -> Vec<Entry> {
     out
 }
 
+/// The turn message `uuid` began in the rollout at `path`: a message Vyre sent, by the uuid in
+/// its client id, or one of a terminal's, by its item id (the timeline's uuid for it).
+pub fn turn_of(path: &Path, uuid: &str) -> Option<String> {
+    let file = super::open(path).ok()?;
+    let reader = std::io::BufReader::with_capacity(64 * 1024, file);
+    for line in reader.split(b'\n').map_while(Result::ok) {
+        if memchr::memmem::find(&line, b"\"UserMessage\"").is_none() {
+            continue;
+        }
+        let Ok(raw) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let payload = &raw["payload"];
+        let item = &payload["item"];
+        if payload["type"] != "item_completed" || item["type"] != "UserMessage" {
+            continue;
+        }
+        let said = vyre_uuid(item).or_else(|| item["id"].as_str().map(String::from));
+        if said.as_deref() == Some(uuid) {
+            return payload["turn_id"].as_str().map(String::from);
+        }
+    }
+    None
+}
+
 fn push(out: &mut Vec<Entry>, uuid: String, at: Option<i64>, terminal: bool, what: What) {
     let parent = out.last().and_then(|e| e.uuid.clone());
     out.push(Entry {

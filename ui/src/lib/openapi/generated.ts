@@ -1541,7 +1541,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do and the reasoning efforts it takes. */
+        /** The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do, the reasoning efforts it takes and whether its threads rewind. */
         post: operations["sessions.providers"];
         delete?: never;
         options?: never;
@@ -4298,6 +4298,11 @@ export interface components {
              */
             efforts: string[];
             name: string;
+            /**
+             * @description Whether a thread of it can go back to an earlier message (`threads.rewind`); a fork
+             *     from one it can always.
+             */
+            rewinds: boolean;
         };
         /** @description A slot held or waited for. */
         "sessions.slots.list.Entry": {

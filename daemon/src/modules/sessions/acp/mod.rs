@@ -135,6 +135,10 @@ impl Provider for AcpProvider {
     fn runs_claude(&self) -> bool {
         false
     }
+    /// ACP has no message ids to go back to.
+    fn rewinds(&self) -> bool {
+        false
+    }
 
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {

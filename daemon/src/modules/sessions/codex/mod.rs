@@ -113,6 +113,13 @@ impl CodexProvider {
         self.has_rollout(thread).then(|| thread.to_string())
     }
 
+    /// The Codex turn Vyre's message `uuid` of thread `thread` began, from its rollout.
+    fn turn_of(&self, thread: &str, uuid: &str) -> Option<String> {
+        let codex = self.codex_thread(thread)?;
+        let rollout = crate::kernel::transcripts::rollout::find(&self.home, &codex)?;
+        crate::kernel::transcripts::rollout_entries::turn_of(&rollout, uuid)
+    }
+
     /// Whether Codex has a rollout of thread `id` in the sessions' home.
     fn has_rollout(&self, id: &str) -> bool {
         crate::kernel::transcripts::rollout::find(&self.home, id).is_some()
@@ -152,6 +159,13 @@ impl CodexProvider {
                 .ok_or_else(|| format!("thread {thread} has no Codex thread"))?;
             params["threadId"] = json!(codex);
         }
+        // A fork from a message takes the history through the turn that message began.
+        if let (Some(from), Some(uuid)) = (&launch.fork_from, &launch.resume_at) {
+            let turn = self
+                .turn_of(from, uuid)
+                .ok_or_else(|| format!("thread {from} has no message {uuid} in Codex's rollout"))?;
+            params["lastTurnId"] = json!(turn);
+        }
         let answer: Value = rpc
             .request(method, params)
             .await
@@ -187,6 +201,11 @@ impl Provider for CodexProvider {
         &["low", "medium", "high", "xhigh", "max", "ultra"]
     }
     fn runs_claude(&self) -> bool {
+        false
+    }
+    /// Codex can fork through a turn, and revert to before one (`thread/revert`), but not keep
+    /// a message while dropping its answer, which is what a rewind to it is in Vyre.
+    fn rewinds(&self) -> bool {
         false
     }
     fn key_item(&self) -> Option<&str> {
@@ -273,12 +292,13 @@ impl Provider for CodexProvider {
                 looked_in: self.ids.clone(),
             });
         }
+        // A fork from a message forks through the turn it began (a rewind is refused before
+        // this is asked: `rewinds`).
         match at {
-            // Vyre's message ids are not Codex's turns.
-            Some(uuid) => Err(Unresumable::UnknownMessage {
+            Some(uuid) if self.turn_of(id, uuid).is_none() => Err(Unresumable::UnknownMessage {
                 uuid: uuid.to_string(),
             }),
-            None => Ok(()),
+            _ => Ok(()),
         }
     }
 

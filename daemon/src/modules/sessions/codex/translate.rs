@@ -88,6 +88,13 @@ fn summary_of(name: &str, input: &Value) -> String {
     text.unwrap_or("").chars().take(200).collect()
 }
 
+/// The texts of a tool result's content parts (`[{type, text}]`), one a line.
+fn texts(parts: &Value) -> String {
+    let parts = parts.as_array().into_iter().flatten();
+    let texts: Vec<&str> = parts.filter_map(|c| c["text"].as_str()).collect();
+    texts.join("\n")
+}
+
 /// What a tool item gave back, as text, and whether it failed.
 fn ended(item: &Value) -> (bool, String) {
     let status = item["status"].as_str().unwrap_or("completed");
@@ -109,22 +116,10 @@ fn ended(item: &Value) -> (bool, String) {
             .collect::<Vec<_>>()
             .join("\n"),
         Some("mcpToolCall") => match &item["error"] {
-            Value::Null => item["result"]["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            Value::Null => texts(&item["result"]["content"]),
             e => e["message"].as_str().unwrap_or("failed").to_string(),
         },
-        Some("dynamicToolCall") => item["contentItems"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some("dynamicToolCall") => texts(&item["contentItems"]),
         _ => String::new(),
     };
     (failed, output)

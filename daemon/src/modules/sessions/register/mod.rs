@@ -40,6 +40,9 @@ pub struct ProviderInfo {
     /// The reasoning efforts its sessions take (`threads.start`'s `effort`), least first;
     /// empty when it has no such choice.
     pub efforts: Vec<String>,
+    /// Whether a thread of it can go back to an earlier message (`threads.rewind`); a fork
+    /// from one it can always.
+    pub rewinds: bool,
 }
 
 pub struct SessionsModule {
@@ -152,7 +155,7 @@ impl Module for SessionsModule {
             ctx.tool_with(
                 ToolDef::new(
                     "sessions.providers",
-                    "The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do and the reasoning efforts it takes.",
+                    "The providers sessions can run on (claude, codex when it is installed or configured, and each ACP agent in sessions.acp as acp-<name>): name, driver, what each can do, the reasoning efforts it takes and whether its threads rewind.",
                 )
                 .sessions_open(),
                 &router,
@@ -167,6 +170,7 @@ impl Module for SessionsModule {
                                     driver: p.driver().to_string(),
                                     capabilities: p.capabilities(),
                                     efforts: p.efforts().iter().map(|e| e.to_string()).collect(),
+                                    rewinds: p.rewinds(),
                                     name,
                                 })
                             })

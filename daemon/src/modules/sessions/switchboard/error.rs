@@ -87,6 +87,9 @@ fn unresumable(thread: &str, cwd: &std::path::Path, why: &Unresumable) -> String
         Unresumable::UnknownMessage { uuid } => format!(
             "thread {thread} has no message {uuid:?} to go back to; the uuids are those threads.send answered and thread.turn events carry"
         ),
+        Unresumable::NoRewind { provider } => format!(
+            "thread {thread} runs on {provider}, which cannot go back to an earlier message; fork a new thread from it instead (threads.fork {{\"thread\": {thread:?}, \"uuid\": ...}})"
+        ),
     }
 }
 
@@ -133,6 +136,7 @@ impl From<Error> for ToolError {
             Error::Unresumable { why, .. } => match why {
                 Unresumable::NoHistory { .. } => (ErrorKind::Conflict, "no_history"),
                 Unresumable::UnknownMessage { .. } => (ErrorKind::NotFound, "unknown_message"),
+                Unresumable::NoRewind { .. } => (ErrorKind::Conflict, "no_rewind"),
             },
             Error::Busy(_) => (ErrorKind::Busy, "busy"),
             Error::StartFailed(_) => (ErrorKind::Unavailable, "start_failed"),

@@ -214,8 +214,14 @@ impl Switchboard {
             .await?
             .ok_or_else(|| Error::UnknownThread(thread.into()))?;
         // Refuse a bad point before the live session is stopped for it.
-        self.router
-            .get(&req.provider)?
+        let provider = self.router.get(&req.provider)?;
+        if !provider.rewinds() {
+            let why = Unresumable::NoRewind {
+                provider: req.provider.clone(),
+            };
+            return Err(unresumable(thread, &req, why));
+        }
+        provider
             .can_resume(thread, Some(uuid))
             .map_err(|why| unresumable(thread, &req, why))?;
         if self.live(thread).is_some() {

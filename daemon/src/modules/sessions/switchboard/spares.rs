@@ -504,3 +504,29 @@ fn how_held(session: &mut Box<dyn Session>) -> Held {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A spare is made with a start's flags; a start asking another effort must not take it.
+    #[test]
+    fn a_spare_is_taken_only_by_a_start_asking_for_its_effort() {
+        let plain = StartRequest {
+            cwd: "/w".into(),
+            model: Some("opus".into()),
+            effort: None,
+            purpose: "chat".into(),
+            project: None,
+            provider: "claude".into(),
+            agent: None,
+            mode: PermissionMode::Default,
+        };
+        let high = StartRequest {
+            effort: Some("high".into()),
+            ..plain.clone()
+        };
+        assert_ne!(Key::of(&plain), Key::of(&high));
+        assert_eq!(Key::of(&high), Key::of(&high.clone()));
+    }
+}

@@ -33,18 +33,8 @@ pub fn read(reader: impl BufRead, cap: usize) -> Vec<Entry> {
     let mut out: Vec<Entry> = vec![];
     // The turns a message of Vyre's began: what they said is Vyre's own.
     let mut vyres: HashSet<String> = HashSet::new();
-    for line in reader.split(b'\n').map_while(Result::ok) {
-        // Most lines are not an item's end; look before parsing.
-        if memchr::memmem::find(&line, b"\"item_completed\"").is_none() {
-            continue;
-        }
-        let Ok(raw) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
+    for raw in completed(reader) {
         let payload = &raw["payload"];
-        if raw["type"] != "event_msg" || payload["type"] != "item_completed" {
-            continue;
-        }
         let at = raw["timestamp"].as_str().and_then(super::line::parse_time);
         let turn = payload["turn_id"].as_str().unwrap_or_default();
         let item = &payload["item"];
@@ -108,16 +98,9 @@ pub fn read(reader: impl BufRead, cap: usize) -> Vec<Entry> {
 pub fn turn_of(path: &Path, uuid: &str) -> Option<String> {
     let file = super::open(path).ok()?;
     let reader = std::io::BufReader::with_capacity(64 * 1024, file);
-    for line in reader.split(b'\n').map_while(Result::ok) {
-        if memchr::memmem::find(&line, b"\"UserMessage\"").is_none() {
-            continue;
-        }
-        let Ok(raw) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
-        let payload = &raw["payload"];
-        let item = &payload["item"];
-        if payload["type"] != "item_completed" || item["type"] != "UserMessage" {
+    for raw in completed(reader) {
+        let (payload, item) = (&raw["payload"], &raw["payload"]["item"]);
+        if item["type"] != "UserMessage" {
             continue;
         }
         let said = vyre_uuid(item).or_else(|| item["id"].as_str().map(String::from));
@@ -126,6 +109,17 @@ pub fn turn_of(path: &Path, uuid: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A rollout's `item_completed` events, whole lines (`{timestamp, type, payload}`); the rest
+/// is passed over, most lines without being parsed.
+fn completed(reader: impl BufRead) -> impl Iterator<Item = Value> {
+    reader
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter(|line| memchr::memmem::find(line, b"\"item_completed\"").is_some())
+        .filter_map(|line| serde_json::from_slice::<Value>(&line).ok())
+        .filter(|raw| raw["type"] == "event_msg" && raw["payload"]["type"] == "item_completed")
 }
 
 fn push(out: &mut Vec<Entry>, uuid: String, at: Option<i64>, terminal: bool, what: What) {

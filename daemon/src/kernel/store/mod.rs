@@ -8,6 +8,7 @@
 //! writers costs one commit instead of one each. Reads use a small pool of read connections on
 //! tokio's blocking threads; a read whose caller goes away is interrupted ([`Store::read`]).
 
+mod checkpoint;
 mod migrate;
 mod writer;
 
@@ -100,7 +101,7 @@ impl Store {
             tracing::warn!(error = %e, "cannot make the store private (mode 0600)");
         }
         migrate(&mut conn, "kernel", crate::kernel::migrations::MIGRATIONS)?;
-        let writer = writer::WriterHandle::start(conn, bus)?;
+        let writer = writer::WriterHandle::start(path, conn, bus)?;
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),

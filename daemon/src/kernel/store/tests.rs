@@ -263,3 +263,36 @@ async fn a_read_given_up_by_its_caller_is_interrupted_and_its_connection_reused(
     assert_eq!(one, 1);
     store.close().await;
 }
+
+#[tokio::test]
+async fn the_log_is_copied_back_by_its_own_thread_and_stays_small_under_steady_writes() {
+    let path = temp_db("checkpoints");
+    let store = Store::open(&path, Bus::new()).unwrap();
+    store
+        .write(|tx| Ok(tx.conn().execute_batch("CREATE TABLE filler (b BLOB)")?))
+        .await
+        .unwrap();
+    let wal = path.with_file_name("vyre.db-wal");
+    let mut largest = 0;
+    // 400 commits of about 25 pages: 10,000 pages (40 MB) written, far below the writer's own
+    // cap, so only the checkpoint thread can bring the log back to its start.
+    for _ in 0..400 {
+        store
+            .write(|tx| {
+                Ok(tx
+                    .conn()
+                    .execute("INSERT INTO filler VALUES (randomblob(100000))", [])?)
+            })
+            .await
+            .unwrap();
+        largest = largest.max(std::fs::metadata(&wal).unwrap().len());
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(
+        largest < 6 * 1000 * 4096,
+        "the log went back to its start every thousand pages or so, not grown to {largest} bytes"
+    );
+    // Closing folds the log back whole.
+    store.close().await;
+    assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
+}

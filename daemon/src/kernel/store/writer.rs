@@ -2,6 +2,7 @@
 //! of [`crate::kernel::store`]).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -10,6 +11,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::StoreError;
+use super::checkpoint::Checkpointer;
 use crate::kernel::events::{Bus, Event, NewEvent};
 use crate::kernel::module::Manifest;
 
@@ -111,11 +113,13 @@ pub(super) struct WriterHandle {
 }
 
 impl WriterHandle {
-    pub(super) fn start(conn: Connection, bus: Bus) -> Result<Self, StoreError> {
+    /// Start the writer on `conn`, the database at `path`'s write connection.
+    pub(super) fn start(path: &Path, mut conn: Connection, bus: Bus) -> Result<Self, StoreError> {
+        let checkpoints = Checkpointer::start(path, &mut conn)?;
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let thread = std::thread::Builder::new()
             .name("vyre-store-writer".into())
-            .spawn(move || run(conn, rx, bus))
+            .spawn(move || run(conn, rx, bus, checkpoints))
             .map_err(|e| StoreError::Task(format!("cannot start the writer thread: {e}")))?;
         Ok(Self {
             jobs: Mutex::new(Some(tx)),
@@ -165,7 +169,12 @@ fn copy_error(e: &rusqlite::Error) -> StoreError {
     }
 }
 
-fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, bus: Bus) {
+fn run(
+    mut conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    bus: Bus,
+    checkpoints: Checkpointer,
+) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -177,6 +186,7 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, bus: Bus) {
         run_batch(&conn, batch, &bus);
     }
     // Every sender is gone: fold the WAL back so the database file is whole on its own.
+    checkpoints.stop(&mut conn);
     if let Err(e) = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)") {
         tracing::warn!(error = %e, "final checkpoint failed");
     }

@@ -76,6 +76,13 @@ async fn a_start_takes_the_warm_spare_and_its_first_prompt_gets_the_brief() {
         .unwrap();
     let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
     let (first, started) = start(&r, &mut stream, &r.work, "first words").await;
+    // A cold start's SessionStart is vyred's too: its brief comes with its first prompt.
+    let sent = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("first words")
+            && sent.contains("this session belongs to the project \\\"Walrus\\\""),
+        "{sent}"
+    );
     // Every request to the API, not only turns (a spare gets ready without `count_tokens`).
     let asked_before = r.api.requests().len();
     assert_eq!(started["warm"], false, "nothing was held yet: {started}");
@@ -120,7 +127,7 @@ async fn a_start_takes_the_warm_spare_and_its_first_prompt_gets_the_brief() {
         .await
         .unwrap();
     assert_eq!(info["turns"], 1, "{info}");
-    // The brief a spare's SessionStart could not give came with its first prompt.
+    // The brief a spare could not have before it was a thread came with its first prompt.
     let sent = r.api.message_requests().last().unwrap().body.to_string();
     assert!(sent.contains("second words"), "{sent}");
     assert!(

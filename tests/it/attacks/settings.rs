@@ -109,7 +109,7 @@ async fn a_repositorys_settings_cannot_send_a_session_elsewhere_or_replace_its_h
         "{:?}",
         sent.iter().map(|q| &q.api_key).collect::<Vec<_>>()
     );
-    // Vyre's hooks ran through the session's own socket: its SessionStart bound this thread.
+    // Vyre's hooks were answered (by vyred itself): its first prompt bound this thread.
     assert!(
         of_type(&events, "harness.bound")
             .iter()

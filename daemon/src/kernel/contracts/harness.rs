@@ -79,20 +79,15 @@ mod tests {
 
     #[test]
     fn the_plugins_hooks_step_aside_only_where_vyred_answers_them_itself() {
+        // SessionStart too: vyred answers it at the first prompt of the session's process.
         for event in ["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"] {
             let command = command(event);
-            let by_host = crate::kernel::contracts::provider::HOOKS_BY_HOST.contains(&event);
             let aside = run(&command, true);
-            if by_host {
-                assert!(aside.status.success(), "{event}: {aside:?}");
-                assert!(
-                    aside.stdout.is_empty() && aside.stderr.is_empty(),
-                    "{event}: {aside:?}"
-                );
-            } else {
-                // SessionStart runs before `initialize`: always the plugin's command.
-                assert_eq!(aside.status.code(), Some(127), "{event}: {aside:?}");
-            }
+            assert!(aside.status.success(), "{event}: {aside:?}");
+            assert!(
+                aside.stdout.is_empty() && aside.stderr.is_empty(),
+                "{event}: {aside:?}"
+            );
             // Elsewhere (Claude Code in a terminal) it runs `vyre hook <event>`.
             let runs = run(&command, false);
             assert_eq!(runs.status.code(), Some(127), "{event}: {runs:?}");

@@ -93,11 +93,13 @@ pub type HostHooks = std::sync::Arc<
 
 /// The hooks vyred answers itself for the sessions it runs: each one the plugin's command would
 /// otherwise run as a shell and a `vyre hook` process, PreToolUse before every Bash and MCP
-/// call. SessionStart stays a command: Claude Code runs it as it starts, before `initialize`.
+/// call. SessionStart cannot be one: Claude Code runs it as it starts, before `initialize`.
 pub const HOOKS_BY_HOST: [&str; 3] = ["UserPromptSubmit", "PreToolUse", "Stop"];
 
 /// Set in a session's environment when vyred answers [`HOOKS_BY_HOST`] itself: the harness
-/// plugin's command hooks for them then exit at once (`harness/hooks/hooks.json`).
+/// plugin's command hooks then exit at once (`harness/hooks/hooks.json`), SessionStart's too,
+/// whose binding and brief the harness gives at the first prompt of each of the session's
+/// processes instead (a `vyre hook` process cost a new or resumed session ~18 ms at its start).
 pub const HOOKS_BY_HOST_ENV: &str = "VYRE_HOOKS_BY_HOST";
 
 impl std::fmt::Debug for HostTools {

@@ -345,21 +345,23 @@ async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
 }
 
 /// The answer to one hook for `caller`, whose input is already bound to it
-/// ([`for_caller`]); `None` when Vyre has nothing to say. `spare`: a SessionStart of a warm
-/// spare, whose brief waits for its first prompt.
+/// ([`for_caller`]); `None` when Vyre has nothing to say. `later`: at a SessionStart, a warm
+/// spare's, whose brief waits for its first prompt; at a UserPromptSubmit, the first prompt of
+/// a process whose SessionStart vyred answers now.
 pub async fn answer(
     ctx: &Ctx,
     caller: &Caller,
     event: &str,
     input: &Value,
-    spare: bool,
+    later: bool,
 ) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" if spare => None,
+        "SessionStart" if later => None,
         "SessionStart" => owed::briefing(ctx, caller, input).await,
         "UserPromptSubmit" => {
             let owed = match (lessons::owned(caller), input["session_id"].as_str()) {
+                (true, Some(_)) if later => owed::briefing(ctx, caller, input).await,
                 (true, Some(session)) if owed::take(ctx, session).await => {
                     owed::briefing(ctx, caller, input).await
                 }
@@ -483,11 +485,27 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
     if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
         bind(&c, &cx.caller, &hook, pid, spare).await;
     }
+    // An owned session's SessionStart is vyred's to answer too (the plugin's command steps
+    // aside, `HOOKS_BY_HOST_ENV`), but Claude Code runs it before `initialize`, so vyred answers
+    // it at the first prompt of each of the session's processes: bound then, briefed then.
+    // Its process is the one vyred found, or (a contained session, whose Claude Code is not an
+    // ancestor of the process vyred started) the process vyred started, which the host names.
+    let process = pid.or(match &cx.caller {
+        Caller::Session { pid: Some(p), .. } => u32::try_from(*p).ok(),
+        _ => None,
+    });
+    let starts = input.event == "UserPromptSubmit"
+        && !scope.is_everything()
+        && scope.thread().is_some()
+        && owed::first_prompt(&c, &hook, process).await;
+    if starts {
+        bind(&c, &cx.caller, &hook, process, false).await;
+    }
     if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
         return Ok(HookOutput { output: None });
     }
     Ok(HookOutput {
-        output: answer(&c, &cx.caller, &input.event, &hook, spare).await,
+        output: answer(&c, &cx.caller, &input.event, &hook, spare || starts).await,
     })
 }
 

@@ -25,6 +25,33 @@ pub async fn spare(ctx: &Ctx, scope: &Scope) -> bool {
     )
 }
 
+/// Whether this prompt is the first of its session's Claude Code process `pid`: no
+/// SessionStart bound the session to that process yet (an owned session's SessionStart command
+/// steps aside, and vyred answers it here). A process is recorded by its pid alone: whether it
+/// still runs does not matter to its own prompt.
+pub async fn first_prompt(ctx: &Ctx, input: &Value, pid: Option<u32>) -> bool {
+    let (Some(session), Some(pid)) = (input["session_id"].as_str(), pid) else {
+        return false;
+    };
+    let s = session.to_string();
+    let bound = ctx
+        .store()
+        .read(move |c| {
+            Ok(rusqlite::OptionalExtension::optional(c.query_row(
+                "SELECT pid FROM harness_bindings WHERE session = ?1",
+                [&s],
+                |r| r.get::<_, Option<u32>>(0),
+            ))?)
+        })
+        .await;
+    match bound {
+        Ok(Some(Some(bound))) => bound != pid,
+        Ok(_) => true,
+        // Unreadable: no brief rather than one with every prompt.
+        Err(_) => false,
+    }
+}
+
 /// Whether this session's brief is still owed; it is not any more once asked.
 pub async fn take(ctx: &Ctx, session: &str) -> bool {
     let s = session.to_string();

@@ -33,19 +33,9 @@ pub async fn first_prompt(ctx: &Ctx, input: &Value, pid: Option<u32>) -> bool {
     let (Some(session), Some(pid)) = (input["session_id"].as_str(), pid) else {
         return false;
     };
-    let s = session.to_string();
-    let bound = ctx
-        .store()
-        .read(move |c| {
-            Ok(rusqlite::OptionalExtension::optional(c.query_row(
-                "SELECT pid FROM harness_bindings WHERE session = ?1",
-                [&s],
-                |r| r.get::<_, Option<u32>>(0),
-            ))?)
-        })
-        .await;
+    let bound = binding(ctx, session).await;
     match bound {
-        Ok(Some(Some(bound))) => bound != pid,
+        Ok(Some((Some(bound), _))) => bound != pid,
         Ok(_) => true,
         // Unreadable: no brief rather than one with every prompt.
         Err(_) => false,
@@ -54,18 +44,8 @@ pub async fn first_prompt(ctx: &Ctx, input: &Value, pid: Option<u32>) -> bool {
 
 /// Whether this session's brief is still owed; it is not any more once asked.
 pub async fn take(ctx: &Ctx, session: &str) -> bool {
-    let s = session.to_string();
-    let owed = ctx
-        .store()
-        .read(move |c| {
-            Ok(rusqlite::OptionalExtension::optional(c.query_row(
-                "SELECT brief_owed FROM harness_bindings WHERE session = ?1",
-                [&s],
-                |r| r.get::<_, bool>(0),
-            ))?)
-        })
-        .await;
-    if !matches!(owed, Ok(Some(true))) {
+    let owed = binding(ctx, session).await;
+    if !matches!(owed, Ok(Some((_, true)))) {
         return false;
     }
     let s = session.to_string();
@@ -80,6 +60,23 @@ pub async fn take(ctx: &Ctx, session: &str) -> bool {
         })
         .await;
     true
+}
+
+/// The session's binding as stored: the process it is bound to, and whether its brief is owed.
+async fn binding(
+    ctx: &Ctx,
+    session: &str,
+) -> Result<Option<(Option<u32>, bool)>, crate::kernel::store::StoreError> {
+    let s = session.to_string();
+    ctx.store()
+        .read(move |c| {
+            Ok(rusqlite::OptionalExtension::optional(c.query_row(
+                "SELECT pid, brief_owed FROM harness_bindings WHERE session = ?1",
+                [&s],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            ))?)
+        })
+        .await
 }
 
 /// `first`'s context before `then`'s, as `event`'s answer.

@@ -477,14 +477,31 @@ impl Session for CodexSession {
                     .send(Side::Said(Happening::Withdrawn { request }));
             }
             let Some(turn) = turn else { return Ok(()) };
-            self.rpc
-                .request(
-                    "turn/interrupt",
-                    json!({ "threadId": self.thread, "turnId": turn }),
-                )
-                .await
-                .map(|_| ())
-                .map_err(refused)
+            // Codex names a turn (in `turn/start`'s answer) a moment before it takes an
+            // interrupt for it, and says "no active turn" in between: ask again while the turn
+            // is still ours to end (for half a second: the gap is a few milliseconds, and a turn
+            // that truly ended keeps the refusal).
+            let mut tries = 50;
+            loop {
+                let asked = self
+                    .rpc
+                    .request(
+                        "turn/interrupt",
+                        json!({ "threadId": self.thread, "turnId": turn }),
+                    )
+                    .await;
+                match asked {
+                    Err(e)
+                        if tries > 0
+                            && e.to_string().contains("no active turn")
+                            && lock(&self.shared).turn.as_deref() == Some(turn.as_str()) =>
+                    {
+                        tries -= 1;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    asked => return asked.map(|_| ()).map_err(refused),
+                }
+            }
         })
     }
 

@@ -32,17 +32,26 @@ pub(super) struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Start the thread on a connection of its own to the database at `path`, and hand the
+    /// Start the thread (its own connection to the database at `path` opened when first
+    /// needed), and hand the
     /// writer's connection `writer` a WAL hook that wakes it (replacing SQLite's own checkpoints).
     pub(super) fn start(path: &Path, writer: &mut Connection) -> Result<Self, StoreError> {
-        let conn = super::open_connection(path, false)?;
+        let path = path.to_path_buf();
         // One wake waiting is enough: the checkpoint that answers it copies everything.
         let (wake, woken) = mpsc::sync_channel::<()>(1);
         let thread = std::thread::Builder::new()
             .name("vyre-store-checkpoint".into())
             .spawn(move || {
+                // Its connection is opened at the first wake: an idle vyred may never need it,
+                // and a connection holds the schema and a page cache.
+                let mut conn = None;
                 while woken.recv().is_ok() {
-                    if let Err(e) = passive(&conn) {
+                    if conn.is_none() {
+                        conn = open(&path);
+                    }
+                    if let Some(conn) = &conn
+                        && let Err(e) = passive(conn)
+                    {
                         tracing::warn!(error = %e, "a checkpoint failed; the next commit tries again");
                     }
                 }
@@ -85,6 +94,14 @@ fn hook(
         }
         Ok(())
     }
+}
+
+/// The checkpoint thread's connection, or `None` (said in the log) when it cannot be opened:
+/// then the writer's own checkpoint at the cap keeps the log bounded.
+fn open(path: &Path) -> Option<Connection> {
+    super::open_connection(path, false)
+        .map_err(|e| tracing::warn!(error = %e, "the checkpoint thread cannot open the store"))
+        .ok()
 }
 
 /// Copy what the log holds into the database without waiting for anyone.

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use hyper::Method;
 use serde_json::{Value, json};
+use vyre::kernel::config::Role;
 
 use crate::support::*;
 
@@ -542,4 +543,68 @@ async fn a_socket_peer_inside_a_session_is_never_a_person() {
         .await
         .unwrap();
     vyred.stop().await;
+}
+
+/// Every `vyre <module> <tool>` docs/api.md gives for a tool runs: `--help` on it answers, in
+/// the role that has the tool (`vyre harness binding` answered `unknown command` with exit 2
+/// while the reference gave it, since the harness module did not show its tools on the CLI).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_the_api_reference_gives_for_a_tool_is_one_the_cli_runs() {
+    let doc = std::fs::read_to_string(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/api.md"),
+    )
+    .unwrap();
+    // `| `module.tool` | the caller it is for | the command | ...`
+    let documented: Vec<(String, Vec<String>)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|row| {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let name = cells[1].strip_prefix('`')?.strip_suffix('`')?;
+            let (module, tool) = name.split_once('.')?;
+            // Only the generic form; a command of its own (`vyre hook <Event>`) is the CLI's,
+            // tested where it is built.
+            let generic = format!("`vyre {module} {tool}");
+            let after = cells.get(3)?.strip_prefix(generic.as_str())?;
+            (after.starts_with(' ') || after.starts_with('`'))
+                .then(|| (name.to_string(), vec![module.to_string(), tool.to_string()]))
+        })
+        .collect();
+    assert!(
+        documented.len() > 100,
+        "the reference's tables were read: {}",
+        documented.len()
+    );
+    let mut tried = std::collections::HashSet::new();
+    let mut refused = Vec::new();
+    for role in [Role::Box, Role::Local] {
+        let home = TempHome::new(&format!("cli-docs-{role:?}"));
+        let vyred = InProcess::start_with(&home, vec![], |o| o.role = Some(role)).await;
+        let tools = vyred.socket_client().get("/v1/tools").await.unwrap();
+        let here: std::collections::HashSet<&str> = tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        for (name, words) in &documented {
+            if !here.contains(name.as_str()) || !tried.insert(name.clone()) {
+                continue;
+            }
+            let out = tokio::task::block_in_place(|| {
+                home.vyre(&[words[0].as_str(), words[1].as_str(), "--help"])
+            });
+            if !out.status.success() {
+                refused.push(format!(
+                    "vyre {} {}: {}",
+                    words[0],
+                    words[1],
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+        vyred.stop().await;
+    }
+    assert!(tried.len() > 100, "{} commands tried", tried.len());
+    assert!(refused.is_empty(), "documented but refused: {refused:#?}");
 }

@@ -346,14 +346,13 @@ async fn session_start_binds_the_session_so_vyre_knows_a_plain_claude_has_it() {
     assert_eq!(sent["via"], "queued");
     let out = tokio::task::block_in_place(|| terminal.wait_with_output()).unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("BOUND-WORDS for you"));
-    let binding = sock
-        .call(
-            "harness.binding",
-            &serde_json::json!({ "session": session }),
-        )
-        .await
-        .unwrap();
+    // The person asks from their own terminal, as docs/api.md gives it.
+    let out =
+        tokio::task::block_in_place(|| home.vyre(&["harness", "binding", "--session", &session]));
+    assert!(out.status.success(), "{out:?}");
+    let binding: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(binding["alive"], false, "the terminal is gone");
+    assert_eq!(binding["session"], session.as_str());
     vyred.stop().await;
 }
 

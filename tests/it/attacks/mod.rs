@@ -4,6 +4,7 @@
 //! changed. Every new module, tool, listener, file write and child process adds its attacks here.
 
 mod asks;
+mod brief;
 mod browser;
 mod files;
 mod finding;

@@ -32,7 +32,7 @@ fn transcript(home: &TempHome, id: &str, folder: &Path, words: &str) {
 
 /// Two projects, `Mine` and `Theirs`, each with an earlier session that said something only
 /// it said; their folders.
-async fn two_projects(r: &Rig) -> (std::path::PathBuf, std::path::PathBuf) {
+pub(super) async fn two_projects(r: &Rig) -> (std::path::PathBuf, std::path::PathBuf) {
     let (mine, theirs) = (r.work.join("mine"), r.work.join("theirs"));
     for d in [&mine, &theirs] {
         std::fs::create_dir_all(d).unwrap();
@@ -72,7 +72,7 @@ async fn two_projects(r: &Rig) -> (std::path::PathBuf, std::path::PathBuf) {
 
 /// A victim thread in `Theirs`, live and waiting on a question, with a message queued for
 /// after its turn: its id and the queued message's.
-async fn victim(r: &Rig, theirs: &Path) -> (String, i64) {
+pub(super) async fn victim(r: &Rig, theirs: &Path) -> (String, i64) {
     let mut stream = r.sock.events("types=ask.*", None).await.unwrap();
     let started = r
         .sock
@@ -100,7 +100,7 @@ async fn victim(r: &Rig, theirs: &Path) -> (String, i64) {
 }
 
 /// What a person sees of a thread: its state, queue and events.
-async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
+pub(super) async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
     let got = sock
         .call("threads.get", &json!({ "thread": thread }))
         .await
@@ -137,7 +137,7 @@ async fn ask_allowed(r: &Rig, agent: &str, text: &str) {
     allow_until_finished(r, &mut stream, &thread).await;
 }
 
-fn read(dir: &Path, name: &str) -> String {
+pub(super) fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 

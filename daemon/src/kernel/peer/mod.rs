@@ -196,6 +196,28 @@ pub fn claude_ancestor(pid: i32) -> Option<i32> {
     None
 }
 
+/// Whether `a` and `b` are one process or one runs under the other: a session's Claude Code and
+/// the sandbox vyred started it in, or a hook's shell under either. Never through pid 1, which
+/// every process runs under.
+pub fn one_tree(a: i32, b: i32) -> bool {
+    a > 1 && b > 1 && (a == b || descends(a, b) || descends(b, a))
+}
+
+/// Whether `pid` runs under `ancestor`.
+fn descends(pid: i32, ancestor: i32) -> bool {
+    let mut pid = pid;
+    for _ in 0..MAX_DEPTH {
+        let Some(p) = platform::process_info(pid).filter(|_| pid > 1) else {
+            return false;
+        };
+        if p.ppid == ancestor {
+            return true;
+        }
+        pid = p.ppid;
+    }
+    false
+}
+
 /// Whether a program name or argv word is Claude Code.
 pub fn is_claude(command: &str) -> bool {
     let base = Path::new(command.trim())
@@ -265,6 +287,40 @@ mod tests {
             pid: Some(4242),
             groups: vec![4000, 3000],
             ..PeerFacts::default()
+        }
+    }
+
+    #[test]
+    fn a_process_is_one_tree_with_its_children_and_parents_only() {
+        let me = std::process::id() as i32;
+        let parent = nix::unistd::getppid().as_raw();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let kid = child.id() as i32;
+        assert!(one_tree(me, me));
+        assert!(one_tree(me, kid) && one_tree(kid, me));
+        assert!(
+            one_tree(parent, kid),
+            "a grandchild is under its grandparent"
+        );
+        let mut other = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        assert!(
+            !one_tree(kid, other.id() as i32),
+            "siblings are not one tree"
+        );
+        assert!(
+            !one_tree(kid, 1) && !one_tree(1, 1),
+            "pid 1 is nobody's tree"
+        );
+        assert!(!one_tree(kid, i32::MAX), "a process that does not exist");
+        for c in [&mut child, &mut other] {
+            c.kill().unwrap();
+            c.wait().unwrap();
         }
     }
 

@@ -79,8 +79,8 @@ pub const MIGRATIONS: &[crate::kernel::store::Migration] = &[
         bound_at INTEGER NOT NULL
     );",
     },
-    // A warm spare's SessionStart runs before it is any thread's: its brief is owed to its
-    // first prompt (ADR 0032).
+    // Once a warm spare's owed brief (ADR 0032); unread since an owned session's brief comes
+    // with its process's first prompt (ADR 0033), and kept: migrations are never undone.
     crate::kernel::store::Migration {
         version: 2,
         sql: "ALTER TABLE harness_bindings ADD COLUMN brief_owed INTEGER NOT NULL DEFAULT 0;",
@@ -90,9 +90,9 @@ pub const MIGRATIONS: &[crate::kernel::store::Migration] = &[
 /// A binding as stored: pid, cwd, project, when.
 type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
 
-/// SessionStart binds the session to its process, transcript and project; `owed`: its brief
-/// waits for its first prompt.
-async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>, owed: bool) {
+/// Bind the session to its process, transcript and project (its SessionStart, or for a session
+/// Vyre runs, the first prompt of each of its processes).
+async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
     let Some(session) = input["session_id"].as_str().map(String::from) else {
         return;
     };
@@ -105,9 +105,9 @@ async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>, owed:
         .store()
         .write(move |tx| {
             tx.conn().execute(
-                "INSERT INTO harness_bindings (session, pid, transcript, cwd, project, bound_at, brief_owed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT(session) DO UPDATE SET pid = excluded.pid, transcript = excluded.transcript, cwd = excluded.cwd, project = excluded.project, bound_at = excluded.bound_at, brief_owed = excluded.brief_owed",
-                rusqlite::params![session, pid, transcript, cwd, project, crate::now_ms(), owed],
+                "INSERT INTO harness_bindings (session, pid, transcript, cwd, project, bound_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(session) DO UPDATE SET pid = excluded.pid, transcript = excluded.transcript, cwd = excluded.cwd, project = excluded.project, bound_at = excluded.bound_at",
+                rusqlite::params![session, pid, transcript, cwd, project, crate::now_ms()],
             )?;
             tx.emit(crate::kernel::events::NewEvent::new(
                 "harness.bound",
@@ -345,27 +345,23 @@ async fn hand_over(ctx: &Ctx, input: &Value) -> Option<Value> {
 }
 
 /// The answer to one hook for `caller`, whose input is already bound to it
-/// ([`for_caller`]); `None` when Vyre has nothing to say. `later`: at a SessionStart, a warm
-/// spare's, whose brief waits for its first prompt; at a UserPromptSubmit, the first prompt of
-/// a process whose SessionStart vyred answers now.
+/// ([`for_caller`]); `None` when Vyre has nothing to say. `starts`: a UserPromptSubmit that is
+/// the first prompt of a session's process, whose SessionStart vyred answers now.
 pub async fn answer(
     ctx: &Ctx,
     caller: &Caller,
     event: &str,
     input: &Value,
-    later: bool,
+    starts: bool,
 ) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" if later => None,
         "SessionStart" => owed::briefing(ctx, caller, input).await,
         "UserPromptSubmit" => {
-            let owed = match (lessons::owned(caller), input["session_id"].as_str()) {
-                (true, Some(_)) if later => owed::briefing(ctx, caller, input).await,
-                (true, Some(session)) if owed::take(ctx, session).await => {
-                    owed::briefing(ctx, caller, input).await
-                }
-                _ => None,
+            let owed = if starts && lessons::owned(caller) {
+                owed::briefing(ctx, caller, input).await
+            } else {
+                None
             };
             let memory = memory(ctx, caller, input).await;
             let prompt = lessons::remind(ctx, caller, event, input, memory).await;
@@ -481,9 +477,8 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
     // Only a binding and a hand-over need to know which session it is.
     let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
     let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
-    let spare = input.event == "SessionStart" && owed::spare(&c, &scope).await;
     if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
-        bind(&c, &cx.caller, &hook, pid, spare).await;
+        bind(&c, &cx.caller, &hook, pid).await;
     }
     // An owned session's SessionStart is vyred's to answer too (the plugin's command steps
     // aside, `HOOKS_BY_HOST_ENV`), but Claude Code runs it before `initialize`, so vyred answers
@@ -499,13 +494,13 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
         && scope.thread().is_some()
         && owed::first_prompt(&c, &hook, process).await;
     if starts {
-        bind(&c, &cx.caller, &hook, process, false).await;
+        bind(&c, &cx.caller, &hook, process).await;
     }
     if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
         return Ok(HookOutput { output: None });
     }
     Ok(HookOutput {
-        output: answer(&c, &cx.caller, &input.event, &hook, spare || starts).await,
+        output: answer(&c, &cx.caller, &input.event, &hook, starts).await,
     })
 }
 

@@ -22,6 +22,11 @@ pub struct FirstWords {
     /// cost is `cold` minus this.
     pub bare: Vec<f64>,
     pub direct: Vec<f64>,
+    /// Of `warm` and `direct`, the part until the CLI's Messages request for the first words
+    /// reached the API (what vyred, its hooks and the CLI do before asking the model); the rest
+    /// is the model's first delta back through the CLI (and vyred) to the reader.
+    pub warm_asked: Vec<f64>,
+    pub direct_asked: Vec<f64>,
     /// The resident memory of the spare's processes (Claude Code under its sandbox), bytes.
     pub spare_rss: u64,
     /// A session's processes after its first turn, median, with the plugin and without, bytes.
@@ -32,6 +37,7 @@ pub struct FirstWords {
 /// One vyred's starts.
 struct Run {
     ms: Vec<f64>,
+    asked: Vec<f64>,
     spare_rss: u64,
     turn_rss: Vec<u64>,
 }
@@ -43,6 +49,7 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
     let cold = through_vyred(cli, &api, starts, 0, true).await?;
     let bare = through_vyred(cli, &api, starts, 0, false).await?;
     let mut direct = Vec::with_capacity(starts);
+    let mut direct_asked = Vec::with_capacity(starts);
     let dir = TempDir::new("first-words")?;
     let quiet = || {
         vec![(
@@ -54,10 +61,12 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
         let sent = Instant::now();
         let mut d = Direct::start(cli, &api, &dir, &format!("direct-{i}"), quiet()).await?;
         let spawned = sent.elapsed().as_secs_f64() * 1000.0;
-        let first = d.turn(&format!("direct {i}")).await;
+        let text = format!("direct {i}");
+        let first = d.turn(&text).await;
         d.process.stop(Duration::from_secs(5)).await;
         if i > 0 {
             direct.push(spawned + first?);
+            direct_asked.push(asked(&api, sent, &text)?);
         }
     }
     let sort = |mut v: Vec<f64>| {
@@ -69,6 +78,8 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
         v.get(v.len() / 2).copied().unwrap_or(0)
     };
     Ok(FirstWords {
+        warm_asked: sort(warm.asked),
+        direct_asked: sort(direct_asked),
         warm: sort(warm.ms),
         spare_rss: warm.spare_rss,
         turn_rss: median(cold.turn_rss),
@@ -109,6 +120,7 @@ async fn through_vyred(
             .map_err(|e| format!("cannot subscribe: {e}"))?;
         let work = server.dir().join("work");
         let mut ms = Vec::with_capacity(starts);
+        let mut asked_ms = Vec::with_capacity(starts);
         let mut rss = 0;
         let mut turn_rss = Vec::with_capacity(starts);
         for i in 0..=starts {
@@ -138,10 +150,12 @@ async fn through_vyred(
                 .map_err(|e| format!("threads.stop failed: {e}"))?;
             if i > 0 {
                 ms.push((first - sent).as_secs_f64() * 1000.0);
+                asked_ms.push(asked(api, sent, &text)?);
             }
         }
         Ok::<_, String>(Run {
             ms,
+            asked: asked_ms,
             spare_rss: rss,
             turn_rss,
         })
@@ -151,6 +165,16 @@ async fn through_vyred(
     let out = result?;
     stopped?;
     Ok(out)
+}
+
+/// Milliseconds from `sent` until the first Messages request carrying `text` reached the API.
+fn asked(api: &FakeApi, sent: Instant, text: &str) -> Result<f64, String> {
+    api.message_requests()
+        .into_iter()
+        .filter(|r| r.at >= sent && r.body.to_string().contains(text))
+        .map(|r| (r.at - sent).as_secs_f64() * 1000.0)
+        .min_by(f64::total_cmp)
+        .ok_or_else(|| format!("no Messages request carried {text:?}"))
 }
 
 /// The memory of every live session's processes (one here: the thread just started).

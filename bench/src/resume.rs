@@ -188,6 +188,22 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
             if name == "p50" { "< 100" } else { "" },
         );
     }
+    report.row_against(
+        Against::ClaudeCli,
+        "start.warm_asked_p50_ms",
+        "  of which until the CLI asks the model (p50, ms)",
+        ms(percentile(&f.warm_asked, 0.5)),
+        ms(percentile(&f.direct_asked, 0.5)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.warm_answered_p50_ms",
+        "  and from the model's answer to the reader (p50, ms)",
+        ms(percentile(&f.warm, 0.5) - percentile(&f.warm_asked, 0.5)),
+        ms(percentile(&f.direct, 0.5) - percentile(&f.direct_asked, 0.5)),
+        "",
+    );
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
         report.row_against(
             Against::ClaudeCli,

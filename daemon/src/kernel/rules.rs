@@ -102,8 +102,8 @@ mod tests {
             for_sessions,
             cli: false,
             onboarding: false,
-            input_schema: serde_json::json!({}),
-            output_schema: serde_json::json!({}),
+            input_schema: crate::kernel::tools::schema_text(&serde_json::json!({})),
+            output_schema: crate::kernel::tools::schema_text(&serde_json::json!({})),
         }
     }
 

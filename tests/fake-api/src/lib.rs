@@ -57,6 +57,8 @@ pub struct Recorded {
     pub path: String,
     pub api_key: Option<String>,
     pub body: Value,
+    /// When its body had been read: the bench splits a first delta's wait at it.
+    pub at: std::time::Instant,
 }
 
 #[derive(Clone, Default)]
@@ -137,6 +139,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let at = std::time::Instant::now();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let signed_in = headers.get("authorization").is_some() && headers.get("x-api-key").is_none();
     let api_key = headers
@@ -153,6 +156,7 @@ async fn handle(
         path: uri.path().to_string(),
         api_key,
         body: body.clone(),
+        at,
     });
     if uri.path().ends_with("/responses") {
         let n = {

@@ -309,8 +309,8 @@ impl Ctx {
             description: def.description,
             person_only: def.person_only,
             for_sessions: def.for_sessions,
-            input_schema,
-            output_schema,
+            input_schema: crate::kernel::tools::schema_text(&input_schema),
+            output_schema: crate::kernel::tools::schema_text(&output_schema),
         };
         self.kernel
             .registry()

@@ -59,8 +59,35 @@ pub struct ToolSpec {
     /// A browser still in the onboarding may call it (and sees it listed); no other tool is
     /// served to one (`403 onboarding_only`).
     pub onboarding: bool,
-    pub input_schema: Value,
-    pub output_schema: Value,
+    pub input_schema: SchemaText,
+    pub output_schema: SchemaText,
+}
+
+/// A JSON Schema kept as its compact text: what the listing, the OpenAPI document and a
+/// session's tool list send. A tree of `Value`s costs several times the text's size, and a
+/// vyred holds ~330 tools' input and output schemas for its whole life while walking them only
+/// when a document is made; the input check keeps its own tree of the rules alone.
+pub type SchemaText = Box<serde_json::value::RawValue>;
+
+/// `schema` as [`SchemaText`].
+pub fn schema_text(schema: &Value) -> SchemaText {
+    serde_json::value::to_raw_value(schema).expect("a Value serializes")
+}
+
+impl ToolSpec {
+    /// The input schema as a tree, for what walks it (OpenAPI, a session's tool list).
+    pub fn input_tree(&self) -> Value {
+        tree(&self.input_schema)
+    }
+
+    /// The output schema as a tree.
+    pub fn output_tree(&self) -> Value {
+        tree(&self.output_schema)
+    }
+}
+
+fn tree(text: &SchemaText) -> Value {
+    serde_json::from_str(text.get()).expect("schema text is JSON")
 }
 
 /// What a handler knows about the call beyond its input.

@@ -39,8 +39,8 @@ fn waiting_tools(
             for_sessions: ForSessions::No,
             cli: false,
             onboarding: false,
-            input_schema: input,
-            output_schema: output,
+            input_schema: schema_text(&input),
+            output_schema: schema_text(&output),
         };
         registry.insert(spec, handler, Health::default(), finishes);
     }
@@ -134,8 +134,8 @@ async fn the_calls_a_finishing_tool_makes_finish_too() {
         for_sessions: ForSessions::No,
         cli: false,
         onboarding: false,
-        input_schema: input,
-        output_schema: output,
+        input_schema: schema_text(&input),
+        output_schema: schema_text(&output),
     };
     registry.insert(spec, handler, Health::default(), true);
     let r = registry.clone();

@@ -91,8 +91,8 @@ pub fn document<S: std::ops::Deref<Target = ToolSpec>>(specs: &[S]) -> Value {
         } }),
     );
     for spec in specs.iter().map(|s| &**s) {
-        let input = hoist(spec.input_schema.clone(), &spec.name, &mut components);
-        let output = hoist(spec.output_schema.clone(), &spec.name, &mut components);
+        let input = hoist(spec.input_tree(), &spec.name, &mut components);
+        let output = hoist(spec.output_tree(), &spec.name, &mut components);
         paths.insert(
             format!("/v1/tools/{}", spec.name),
             json!({ "post": {
@@ -151,13 +151,13 @@ mod tests {
             for_sessions: Default::default(),
             cli: false,
             onboarding: false,
-            input_schema: json!({
+            input_schema: crate::kernel::tools::schema_text(&json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
                 "properties": { "img": { "$ref": "#/$defs/Image" } },
                 "$defs": { "Image": { "type": "object", "properties": { "kind": { "$ref": "#/$defs/Kind" } } }, "Kind": { "type": "string" } }
-            }),
-            output_schema: json!({ "type": "object" }),
+            })),
+            output_schema: crate::kernel::tools::schema_text(&json!({ "type": "object" })),
         };
         let doc = document(&[Box::new(spec)]);
         let input = &doc["paths"]["/v1/tools/x.y"]["post"]["requestBody"]["content"]["application/json"]

@@ -153,7 +153,7 @@ impl InputCheck {
         let mut patterns = HashMap::new();
         compile(schema, "#", &mut patterns)?;
         let check = InputCheck {
-            root: schema.clone(),
+            root: assertions_only(schema),
             patterns,
         };
         check.refs_resolve(schema, "#")?;

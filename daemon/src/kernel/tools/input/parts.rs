@@ -165,6 +165,42 @@ fn shared_pattern(pattern: &str) -> Result<Regex, String> {
     Ok(re)
 }
 
+/// What the check needs of `schema`: its structure and assertions, without the words that only
+/// describe (descriptions, titles, examples), which are most of a published schema's size and
+/// which the check never reads. Every `$ref` still resolves: only annotations go, never a
+/// subschema's place.
+pub(super) fn assertions_only(schema: &Value) -> Value {
+    let Value::Object(s) = schema else {
+        return schema.clone();
+    };
+    let mut kept = Map::new();
+    for (key, value) in s {
+        let value = match key.as_str() {
+            "$defs" | "definitions" | "properties" => Value::Object(
+                value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, sub)| (name.clone(), assertions_only(sub)))
+                    .collect(),
+            ),
+            "items" | "additionalProperties" | "not" => assertions_only(value),
+            "anyOf" | "oneOf" | "allOf" => Value::Array(
+                value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(assertions_only)
+                    .collect(),
+            ),
+            k if ANNOTATIONS.contains(&k) => continue,
+            _ => value.clone(),
+        };
+        kept.insert(key.clone(), value);
+    }
+    Value::Object(kept)
+}
+
 /// Walks the schema once: every keyword known, every pattern compiled.
 pub(super) fn compile(
     schema: &Value,

@@ -182,3 +182,43 @@ fn a_pattern_that_is_a_choice_is_refused_as_one() {
     assert_eq!(alternatives("^[a-z]+$"), None);
     assert_eq!(alternatives("^(a|b.c)$"), None, "not a plain word");
 }
+
+#[test]
+fn the_check_keeps_the_rules_and_drops_only_the_words_that_describe() {
+    // A field may be named like an annotation; its rules stay.
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "In", "description": "a long description of the tool's input",
+        "type": "object",
+        "properties": {
+            "description": { "description": "words", "type": "string", "maxLength": 3 },
+            "default": { "$ref": "#/$defs/Small" },
+            "pick": { "anyOf": [{ "$ref": "#/$defs/Small", "title": "one" }, { "type": "null" }] }
+        },
+        "$defs": { "Small": { "description": "a small number", "type": "integer", "maximum": 2, "examples": [1] } },
+        "required": ["description"]
+    });
+    let check = InputCheck::new(&schema).unwrap();
+    assert_eq!(
+        check.root,
+        json!({
+            "type": "object",
+            "properties": {
+                "description": { "type": "string", "maxLength": 3 },
+                "default": { "$ref": "#/$defs/Small" },
+                "pick": { "anyOf": [{ "$ref": "#/$defs/Small" }, { "type": "null" }] }
+            },
+            "$defs": { "Small": { "type": "integer", "maximum": 2 } },
+            "required": ["description"]
+        })
+    );
+    let refuse = |v: Value| check.check(&mut v.clone()).unwrap_err();
+    assert!(refuse(json!({ "description": "four" })).contains("description: at most 3"));
+    assert!(refuse(json!({ "description": "ok", "default": 3 })).contains("default"));
+    assert!(refuse(json!({ "description": "ok", "pick": 3 })).contains("pick"));
+    assert!(refuse(json!({})).contains("description"));
+    assert_eq!(
+        check.check(&mut json!({ "description": "ok", "default": 2.0, "pick": null })),
+        Ok(())
+    );
+}

@@ -51,8 +51,8 @@ impl Switchboard {
                                 .map(|spec| HostTool {
                                     name: mcp_name(&spec.name),
                                     description: spec.description.clone(),
-                                    input_schema: match &spec.input_schema {
-                                        Value::Object(o) => Value::Object(o.clone()),
+                                    input_schema: match spec.input_tree() {
+                                        object @ Value::Object(_) => object,
                                         _ => Value::Object(Default::default()),
                                     },
                                 })

@@ -11,7 +11,8 @@
 
 use serde_json::{Value, json};
 
-use super::threads::{read, run_allowed, snapshot, two_projects, victim};
+use super::common::{attacker, read, run_allowed};
+use super::threads::{snapshot, two_projects, victim};
 use crate::support::*;
 use crate::threads_e2e::rig_with_harness;
 
@@ -31,12 +32,7 @@ async fn a_sessions_bash_cannot_take_another_projects_brief_or_binding_at_a_firs
     let victim_pid = theirs_bound["pid"].as_u64().expect("the victim is bound");
     let before = snapshot(&r.sock, &v).await;
 
-    let started = r
-        .sock
-        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
-        .await
-        .unwrap();
-    let a = started["thread"].as_str().unwrap().to_string();
+    let a = attacker(&r, &mine).await;
     let prompt = |pid: Value| {
         json!({ "event": "UserPromptSubmit", "pid": pid, "input": {
             "session_id": v, "cwd": theirs, "prompt": "what is the walrus plan?",

@@ -57,14 +57,7 @@ async fn a_sessions_bash_finds_only_its_projects_folders_and_renames_only_its_ow
     );
 
     // The attacker: a session of Mine, whose Bash a person allowed once.
-    let a = r
-        .sock
-        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
-        .await
-        .unwrap()["thread"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let a = super::common::attacker(&r, &mine).await;
     let call = |tool: &str, input: Value, out: &str| {
         format!(
             "curl -s --unix-socket \"$VYRE_SOCKET\" -X POST -H 'content-type: application/json' -d '{input}' http://localhost/v1/tools/{tool} > {out}\n"

@@ -6,6 +6,7 @@
 mod asks;
 mod brief;
 mod browser;
+mod common;
 mod files;
 mod finding;
 mod hook;

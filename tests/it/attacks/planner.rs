@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::threads::run_allowed;
+use super::common::{attacker, run_allowed};
 use crate::threads_e2e::rig;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -39,12 +39,7 @@ async fn a_session_reaches_only_its_own_projects_planner_items() {
         .await
         .unwrap();
 
-    let started = r
-        .sock
-        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
-        .await
-        .unwrap();
-    let a = started["thread"].as_str().unwrap().to_string();
+    let a = attacker(&r, &mine).await;
     let mut script = String::from("set +e\n");
     for (tool, input, out) in [
         ("planner.list", json!({}), "list"),

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use vyre::surfaces::client::Client;
 
+use super::common::{attacker, read, run_allowed};
 use crate::support::*;
 use crate::threads_e2e::{Rig, allow_until_finished, events_until, of_type, rig};
 
@@ -115,16 +116,6 @@ pub(super) async fn snapshot(sock: &Client, thread: &str) -> (Value, Value) {
     )
 }
 
-/// Run `text` as a turn of `thread`, allowing its questions, until the turn ends.
-pub(super) async fn run_allowed(r: &Rig, thread: &str, text: &str) {
-    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    r.sock
-        .call("threads.send", &json!({ "thread": thread, "text": text }))
-        .await
-        .unwrap();
-    allow_until_finished(r, &mut stream, thread).await;
-}
-
 /// Say `text` to an agent (its first turn), allowing its questions, until the turn ends.
 async fn ask_allowed(r: &Rig, agent: &str, text: &str) {
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
@@ -135,10 +126,6 @@ async fn ask_allowed(r: &Rig, agent: &str, text: &str) {
         .unwrap();
     let thread = asked["thread"].as_str().unwrap().to_string();
     allow_until_finished(r, &mut stream, &thread).await;
-}
-
-pub(super) fn read(dir: &Path, name: &str) -> String {
-    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -158,12 +145,7 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
     let threads_before = r.sock.call("threads.list", &json!({})).await.unwrap();
 
     // The attacker: a session of project Mine, whose Bash a person allowed once.
-    let started = r
-        .sock
-        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
-        .await
-        .unwrap();
-    let a = started["thread"].as_str().unwrap().to_string();
+    let a = attacker(&r, &mine).await;
     let call = |tool: &str, input: Value, out: &str| {
         format!(
             "curl -s --unix-socket \"$VYRE_SOCKET\" -X POST -H 'content-type: application/json' -d '{input}' http://localhost/v1/tools/{tool} > {out}\n"

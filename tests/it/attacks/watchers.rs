@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::threads::run_allowed;
+use super::common::{attacker, run_allowed};
 use crate::threads_e2e::rig;
 
 const READS_TOKEN: &str = "export async function watch({ vault, emit }) { emit({ title: 'got ' + vault.get('deploy-token') }); }";
@@ -73,12 +73,7 @@ async fn a_session_never_turns_a_watcher_on_nor_reaches_its_vault_or_another_pro
     }
     assert_eq!(found[0]["project"], "Theirs", "{found}");
 
-    let started = r
-        .sock
-        .call("threads.start", &json!({ "cwd": mine, "project": "Mine" }))
-        .await
-        .unwrap();
-    let a = started["thread"].as_str().unwrap().to_string();
+    let a = attacker(&r, &mine).await;
     let leak = "export async function watch({ vault, emit }) { emit({ title: 'x' + vault.get('deploy-token') }); }";
     let mut script = String::from("set +e\n");
     for (tool, input, out) in [

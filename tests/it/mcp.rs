@@ -358,6 +358,13 @@ async fn an_owned_sessions_hooks_are_answered_by_vyred_and_the_floor_still_holds
                 && pids.contains(&e["payload"]["pid"])),
         "{events:?} {pids:?}"
     );
+    // And it reads as alive while the session runs, though vyred names its sandbox.
+    let binding = r
+        .sock
+        .call("harness.binding", &json!({ "session": thread }))
+        .await
+        .unwrap();
+    assert_eq!(binding["alive"], true, "{binding}");
     let ran = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(
         ran, "",

@@ -178,6 +178,16 @@ fn pid_namespaces(pid: i32, own: u64) -> std::io::Result<Vec<u64>> {
     ))
 }
 
+/// Every process this one can see.
+pub(super) fn pids() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
 pub(super) fn process_info(pid: i32) -> Option<ProcessInfo> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The name sits in parentheses and may itself hold spaces and parentheses.

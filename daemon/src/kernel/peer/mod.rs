@@ -180,6 +180,16 @@ pub fn is_claude_process(pid: i32) -> bool {
     pid > 0 && platform::process_info(pid).is_some_and(|p| is_claude(&p.command))
 }
 
+/// Whether a Claude Code runs as `pid` or under it: a session vyred runs in a sandbox is bound to
+/// the sandbox it started, and its Claude Code runs inside.
+pub fn claude_at_or_under(pid: i32) -> bool {
+    is_claude_process(pid)
+        || (pid > 1
+            && platform::pids()
+                .into_iter()
+                .any(|p| p != pid && is_claude_process(p) && descends(p, pid)))
+}
+
 /// The nearest Claude Code among `pid` and its ancestors (a hook runs under a shell under it).
 pub fn claude_ancestor(pid: i32) -> Option<i32> {
     let mut pid = pid;
@@ -322,6 +332,41 @@ mod tests {
             c.kill().unwrap();
             c.wait().unwrap();
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_claude_is_found_at_or_under_a_process_and_nowhere_else() {
+        // A program named `claude` (a copy of `sleep`) under a shell, as a sandbox holds one.
+        let dir = std::env::temp_dir().join(format!("vyre-claude-under-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let claude = dir.join("claude");
+        std::fs::copy("/bin/sleep", &claude).unwrap();
+        let mut sandbox = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{} 5; true", claude.display()))
+            .spawn()
+            .unwrap();
+        let mut other = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let sandbox_pid = sandbox.id() as i32;
+        let found = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            claude_at_or_under(sandbox_pid)
+        });
+        assert!(found, "the claude under the shell");
+        assert!(
+            !claude_at_or_under(other.id() as i32),
+            "nothing under a plain sleep"
+        );
+        assert!(!claude_at_or_under(1), "never through pid 1");
+        for c in [&mut sandbox, &mut other] {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -437,7 +437,7 @@ async fn binding(c: Ctx, input: BindingInput, _: CallCx) -> Result<Binding, Tool
     };
     Ok(Binding {
         session: input.session,
-        alive: pid.is_some_and(|p| crate::kernel::peer::is_claude_process(p as i32)),
+        alive: pid.is_some_and(|p| crate::kernel::peer::claude_at_or_under(p as i32)),
         pid,
         cwd,
         project,

@@ -182,28 +182,36 @@ pub fn is_claude_process(pid: i32) -> bool {
 
 /// Whether a Claude Code runs as `pid` or under it: a session vyred runs in a sandbox is bound to
 /// the sandbox it started, and its Claude Code runs inside.
+/// A pid that is gone has nothing under it and costs no look at the others (a binding's
+/// process after its session moved on, asked on a hook's path).
 pub fn claude_at_or_under(pid: i32) -> bool {
+    if pid <= 1 || platform::process_info(pid).is_none() {
+        return false;
+    }
     is_claude_process(pid)
-        || (pid > 1
-            && platform::pids()
-                .into_iter()
-                .any(|p| p != pid && is_claude_process(p) && descends(p, pid)))
+        || platform::pids()
+            .into_iter()
+            .any(|p| p != pid && is_claude_process(p) && descends(p, pid))
 }
 
 /// The nearest Claude Code among `pid` and its ancestors (a hook runs under a shell under it).
 pub fn claude_ancestor(pid: i32) -> Option<i32> {
-    let mut pid = pid;
-    for _ in 0..MAX_DEPTH {
-        if pid <= 1 {
-            return None;
-        }
-        let p = platform::process_info(pid)?;
-        if is_claude(&p.command) {
-            return Some(pid);
-        }
-        pid = p.ppid;
-    }
-    None
+    lineage(pid)
+        .find(|(_, p)| is_claude(&p.command))
+        .map(|(pid, _)| pid)
+}
+
+/// `pid` and then each of its parents, with what `/proc` says of each, up to [`MAX_DEPTH`] and
+/// never pid 1; it ends at a process that cannot be read.
+fn lineage(pid: i32) -> impl Iterator<Item = (i32, ProcessInfo)> {
+    let mut next = Some(pid);
+    std::iter::from_fn(move || {
+        let pid = next.take().filter(|p| *p > 1)?;
+        let info = platform::process_info(pid)?;
+        next = Some(info.ppid);
+        Some((pid, info))
+    })
+    .take(MAX_DEPTH)
 }
 
 /// Whether `a` and `b` are one process or one runs under the other: a session's Claude Code and
@@ -215,17 +223,7 @@ pub fn one_tree(a: i32, b: i32) -> bool {
 
 /// Whether `pid` runs under `ancestor`.
 fn descends(pid: i32, ancestor: i32) -> bool {
-    let mut pid = pid;
-    for _ in 0..MAX_DEPTH {
-        let Some(p) = platform::process_info(pid).filter(|_| pid > 1) else {
-            return false;
-        };
-        if p.ppid == ancestor {
-            return true;
-        }
-        pid = p.ppid;
-    }
-    false
+    lineage(pid).any(|(_, p)| p.ppid == ancestor)
 }
 
 /// Whether a program name or argv word is Claude Code.
@@ -254,20 +252,12 @@ struct ProcessInfo {
 /// The groups and sessions of `pid` and its ancestors, and whether a Claude Code is among them.
 fn ancestry(pid: i32) -> (Vec<i32>, bool) {
     let (mut groups, mut claude) = (Vec::new(), false);
-    let mut pid = pid;
-    for _ in 0..MAX_DEPTH {
-        if pid <= 1 {
-            break;
-        }
-        let Some(p) = platform::process_info(pid) else {
-            break;
-        };
+    for (_, p) in lineage(pid) {
         groups.push(p.pgid);
         if p.sid != p.pgid {
             groups.push(p.sid);
         }
         claude |= is_claude(&p.command);
-        pid = p.ppid;
     }
     (groups, claude)
 }

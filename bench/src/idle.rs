@@ -27,6 +27,8 @@ pub struct Idle {
     /// Of it, the memory vyred's own (anonymous: heap, stacks), not pages of its binary and
     /// libraries mapped from disk, which the system shares and can drop.
     pub rss_anon_end_mib: f64,
+    /// Of it, the program's own code mapped (ADR 0039).
+    pub rss_code_end_mib: f64,
     pub rss_max_mib: f64,
     pub switches_per_min: f64,
     pub threads: usize,
@@ -91,7 +93,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let ourv = |f: Get, decimals: usize| {
         f(&ours).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals))
     };
-    let rows: [(&str, &str, Get, usize, &str); 8] = [
+    let rows: [(&str, &str, Get, usize, &str); 9] = [
         (
             "idle.cpu_mean_pct",
             "idle CPU, mean (% of a core)",
@@ -126,6 +128,13 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
             |m| Some(m.rss_anon_end_mib),
             1,
             "the rest: the binary's pages, shared",
+        ),
+        (
+            "idle.rss_code_end_mib",
+            "  of it, its program's code mapped (MiB)",
+            |m| Some(m.rss_code_end_mib),
+            1,
+            "start-up code laid out together (ADR 0039)",
         ),
         (
             "idle.rss_max_mib",
@@ -339,6 +348,7 @@ pub async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String
         last_at = now;
     }
     let rss_anon = procfs::status_kb(pid, "RssAnon").map_err(read_err)?;
+    let rss_code = procfs::exe_code_kb(pid).map_err(read_err)?;
     let elapsed = last_at - start;
     let minutes = elapsed.as_secs_f64() / 60.0;
     let threads = procfs::thread_switches(pid).map_err(read_err)?.len();
@@ -349,6 +359,7 @@ pub async fn sample(pid: u32, window: Duration, tck: u64) -> Result<Idle, String
         oncpu_ms_per_min: has_oncpu.then(|| oncpu.total() as f64 / 1e6 / minutes),
         rss_end_mib: rss_end as f64 / 1024.0,
         rss_anon_end_mib: rss_anon as f64 / 1024.0,
+        rss_code_end_mib: rss_code as f64 / 1024.0,
         rss_max_mib: rss_max as f64 / 1024.0,
         switches_per_min: switches.total() as f64 / minutes,
         threads,

@@ -36,6 +36,7 @@ mod sessions_latency;
 mod sessions_many;
 mod spawn;
 mod start;
+mod startup_order;
 
 // The integration tests' fakes, shared as they are: the Messages API and a provider.
 use vyre_fake_api as fake_api;
@@ -52,6 +53,8 @@ const USAGE: &str =
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
   --only    run one benchmark
+
+vyre-bench --startup-order [PATH] writes daemon/startup.ld (or PATH) from a run under valgrind
 Needs the release daemon: cargo build --release -p vyre";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -153,6 +156,20 @@ async fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("vyre-bench --subscribe: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    // Not a benchmark: writes the linker script that orders a release build's start-up code.
+    if args.first().map(String::as_str) == Some("--startup-order") {
+        let out = args
+            .get(1)
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(startup_order::default_out);
+        return match startup_order::run(&out).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("vyre-bench --startup-order: {e}");
                 ExitCode::FAILURE
             }
         };

@@ -74,6 +74,38 @@ fn status_value(status: &str, key: &str) -> Option<u64> {
     })
 }
 
+/// The resident part of the process's own program's code (`/proc/<pid>/exe`'s executable
+/// mappings in `/proc/<pid>/smaps`), in kB: what a start that runs code all over the binary
+/// leaves mapped (ADR 0039).
+pub fn exe_code_kb(pid: u32) -> io::Result<u64> {
+    let exe = fs::read_link(format!("/proc/{pid}/exe"))?;
+    let smaps = fs::read_to_string(format!("/proc/{pid}/smaps"))?;
+    Ok(code_rss_kb(&smaps, &exe.to_string_lossy()))
+}
+
+fn code_rss_kb(smaps: &str, exe: &str) -> u64 {
+    let mut ours = false;
+    let mut kb = 0;
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        match fields.next() {
+            Some("Rss:") if ours => {
+                kb += fields
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            }
+            Some(range) if range.contains('-') && !range.ends_with(':') => {
+                let perms = fields.next().unwrap_or("");
+                let path = fields.nth(3).unwrap_or("");
+                ours = perms.contains('x') && path == exe;
+            }
+            _ => {}
+        }
+    }
+    kb
+}
+
 /// A `kB` line of `/proc/<pid>/smaps_rollup` (`Rss`, `Pss`, `Private_Clean`, ...): memory
 /// counted with shared pages split among their sharers (`Pss`) or left out (`Private_*`).
 pub fn rollup_kb(pid: u32, key: &str) -> io::Result<u64> {
@@ -264,8 +296,26 @@ mod tests {
         let pid = std::process::id();
         assert!(cpu_ticks(pid).is_ok());
         assert!(status_kb(pid, "VmRSS").unwrap() > 0);
+        assert!(exe_code_kb(pid).unwrap() > 0);
         assert!(!thread_switches(pid).unwrap().is_empty());
         assert!(!thread_cpu_by_name(pid).unwrap().is_empty());
+    }
+
+    #[test]
+    fn counts_only_the_programs_executable_mappings() {
+        let smaps = "\
+55a0-55b0 r--p 00000000 fe:00 12 /x/vyre
+Rss:                 100 kB
+55b0-55c0 r-xp 00001000 fe:00 12 /x/vyre
+Size:               9000 kB
+Rss:                5000 kB
+7f00-7f10 r-xp 00000000 fe:00 13 /usr/lib/libc.so.6
+Rss:                1000 kB
+7f20-7f30 rw-p 00000000 00:00 0
+Rss:                 700 kB
+";
+        assert_eq!(code_rss_kb(smaps, "/x/vyre"), 5000);
+        assert_eq!(code_rss_kb(smaps, "/y/other"), 0);
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub enum Kind {
     Vyred(PathBuf),
     /// `node bench/reference/idle-server.js`.
     Node(PathBuf),
+    /// `vyre daemon` run by valgrind's callgrind, which writes every function it ran to `out`
+    /// when the daemon exits (`vyre-bench --startup-order`).
+    Callgrind { vyre: PathBuf, out: PathBuf },
 }
 
 impl Kind {
@@ -72,8 +75,28 @@ impl Kind {
         match self {
             Kind::Vyred(_) => "vyred",
             Kind::Node(_) => "node reference",
+            Kind::Callgrind { .. } => "vyred under callgrind",
         }
     }
+
+    /// Under valgrind a start takes tens of times longer.
+    fn start_timeout(&self) -> Duration {
+        match self {
+            Kind::Callgrind { .. } => START_TIMEOUT * 10,
+            _ => START_TIMEOUT,
+        }
+    }
+}
+
+/// `valgrind --tool=callgrind` recording to `out`, with names as the linker sees them.
+pub fn callgrind(out: &Path) -> Command {
+    let mut c = Command::new("valgrind");
+    c.arg("--tool=callgrind")
+        .arg("-q")
+        .arg("--demangle=no")
+        .arg("--compress-strings=no")
+        .arg(format!("--callgrind-out-file={}", out.display()));
+    c
 }
 
 /// The release `vyre` binary next to this one, or how to build it.
@@ -130,7 +153,7 @@ impl Server {
         config: impl FnOnce(&Path) -> Result<Option<Value>, String>,
     ) -> Result<Server, String> {
         let dir = TempDir::new(match kind {
-            Kind::Vyred(_) => "vyred",
+            Kind::Vyred(_) | Kind::Callgrind { .. } => "vyred",
             Kind::Node(_) => "node",
         })?;
         let home = dir.path().join("home");
@@ -164,6 +187,11 @@ impl Server {
             Kind::Node(script) => {
                 let mut c = Command::new("node");
                 c.arg(script);
+                c
+            }
+            Kind::Callgrind { vyre, out } => {
+                let mut c = callgrind(out);
+                c.arg(vyre).arg("daemon");
                 c
             }
         };
@@ -238,11 +266,11 @@ impl Server {
                     self.stderr_tail()
                 ));
             }
-            if self.spawned_at.elapsed() > START_TIMEOUT {
+            if self.spawned_at.elapsed() > self.kind.start_timeout() {
                 return Err(format!(
                     "{} did not answer /v1/health within {}s{}",
                     self.kind.name(),
-                    START_TIMEOUT.as_secs(),
+                    self.kind.start_timeout().as_secs(),
                     self.stderr_tail()
                 ));
             }

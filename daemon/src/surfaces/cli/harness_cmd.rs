@@ -14,6 +14,12 @@ use super::fail;
 use crate::kernel::contracts::harness::{MARKETPLACE, PLUGIN_ID, plugin_dir};
 use crate::surfaces::client::Client;
 
+/// The harness module's tools this command runs (its manifest's `shows.cli`), which clap does
+/// not list itself: they are passed on to vyred as they come.
+pub const TOOLS_HELP: &str = "Tools (vyred runs them; `vyre harness <tool> --help` for each):
+  binding      which Claude Code process has a session, and whether it still runs
+  remembered   what memory gave a thread so far";
+
 #[derive(Debug, Subcommand)]
 pub enum HarnessCommand {
     /// Install the harness plugin for plain `claude` (user scope).
@@ -150,4 +156,30 @@ pub async fn remove(client: &Client) -> Result<Removed, String> {
     } else {
         Removed::WasNot
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TOOLS_HELP;
+
+    /// The help names exactly the tools the harness module shows on the command line.
+    #[test]
+    fn the_help_lists_the_tools_the_manifest_shows() {
+        let manifest: serde_json::Value =
+            serde_json::from_str(include_str!("../../modules/harness/module.json")).unwrap();
+        let mut shown: Vec<&str> = manifest["shows"]["cli"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().strip_prefix("harness.").unwrap())
+            .collect();
+        let mut listed: Vec<&str> = TOOLS_HELP
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        shown.sort();
+        listed.sort();
+        assert_eq!(listed, shown);
+    }
 }

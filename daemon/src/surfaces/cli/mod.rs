@@ -124,7 +124,7 @@ enum Command {
     /// The Vyre MCP server over stdio, for a Claude Code session (the harness plugin starts it).
     Mcp,
     /// The harness plugin for plain `claude`: install or uninstall it, or a harness tool.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = harness_cmd::TOOLS_HELP)]
     Harness(harness_cmd::HarnessCommand),
     /// A box: `vyre box add user@host` installs Vyre on a server over SSH and opens it here.
     Box(box_cmd::BoxArgs),

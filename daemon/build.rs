@@ -4,8 +4,9 @@
 //! `vyre-bench --startup-order`); given to the linker with `-T`, its `INSERT BEFORE .text`
 //! places them in one section ahead of the rest, so an idle vyred keeps a few MB of its binary
 //! resident instead of most of it. Only for the `vyre` binary, only in release builds for
-//! Linux (GNU ld, lld and zig's lld read such a script; a Mac links with ld64, which does not),
-//! and `VYRE_LINK_ORDER=0` leaves it out (for a linker that cannot, such as mold).
+//! Linux (GNU ld and lld read such a script; zig 0.17's own linker, which links the npm
+//! packages, ignores it; a Mac links with ld64, which does not), and `VYRE_LINK_ORDER=0` leaves
+//! it out (for a linker that cannot, such as mold).
 
 use std::path::Path;
 

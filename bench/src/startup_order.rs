@@ -100,13 +100,18 @@ pub fn default_out() -> PathBuf {
 /// The functions of `binary` named in a callgrind output (`ob=` names the object of the
 /// `fn=` lines after it), in the order first seen. Callgrind marks a recursive call's cycle
 /// with `'N`, which is not part of the name.
+///
+/// Valgrind knows an object's code by its `.text` section, so the functions a binary already
+/// laid out by this script holds in `.text.vyre_startup` come under `ob=???`: they are taken
+/// too (a name that is not the binary's matches nothing when it links), or regenerating the
+/// script from a release build would leave out everything it had placed.
 fn functions_in<'a>(callgrind: &'a str, binary: &Path) -> Vec<&'a str> {
     let binary = binary.to_string_lossy();
     let mut ours = false;
     let mut out = Vec::new();
     for line in callgrind.lines() {
         if let Some(object) = line.strip_prefix("ob=") {
-            ours = object == binary;
+            ours = object == binary || object == "???";
         } else if let Some(name) = line.strip_prefix("fn=")
             && ours
             && !name.starts_with('(')
@@ -140,25 +145,85 @@ fn pattern(symbol: &str) -> String {
     p.replace(['[', ']', '?'], "?")
 }
 
-/// A v0 name with each crate's disambiguator (`Cs<base62>_`) made `Cs*_`.
+/// A v0 name with what changes with a build's crate hashes left to `*`: each crate's
+/// disambiguator (`Cs<base62>_`) and each back-reference (`B<base62>_`), which is a byte offset
+/// into the name and so moves when a hash before it is longer or shorter (seen: a new machine's
+/// hashes were a character shorter, and 80 of the start's functions no longer matched).
+///
+/// It reads the name as v0's grammar has it, enough to tell a tag from the inside of an
+/// identifier (`<decimal length>[_]<bytes>`, copied whole) and of the base-62 numbers after `s`,
+/// `L` and `G` and a constant's hex digits (copied as they are: they count, they do not move).
 fn wild_crate_hashes(symbol: &str) -> String {
     let bytes = symbol.as_bytes();
     let mut out = String::with_capacity(symbol.len());
-    let mut i = 0;
+    // `[0-9a-zA-Z]*_` at `at`: its length with the `_`, if there is one.
+    let number = |at: usize| {
+        let digits = bytes
+            .get(at..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        (bytes.get(at + digits) == Some(&b'_')).then_some(digits + 1)
+    };
+    let Some(body) = symbol.strip_prefix("_R") else {
+        return symbol.to_string();
+    };
+    out.push_str("_R");
+    let mut i = symbol.len() - body.len();
     while i < bytes.len() {
-        if bytes[i] == b'C' && bytes.get(i + 1) == Some(&b's') {
-            let hash = bytes[i + 2..]
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric())
-                .count();
-            if hash > 0 && bytes.get(i + 2 + hash) == Some(&b'_') {
+        let c = bytes[i];
+        match c {
+            b'0'..=b'9' => {
+                let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+                let len: usize = symbol[i..i + digits].parse().unwrap_or(0);
+                let mut end = i + digits;
+                if bytes.get(end) == Some(&b'_') {
+                    end += 1;
+                }
+                end = (end + len).min(bytes.len());
+                out.push_str(&symbol[i..end]);
+                i = end;
+            }
+            b'C' if bytes.get(i + 1) == Some(&b's') && number(i + 2).is_some_and(|n| n > 1) => {
                 out.push_str("Cs*_");
-                i += 2 + hash + 1;
-                continue;
+                i += 2 + number(i + 2).unwrap_or(0);
+            }
+            b'B' if number(i + 1).is_some() => {
+                out.push_str("B*_");
+                i += 1 + number(i + 1).unwrap_or(0);
+            }
+            b's' | b'L' | b'G' if number(i + 1).is_some() => {
+                let end = i + 1 + number(i + 1).unwrap_or(0);
+                out.push_str(&symbol[i..end]);
+                i = end;
+            }
+            b'K' => {
+                // A constant: its type's letter, then its value in hex (`n` if negative).
+                let mut end = (i + 2).min(bytes.len());
+                if bytes.get(end) == Some(&b'n') {
+                    end += 1;
+                }
+                let hex = bytes[end..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+                    .count();
+                if bytes.get(end + hex) == Some(&b'_') {
+                    end += hex + 1;
+                }
+                out.push_str(&symbol[i..end]);
+                i = end;
+            }
+            b'.' => {
+                // A suffix (`.llvm.123`, a clone's number): the caller reads it.
+                out.push_str(&symbol[i..]);
+                break;
+            }
+            _ => {
+                out.push(c as char);
+                i += 1;
             }
         }
-        out.push(bytes[i] as char);
-        i += 1;
     }
     out
 }
@@ -218,6 +283,32 @@ mod tests {
         assert_eq!(pattern("sqlite3Select"), "sqlite3Select");
         // Not a hash: a name that happens to hold `Cs` with no `_` after its letters.
         assert_eq!(pattern("_RNvCs1_3fooCsx"), "_RNvCs*_3fooCsx");
+        // An identifier is read whole: `Cs` and `B` inside one are its letters.
+        assert_eq!(pattern("_RNvCs1_3foo7CsB1_x_"), "_RNvCs*_3foo7CsB1_x_");
+    }
+
+    /// A back-reference is a byte offset into the name: with a crate hash a character shorter
+    /// the same function's name has `BJ_` where it had `BK_` (seen on a new machine).
+    #[test]
+    fn back_references_become_wildcards_and_counts_stay() {
+        let one = "_RINvNtNtCshOVmIHUCCc_4vyre6kernel5tools5typedNtNtNtB6_7modules4gate10CheckInputNtBJ_7CheckedE";
+        let other = "_RINvNtNtCs3hOVmIHUCCc_4vyre6kernel5tools5typedNtNtNtB6_7modules4gate10CheckInputNtBK_7CheckedE";
+        assert_eq!(pattern(one), pattern(other));
+        assert_eq!(
+            pattern(one),
+            "_RINvNtNtCs*_4vyre6kernel5tools5typedNtNtNtB*_7modules4gate10CheckInputNtB*_7CheckedE"
+        );
+        // Disambiguators of impls and closures (`s_`, `s0_`), lifetimes and constants count
+        // things and stay; an identifier after a `_` separator is read whole.
+        assert_eq!(
+            pattern("_RNCNvMs0_NtCs1_3foo3Bar3baz0s1_0B4_"),
+            "_RNCNvMs0_NtCs*_3foo3Bar3baz0s1_0B*_"
+        );
+        assert_eq!(
+            pattern("_RINvCs1_3foo3barKj1f_L0_E"),
+            "_RINvCs*_3foo3barKj1f_L0_E"
+        );
+        assert_eq!(pattern("_RNvCs1_3foo4_1abc"), "_RNvCs*_3foo4_1abc");
         // A legacy-looking name whose tail is not hex stays whole.
         assert_eq!(
             pattern("_ZN3foo3bar17hzzzzzzzzzzzzzzzzE"),
@@ -227,10 +318,15 @@ mod tests {
 
     #[test]
     fn only_the_binarys_functions_are_kept_in_first_seen_order() {
-        let trace = "ob=/usr/lib/libc.so.6\nfn=malloc\nob=/x/vyre\nfn=main\nfn=_RNvCs1_3foo1f'2\nfn=(below main)\nob=/usr/lib/libm.so.6\nfn=cos\nob=/x/vyre\nfn=sqlite3Select\n";
+        let trace = "ob=/usr/lib/libc.so.6\nfn=malloc\nob=/x/vyre\nfn=main\nfn=_RNvCs1_3foo1f'2\nfn=(below main)\nob=/usr/lib/libm.so.6\nfn=cos\nob=/x/vyre\nfn=sqlite3Select\nob=???\nfn=_RNvCs1_3foo4laid\n";
         assert_eq!(
             functions_in(trace, Path::new("/x/vyre")),
-            ["main", "_RNvCs1_3foo1f", "sqlite3Select"]
+            [
+                "main",
+                "_RNvCs1_3foo1f",
+                "sqlite3Select",
+                "_RNvCs1_3foo4laid"
+            ]
         );
     }
 

@@ -436,6 +436,12 @@ async fn health_answers_without_a_credential_and_person_only_tools_are_hidden_fr
         .unwrap();
     assert_eq!(add["person_only"], true);
     assert_eq!(add["input_schema"]["required"], json!(["name"]));
+    // A tool's registration only reads its schema; each one published compiles into the
+    // check its first call makes.
+    for tool in tools.as_array().unwrap() {
+        vyre::kernel::tools::InputCheck::new(&tool["input_schema"])
+            .unwrap_or_else(|e| panic!("{}: {e}", tool["name"]));
+    }
     vyred.stop().await;
 }
 

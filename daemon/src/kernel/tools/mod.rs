@@ -135,8 +135,9 @@ pub trait Handler: Send + Sync + 'static {
 
 struct TypedHandler<F, I, O> {
     f: F,
-    /// The published input schema, compiled: every call's input is checked against it first.
-    check: InputCheck,
+    /// The published input schema, compiled at the first call: every call's input is checked
+    /// against it first.
+    check: input::LazyCheck,
     _types: std::marker::PhantomData<fn(I) -> O>,
 }
 
@@ -171,7 +172,7 @@ where
 /// `I` ([`InputCheck`]) and then deserializes it into `I`.
 ///
 /// Panics when the schema of `I` holds a rule the input layer cannot check (a keyword it does
-/// not know, a pattern that does not compile): a defect of the type, found when it registers.
+/// not know, a pattern that does not parse): a defect of the type, found when it registers.
 pub fn typed<I, O, F, Fut>(f: F) -> (Value, Value, Arc<dyn Handler>)
 where
     F: Fn(I, CallCx) -> Fut + Send + Sync + 'static,
@@ -189,7 +190,7 @@ where
             .into_root_schema_for::<O>(),
     )
     .expect("schema serializes");
-    let check = InputCheck::new(&input).unwrap_or_else(|e| {
+    InputCheck::validate(&input).unwrap_or_else(|e| {
         panic!(
             "the input schema of {} cannot be checked: {e}",
             std::any::type_name::<I>()
@@ -197,7 +198,7 @@ where
     });
     let handler = Arc::new(TypedHandler {
         f,
-        check,
+        check: input::LazyCheck::new(input::schema_of::<I>),
         _types: std::marker::PhantomData,
     });
     (input, output, handler)

@@ -1,6 +1,8 @@
 //! One message to one subscription: encrypted for the browser that subscribed (RFC 8291,
 //! aes128gcm), signed as this vyred (VAPID, RFC 8292), posted to its push service (RFC 8030).
 
+use std::time::Duration;
+
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use web_push_native::p256::PublicKey;
@@ -46,6 +48,30 @@ pub fn keys(p256dh: &str, auth: &str) -> Result<(PublicKey, web_push_native::Aut
         return Err("keys.auth is not 16 bytes".to_string());
     }
     Ok((public, web_push_native::Auth::clone_from_slice(&secret)))
+}
+
+/// Waits before a message a push service could not take now is tried again.
+const RETRIES: [Duration; 2] = [Duration::from_secs(5), Duration::from_secs(30)];
+
+/// [`deliver`], tried again while the push service says later, until `stop`.
+pub async fn retrying(
+    http: &Http,
+    vapid: &Vapid,
+    contact: &str,
+    target: &Target,
+    message: &Message,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Outcome {
+    let mut outcome = deliver(http, vapid, contact, target, message).await;
+    for wait in RETRIES {
+        let Outcome::Later(_) = &outcome else { break };
+        tokio::select! {
+            () = stop.cancelled() => break,
+            () = tokio::time::sleep(wait) => {}
+        }
+        outcome = deliver(http, vapid, contact, target, message).await;
+    }
+    outcome
 }
 
 pub async fn deliver(

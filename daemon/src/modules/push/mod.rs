@@ -23,7 +23,6 @@ mod vapid;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -41,14 +40,13 @@ use vapid::Vapid;
 
 pub struct PushModule;
 
-/// Waits before a message a push service could not take now is tried again.
-const RETRIES: [Duration; 2] = [Duration::from_secs(5), Duration::from_secs(30)];
-
 #[derive(Clone)]
 struct Push {
     ctx: Ctx,
     vapid: Arc<Vapid>,
-    http: Http,
+    /// Made at the first notification sent: loading the system's certificate roots holds
+    /// ~100 kB, which a vyred that sends none need not.
+    http: Arc<std::sync::OnceLock<Http>>,
     /// Per ask, held while its notification is being sent, so its withdrawal goes after it.
     sending: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
 }
@@ -306,18 +304,24 @@ impl Push {
         (delivered, failed + gone)
     }
 
+    /// The HTTPS client, made on first use.
+    fn http(&self) -> Result<&Http, String> {
+        if let Some(http) = self.http.get() {
+            return Ok(http);
+        }
+        let made = Http::new()?;
+        Ok(self.http.get_or_init(|| made))
+    }
+
     async fn send_one(&self, target: &Target, m: &Message) -> Outcome {
         let contact = self.ctx.config().push.contact().to_string();
-        let mut outcome = deliver::deliver(&self.http, &self.vapid, &contact, target, m).await;
-        let stop = self.ctx.shutdown();
-        for wait in RETRIES {
-            let Outcome::Later(_) = &outcome else { break };
-            tokio::select! {
-                () = stop.cancelled() => break,
-                () = tokio::time::sleep(wait) => {}
+        let outcome = match self.http() {
+            Ok(http) => {
+                let stop = self.ctx.shutdown();
+                deliver::retrying(http, &self.vapid, &contact, target, m, &stop).await
             }
-            outcome = deliver::deliver(&self.http, &self.vapid, &contact, target, m).await;
-        }
+            Err(e) => Outcome::Failed(e),
+        };
         let id = target.id.clone();
         let o = outcome.clone();
         let written = self
@@ -503,7 +507,7 @@ impl Module for PushModule {
             let push = Push {
                 ctx: ctx.clone(),
                 vapid: Arc::new(vapid),
-                http: Http::new()?,
+                http: Arc::default(),
                 sending: Arc::default(),
             };
             ctx.tool_with(

@@ -7,31 +7,16 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::drain::Drained;
-use super::fail;
+use super::{fail, lean_memory};
 use crate::daemon::{Daemon, DaemonOptions};
 use crate::kernel::config::Role;
 use crate::kernel::paths::VyreHome;
 use crate::surfaces::client::{Client, ClientError};
 
-/// glibc's allocator gives a thread that meets another in malloc an arena of its own, up to
-/// eight per core, and each arena keeps what was freed in it: an idle vyred held seven of them,
-/// 4.6 MB (issue 26, goal 5). Its runtime has two workers (below), so two arenas serve it: idle
-/// anonymous memory 6.5 -> 5.2 MB, measured. `MALLOC_ARENA_MAX` in the environment, which glibc
-/// reads itself, still decides when it is set.
-fn fewer_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        // SAFETY: mallopt sets one of the allocator's tunables and touches no memory of ours;
-        // it runs before vyred starts a thread.
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, 2);
-        }
-    }
-}
-
 /// Run vyred in the foreground until SIGTERM or SIGINT.
 pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
-    fewer_malloc_arenas();
+    lean_memory::fewer_malloc_arenas();
+    let relocations = lean_memory::drop_relocations();
     let home = match VyreHome::from_env() {
         Ok(home) => home,
         Err(e) => return fail(&e.to_string()),
@@ -55,8 +40,9 @@ pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
     std::panic::set_hook(Box::new(|info| {
         tracing::error!(panic = %info, "panic");
     }));
+    tracing::debug!(bytes = relocations, "relocation tables dropped from memory");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(lean_memory::WORKERS)
         .enable_all()
         .thread_name("vyred")
         .build()

@@ -12,6 +12,7 @@ mod harness_cmd;
 mod home_cmd;
 mod hook_cmd;
 mod host_key;
+mod lean_memory;
 mod mcp_cmd;
 mod remind_cmd;
 mod resume_cmd;

@@ -201,11 +201,19 @@ pub(super) fn assertions_only(schema: &Value) -> Value {
     Value::Object(kept)
 }
 
-/// Walks the schema once: every keyword known, every pattern compiled.
+/// What [`compile`] does with a pattern.
+pub(super) enum Patterns<'a> {
+    /// Compiles it into the map (once per pattern).
+    Compile(&'a mut HashMap<String, Regex>),
+    /// Parses it only: its syntax is sound, nothing is kept.
+    Parse,
+}
+
+/// Walks the schema once: every keyword known, every pattern compiled or parsed.
 pub(super) fn compile(
     schema: &Value,
     at: &str,
-    patterns: &mut HashMap<String, Regex>,
+    patterns: &mut Patterns<'_>,
 ) -> Result<(), SchemaError> {
     let s = match schema {
         Value::Bool(_) => return Ok(()),
@@ -239,13 +247,23 @@ pub(super) fn compile(
                     at: here.clone(),
                     why: "a pattern is a string".into(),
                 })?;
-                if !patterns.contains_key(pattern) {
-                    let re = shared_pattern(pattern).map_err(|why| SchemaError::Pattern {
-                        at: here.clone(),
-                        pattern: pattern.to_string(),
-                        why,
-                    })?;
-                    patterns.insert(pattern.to_string(), re);
+                let refused = |why: String| SchemaError::Pattern {
+                    at: here.clone(),
+                    pattern: pattern.to_string(),
+                    why,
+                };
+                match patterns {
+                    Patterns::Compile(compiled) => {
+                        if !compiled.contains_key(pattern) {
+                            let re = shared_pattern(pattern).map_err(refused)?;
+                            compiled.insert(pattern.to_string(), re);
+                        }
+                    }
+                    Patterns::Parse => {
+                        regex_syntax::Parser::new()
+                            .parse(pattern)
+                            .map_err(|e| refused(e.to_string()))?;
+                    }
                 }
             }
             k if ASSERTIONS.contains(&k) => {}

@@ -127,6 +127,46 @@ fn a_rule_the_layer_cannot_check_is_refused_at_registration() {
     ));
     let dangling = json!({ "$ref": "#/$defs/Nothing" });
     assert!(InputCheck::new(&dangling).is_err());
+    // Registration reads a schema without compiling it, and refuses the same.
+    assert!(matches!(
+        InputCheck::validate(&unknown),
+        Err(SchemaError::Unknown { .. })
+    ));
+    assert!(matches!(
+        InputCheck::validate(&bad),
+        Err(SchemaError::Pattern { .. })
+    ));
+    let nested =
+        json!({ "type": "object", "properties": { "a": { "items": { "pattern": "[" } } } });
+    assert!(matches!(
+        InputCheck::validate(&nested),
+        Err(SchemaError::Pattern { .. })
+    ));
+    assert!(InputCheck::validate(&dangling).is_err());
+    assert!(InputCheck::validate(&schema_of::<In>()).is_ok());
+}
+
+#[test]
+fn a_tools_check_is_compiled_at_its_first_call_and_checks_the_same() {
+    let lazy = LazyCheck::new(schema_of::<In>);
+    assert!(!lazy.is_compiled());
+    let bad = json!({ "name": "" });
+    assert_eq!(
+        lazy.check(&mut bad.clone()).unwrap_err(),
+        check().check(&mut bad.clone()).unwrap_err()
+    );
+    assert!(lazy.is_compiled());
+    let mut good = json!({ "name": "juno", "limit": 3.0 });
+    lazy.check(&mut good).unwrap();
+    assert_eq!(good["limit"], json!(3));
+    // A schema that cannot be compiled (validated away at registration) refuses every call.
+    let broken = LazyCheck::new(|| json!({ "type": "string", "pattern": "(" }));
+    assert!(
+        broken
+            .check(&mut json!("x"))
+            .unwrap_err()
+            .contains("cannot be checked")
+    );
 }
 
 #[test]

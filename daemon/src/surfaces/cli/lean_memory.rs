@@ -68,10 +68,9 @@ fn page_size() -> usize {
 mod elf {
     use std::ops::Range;
 
-    const PT_LOAD: u32 = 1;
-    const PT_DYNAMIC: u32 = 2;
-    const PT_GNU_RELRO: u32 = 0x6474_e552;
-    const PF_W: u32 = 2;
+    use libc::{PF_W, PT_DYNAMIC, PT_GNU_RELRO, PT_LOAD};
+
+    // The dynamic section's tags, which libc does not name.
     const DT_NULL: i64 = 0;
     const DT_PLTRELSZ: i64 = 2;
     const DT_RELA: i64 = 7;

@@ -59,9 +59,11 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         window.as_secs(),
         SETTLE.as_secs()
     );
-    let ours = measure(&vyred, window, tck, 0).await?;
+    let ours = measure(&vyred, window, tck, Before::Nothing).await?;
     eprintln!("idle: the same with {PLANNED} reminders and {WATCHERS} watchers set...");
-    let planned = measure(&vyred, window, tck, PLANNED).await?;
+    let planned = measure(&vyred, window, tck, Before::Planned).await?;
+    eprintln!("idle: the same after {LISTINGS} listings of every tool and OpenAPI documents...");
+    let worked = measure(&vyred, window, tck, Before::Work).await?;
 
     let theirs = match spawn::node() {
         Ok(node) => {
@@ -69,7 +71,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
                 "idle: watching the node reference for {}s...",
                 window.as_secs()
             );
-            match measure(&node, window, tck, 0).await {
+            match measure(&node, window, tck, Before::Nothing).await {
                 Ok(m) => Ok(m),
                 Err(e) => {
                     report.note(format!("node reference failed: {e}"));
@@ -183,7 +185,55 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     ));
     report.note("issue's reference: Node daemons of this kind sit at 66 to 90 MB RSS");
     planned_rows(report, &ours, &planned);
+    worked_rows(report, &ours, &worked);
     Ok(())
+}
+
+/// What a vyred is given before its idle window.
+#[derive(Clone, Copy, PartialEq)]
+enum Before {
+    Nothing,
+    /// [`PLANNED`] reminders and [`WATCHERS`] watchers.
+    Planned,
+    /// [`LISTINGS`] rounds of the answers that hold every tool's schemas (`GET /v1/tools`,
+    /// `GET /v1/openapi.json`) and a CLI command's own listing and call: what surfaces ask for,
+    /// and what leaves freed memory behind.
+    Work,
+}
+
+const LISTINGS: usize = 20;
+
+/// Idle after work against idle from the start: what work leaves behind once vyred is quiet.
+fn worked_rows(report: &mut Report, empty: &Idle, worked: &Idle) {
+    let rows: [(&str, &str, Get); 3] = [
+        ("idle.worked_rss_end_mib", "idle RSS at end (MiB)", |m| {
+            Some(m.rss_end_mib)
+        }),
+        (
+            "idle.worked_rss_anon_end_mib",
+            "  of it, its own memory (MiB)",
+            |m| Some(m.rss_anon_end_mib),
+        ),
+        (
+            "idle.worked_switches_per_min",
+            "idle wake-ups (ctx switches/min)",
+            |m| Some(m.switches_per_min),
+        ),
+    ];
+    for (key, label, f) in rows {
+        let v = |m: &Idle| f(m).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, 1));
+        report.row_against(
+            Against::NothingPlanned,
+            key,
+            &format!("{label}, after {LISTINGS} listings"),
+            v(worked),
+            v(empty),
+            "near unchanged",
+        );
+    }
+    report.note(format!(
+        "idle after work: a fresh vyred asked {LISTINGS} times for GET /v1/tools, GET /v1/openapi.json, GET /v1/tools?module=projects and projects.list, then left alone for the same window (it gives freed memory back 5 s after its last request); the reference is the same vyred given nothing, measured in the same run"
+    ));
 }
 
 /// Reminders and watchers set before the idle window of the planned run (issue 23: the idle
@@ -240,18 +290,19 @@ fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
     ));
 }
 
-/// Start `kind`, wait for health, set `reminders` (planner items, the first due in 20 minutes
-/// and the rest in 30 days and on), settle, then sample every 5 s for `window`.
-async fn measure(
-    kind: &Kind,
-    window: Duration,
-    tck: u64,
-    reminders: usize,
-) -> Result<Idle, String> {
+/// Start `kind`, wait for health, give it what `before` says (planner items, the first due in
+/// 20 minutes and the rest in 30 days and on, and watchers; or work), settle, then sample every
+/// 5 s for `window`.
+async fn measure(kind: &Kind, window: Duration, tck: u64, before: Before) -> Result<Idle, String> {
     let mut server = Server::spawn(kind)?;
     let result = async {
         server.wait_healthy(Duration::from_millis(10)).await?;
         let client = vyre::surfaces::client::Client::socket(server.socket());
+        let reminders = if before == Before::Planned {
+            PLANNED
+        } else {
+            0
+        };
         for i in 0..reminders {
             let at = if i == 0 {
                 "in 20m".to_string()
@@ -268,6 +319,21 @@ async fn measure(
         }
         if reminders > 0 {
             set_watchers(&client).await?;
+        }
+        if before == Before::Work {
+            for _ in 0..LISTINGS {
+                for path in ["/v1/tools", "/v1/openapi.json", "/v1/tools?module=projects"] {
+                    match client.json(hyper::Method::GET, path, None, &[]).await {
+                        Ok((200, _)) => {}
+                        Ok((status, body)) => return Err(format!("GET {path}: {status} {body}")),
+                        Err(e) => return Err(format!("GET {path} failed: {e}")),
+                    }
+                }
+                client
+                    .call("projects.list", &serde_json::json!({}))
+                    .await
+                    .map_err(|e| format!("projects.list failed: {e}"))?;
+            }
         }
         tokio::time::sleep(SETTLE).await;
         sample(server.pid(), window, tck).await

@@ -20,6 +20,7 @@ use crate::kernel::paths::VyreHome;
 use crate::kernel::store::StoreError;
 use crate::kernel::{Kernel, ListenerInfo};
 use crate::surfaces::api;
+use crate::surfaces::api::quiet;
 
 /// How long calls in flight and module tasks get to finish at shutdown.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
@@ -63,6 +64,9 @@ pub struct DaemonOptions {
     /// when it is `vyre`, the `bin/vyre` beside its folder when it is `vyred` (the box image's
     /// privileged copy, ADR 0013), otherwise none and sessions run without the harness.
     pub vyre_bin: Option<PathBuf>,
+    /// Run once vyred has been quiet for [`quiet::QUIET`] after a request or an event (`vyre
+    /// daemon` gives the allocator's freed pages back to the system there).
+    pub when_quiet: Option<fn()>,
 }
 
 /// The `vyre` that goes with the executable `exe` (see [`DaemonOptions::vyre_bin`]).
@@ -84,6 +88,7 @@ impl DaemonOptions {
             user_home: None,
             ui_dir: None,
             vyre_bin: None,
+            when_quiet: None,
         }
     }
 }
@@ -96,6 +101,7 @@ pub struct Daemon {
     http_addr: SocketAddr,
     modules: Vec<Arc<dyn Module>>,
     ui_dir: Option<PathBuf>,
+    when_quiet: Option<fn()>,
     _lock: HomeLock,
 }
 
@@ -190,6 +196,7 @@ impl Daemon {
             http_addr,
             modules,
             ui_dir: options.ui_dir.or_else(api::app::ui_dir),
+            when_quiet: options.when_quiet,
             _lock: lock,
         })
     }
@@ -215,10 +222,16 @@ impl Daemon {
             tcp,
             modules,
             ui_dir,
+            when_quiet,
             _lock,
             ..
         } = self;
-        let app = api::router(kernel.clone(), ui_dir.as_deref());
+        let mut app = api::router(kernel.clone(), ui_dir.as_deref());
+        if let Some(then) = when_quiet {
+            let activity = quiet::Activity::default();
+            app = activity.counting(app);
+            quiet::spawn(&kernel, &activity, quiet::QUIET, then);
+        }
         kernel.set_app(app.clone());
         crate::kernel::module::load_all(&kernel, modules).await;
         let started = NewEvent::new(

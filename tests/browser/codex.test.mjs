@@ -2,7 +2,8 @@
 // and the real pinned Codex CLI on the fake Responses API: New session offers "Runs on" Codex;
 // a session on it answers in the chat; its header's chip names Codex, and its model menu offers
 // no Claude model but Codex's efforts, one of which the chip then says; the deck marks the
-// session as Codex's; Settings lets Lumen's sessions run on Codex. Screenshots:
+// session as Codex's; the usage popover says its turns have no price (none is set); Settings
+// lets Lumen's sessions run on Codex. Screenshots:
 // screenshots/codex-<name>-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
@@ -81,6 +82,21 @@ it('New session offers Codex, and a session on it answers in the chat', T, async
   await page.click('[data-nav=deck]');
   await page.getByTestId('deck-provider').filter({ hasText: 'Codex' }).first().waitFor();
   await shot(page, 'codex-deck');
+});
+
+it("a Codex turn with no price set is said to have none in the usage popover, not to have cost $0", T, async () => {
+  // The rig sets no `sessions.prices`: the session above's turn is unpriced.
+  const { total } = await rig.sock('usage.summary', { by: 'thread' });
+  assert.ok(total.unpriced_turns >= 1, JSON.stringify(total));
+  await page.getByTestId('usage-meter').click();
+  const pop = page.getByTestId('usage-popover');
+  await pop.waitFor();
+  const unpriced = pop.getByTestId('usage-unpriced');
+  await unpriced.waitFor();
+  assert.match(await unpriced.innerText(), /^and \d+ turns? with no price \(a model with no price set\)$/);
+  await shot(page, 'codex-unpriced');
+  await page.keyboard.press('Escape');
+  await pop.waitFor({ state: 'detached' });
 });
 
 it('Settings lets Lumen run on Codex, and a session started for it then does', T, async () => {

@@ -165,6 +165,13 @@ async fn a_thread_on_an_acp_agent_streams_asks_and_resumes_through_vyred() {
     assert_eq!(text, "reply to [hello there]");
     let finished = of_type(&events, "thread.finished");
     assert_eq!(finished[0]["payload"]["ok"], true, "{finished:?}");
+    // ACP says nothing of what a turn cost: unpriced, not $0.
+    assert_eq!(finished[0]["payload"]["priced"], false, "{finished:?}");
+    assert_eq!(
+        finished[0]["payload"]["cost_usd"],
+        serde_json::Value::Null,
+        "{finished:?}"
+    );
     let begun = of_type(&events, "thread.started");
     assert_eq!(begun[0]["payload"]["provider"], "acp-claude");
     // No Claude default model is passed to the agent, nor a Claude credential asked for.

@@ -67,6 +67,14 @@ async fn one_tool_over_the_socket_http_and_the_cli_gives_the_same_answer() {
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(a, b);
     assert_eq!(a, c);
+    // A word that cannot be a module (here one that would add to the listing's query) is an
+    // unknown command, as an unknown module is.
+    for word in ["system&module=devices", "nope"] {
+        let out = home.vyre(&[word, "status"]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{said}");
+        assert!(said.contains("unknown command"), "{said}");
+    }
     vyred.stop().await;
 }
 
@@ -442,6 +450,40 @@ async fn health_answers_without_a_credential_and_person_only_tools_are_hidden_fr
         vyre::kernel::tools::InputCheck::new(&tool["input_schema"])
             .unwrap_or_else(|e| panic!("{}: {e}", tool["name"]));
     }
+    // One module's tools, as the CLI asks for them: the same entries, only that module's.
+    let devices = vyred
+        .socket_client()
+        .get("/v1/tools?module=devices")
+        .await
+        .unwrap();
+    let of_devices: Vec<&Value> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["module"] == "devices")
+        .collect();
+    assert!(of_devices.len() >= 3);
+    assert_eq!(
+        devices.as_array().unwrap().iter().collect::<Vec<_>>(),
+        of_devices
+    );
+    let none = vyred
+        .socket_client()
+        .get("/v1/tools?module=nope")
+        .await
+        .unwrap();
+    assert_eq!(none, json!([]));
+    // A query it does not know is said, not ignored.
+    let (status, body) = vyred
+        .socket_client()
+        .json(hyper::Method::GET, "/v1/tools?modules=devices", None, &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_query")),
+        "{body}"
+    );
     vyred.stop().await;
 }
 

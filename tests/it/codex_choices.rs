@@ -2,7 +2,7 @@
 //! API: how hard its model thinks (`effort`), the purposes whose sessions run on it, and what
 //! its tokens cost (`sessions.prices`).
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::codex::{codex_rig, codex_rig_full};
 use crate::threads_e2e::*;
@@ -195,7 +195,8 @@ async fn a_codex_turn_costs_what_the_person_priced_its_model_at() {
     let total = got["total_cost_usd"].as_f64().unwrap();
     assert!((total - 2.0 * one).abs() < 1e-12, "{got}");
 
-    // Another model, with no price: its turn's tokens count, its cost nothing said.
+    // Another model, with no price: its turn's tokens count, and it is said to be unpriced,
+    // never to have cost $0; the session's total stays what was priced.
     r.sock
         .call(
             "threads.model",
@@ -205,7 +206,25 @@ async fn a_codex_turn_costs_what_the_person_priced_its_model_at() {
         .unwrap();
     let events = send_until_finished(&r, &mut stream, &thread, "priceless").await;
     let finished = &of_type(&events, "thread.finished")[0]["payload"];
-    assert_eq!(finished["cost_usd"].as_f64(), Some(0.0), "{finished}");
+    assert_eq!(finished["cost_usd"], Value::Null, "{finished}");
+    assert_eq!(finished["priced"], false, "{finished}");
+    assert!((finished["total_cost_usd"].as_f64().unwrap() - 2.0 * one).abs() < 1e-12);
     assert_eq!(finished["tokens"]["output_tokens"], 12, "{finished}");
+    // The usage summary counts it apart: three turns, two priced, one not.
+    let summary = wait_for_summary(&r, 3).await;
+    assert_eq!(summary["total"]["unpriced_turns"], 1, "{summary}");
+    assert!((summary["total"]["cost_usd"].as_f64().unwrap() - 2.0 * one).abs() < 1e-12);
     r.vyred.stop().await;
+}
+
+/// `usage.summary` once the usage module has kept `turns` turns (it follows the events).
+async fn wait_for_summary(r: &crate::threads_e2e::Rig, turns: i64) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let summary = r.sock.call("usage.summary", &json!({})).await.unwrap();
+        if summary["total"]["turns"] == turns || std::time::Instant::now() > deadline {
+            return summary;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }

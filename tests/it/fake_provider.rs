@@ -104,8 +104,7 @@ impl FakeSession {
             ok,
             canceled,
             error: None,
-            cost_usd: 0.0,
-            total_cost_usd: 0.0,
+            total_cost_usd: Some(0.0),
             tokens: json!({}),
         });
     }

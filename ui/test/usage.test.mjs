@@ -20,6 +20,7 @@ import {
   todayRange,
   toneOf,
   topLines,
+  unpricedWords,
   windowName,
   windowView,
 } from '../.test-build/usage.js';
@@ -242,4 +243,11 @@ test("a thread's budget drawn: its words and a bar that fills, in its tone", () 
   assert.match(b, /data-testid="thread-budget"[^>]*data-tone="warn"/);
   assert.match(b, /data-testid="thread-budget-text">\$4\.50 of \$5\.00</);
   assert.match(b, /aria-valuenow="90"/);
+});
+
+test('turns with no price are said beside a sum, never left to read as free', () => {
+  assert.equal(unpricedWords(0), null);
+  assert.equal(unpricedWords(undefined), null);
+  assert.equal(unpricedWords(1), 'and 1 turn with no price (a model with no price set)');
+  assert.equal(unpricedWords(3), 'and 3 turns with no price (a model with no price set)');
 });

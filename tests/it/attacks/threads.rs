@@ -744,6 +744,18 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         "watchers.test",
     ];
     assert_eq!(listed, expected);
+    // One module's listing (what `vyre <module> <tool>` asks for) is the same rules, narrowed:
+    // the vault's person-only tools stay out of it for a session.
+    let vault: Vec<String> = session
+        .get("/v1/tools?module=vault")
+        .await
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(vault, ["vault.generate", "vault.list", "vault.status"]);
     let (status, openapi) = session
         .json(hyper::Method::GET, "/v1/openapi.json", None, &[])
         .await

@@ -111,6 +111,15 @@ export function money(usd: number | null | undefined): string {
   return `$${v.toFixed(2)}`;
 }
 
+/** What a sum of money leaves out: turns their provider gave no price for (an ACP agent's, a
+ * Codex model's with no `sessions.prices` entry), said beside the sum so it never reads as
+ * everything; null when there were none. */
+export function unpricedWords(turns: number | null | undefined): string | null {
+  const n = turns && Number.isFinite(turns) ? Math.max(0, Math.floor(turns)) : 0;
+  if (n === 0) return null;
+  return `and ${n} turn${n === 1 ? '' : 's'} with no price (a model with no price set)`;
+}
+
 /** Today so far, in the person's clock: from this morning's midnight to `now` (what
  * `usage.summary` takes as `from` and `to`). */
 export function todayRange(now = Date.now()): { from: number; to: number } {

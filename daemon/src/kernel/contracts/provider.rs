@@ -259,8 +259,10 @@ pub enum Happening {
         ok: bool,
         canceled: bool,
         error: Option<String>,
-        cost_usd: f64,
-        total_cost_usd: f64,
+        /// What the session has cost so far, as the provider prices it; `None` when it gives
+        /// no price for this turn (an ACP agent, a Codex model with no `sessions.prices`
+        /// entry): the turn is then said to be unpriced, never to have cost nothing.
+        total_cost_usd: Option<f64>,
         tokens: Value,
     },
     /// A line the provider could not be understood from; logged and skipped.

@@ -192,8 +192,7 @@ impl Translator {
                     ok: !is_error,
                     canceled,
                     error: if canceled { None } else { error },
-                    cost_usd: 0.0,
-                    total_cost_usd: m["total_cost_usd"].as_f64().unwrap_or(0.0),
+                    total_cost_usd: m["total_cost_usd"].as_f64(),
                     tokens: m["usage"].clone(),
                 }]
             }

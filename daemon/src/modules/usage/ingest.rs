@@ -44,6 +44,12 @@ pub const MIGRATIONS: &[Migration] = &[
         version: 2,
         sql: super::limits::MIGRATION_SQL,
     },
+    // A turn its provider gave no price for (an ACP agent, a Codex model with no price): its
+    // tokens count, its cost is not known, and the summary says how many such turns there were.
+    Migration {
+        version: 3,
+        sql: "ALTER TABLE usage_turns ADD COLUMN priced INTEGER NOT NULL DEFAULT 1;",
+    },
 ];
 
 /// A token count from the CLI's `usage`.
@@ -131,18 +137,21 @@ async fn keep(ctx: &Ctx, events: Vec<Arc<Event>>, read: Option<i64>) {
                     continue;
                 };
                 let t = &p["tokens"];
+                // Unpriced: `priced: false` (and no cost) as the sessions say it now.
+                let cost = p["cost_usd"].as_f64().filter(|_| p["priced"] != false);
                 tx.conn().execute(
-                    "INSERT OR IGNORE INTO usage_turns (thread, turn, at, cost_usd, input, output, cache_read, cache_write)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT OR IGNORE INTO usage_turns (thread, turn, at, cost_usd, input, output, cache_read, cache_write, priced)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     params![
                         thread,
                         turn,
                         e.at,
-                        p["cost_usd"].as_f64().unwrap_or(0.0).max(0.0),
+                        cost.unwrap_or(0.0).max(0.0),
                         tokens(t, "input_tokens"),
                         tokens(t, "output_tokens"),
                         tokens(t, "cache_read_input_tokens"),
                         tokens(t, "cache_creation_input_tokens"),
+                        cost.is_some(),
                     ],
                 )?;
             }

@@ -54,7 +54,11 @@ pub struct Line {
     /// The day (`2026-12-03`), thread, project or agent; null for turns of no project or agent.
     pub key: Option<String>,
     pub turns: i64,
+    /// What the priced turns cost.
     pub cost_usd: f64,
+    /// Turns their provider gave no price for (not in `cost_usd`): an ACP agent's, a Codex
+    /// model's with no `sessions.prices` entry.
+    pub unpriced_turns: i64,
     pub input_tokens: i64,
     pub output_tokens: i64,
     pub cache_read_tokens: i64,
@@ -64,7 +68,10 @@ pub struct Line {
 impl Line {
     fn add(&mut self, t: &Turn) {
         self.turns += 1;
-        self.cost_usd += t.cost_usd;
+        match t.cost_usd {
+            Some(cost) => self.cost_usd += cost,
+            None => self.unpriced_turns += 1,
+        }
         self.input_tokens += t.input;
         self.output_tokens += t.output;
         self.cache_read_tokens += t.cache_read;
@@ -88,7 +95,8 @@ pub struct Turn {
     pub thread: String,
     pub project: Option<String>,
     pub agent: Option<String>,
-    pub cost_usd: f64,
+    /// None: unpriced.
+    pub cost_usd: Option<f64>,
     pub input: i64,
     pub output: i64,
     pub cache_read: i64,
@@ -144,7 +152,7 @@ async fn summary(c: Ctx, input: SummaryInput) -> Result<Summary, ToolError> {
         .store()
         .read(move |conn| {
             let mut stmt = conn.prepare(
-                "SELECT u.at, u.thread, t.project, t.agent, u.cost_usd, u.input, u.output, u.cache_read, u.cache_write
+                "SELECT u.at, u.thread, t.project, t.agent, CASE WHEN u.priced THEN u.cost_usd END, u.input, u.output, u.cache_read, u.cache_write
                  FROM usage_turns u LEFT JOIN usage_threads t ON t.thread = u.thread
                  WHERE u.at >= ?1 AND u.at < ?2 ORDER BY u.at",
             )?;
@@ -219,7 +227,7 @@ mod tests {
             thread: thread.into(),
             project: project.map(String::from),
             agent: None,
-            cost_usd: cost,
+            cost_usd: Some(cost),
             input: 10,
             output: 5,
             cache_read: 100,
@@ -251,5 +259,17 @@ mod tests {
             "days in order"
         );
         assert_eq!(summarise(&[], By::Agent).0, vec![]);
+    }
+
+    #[test]
+    fn an_unpriced_turn_is_counted_apart_never_as_free() {
+        let mut unpriced = turn(2000, "codex", None, 0.0);
+        unpriced.cost_usd = None;
+        let turns = vec![turn(1000, "codex", None, 0.5), unpriced];
+        let (lines, total) = summarise(&turns, By::Thread);
+        assert_eq!((total.turns, total.unpriced_turns), (2, 1));
+        assert!((total.cost_usd - 0.5).abs() < 1e-9);
+        assert_eq!(total.output_tokens, 10, "its tokens still count");
+        assert_eq!(lines[0].unpriced_turns, 1);
     }
 }

@@ -1,7 +1,8 @@
 //! The HTTP API, served on both listeners (the unix socket and loopback TCP) by one router.
 //!
 //! - `GET /v1/health`: version, role, uptime; no credential needed.
-//! - `GET /v1/tools`: every tool the caller may call, with its schemas.
+//! - `GET /v1/tools[?module=<m>]`: every tool the caller may call (of one module), with its
+//!   schemas.
 //! - `POST /v1/tools/<module>.<tool>`: call a tool with its JSON input.
 //! - `GET /v1/events`: the event log as Server-Sent Events.
 //! - `GET /v1/files/<token>`: a download link `files.fetch` made.
@@ -20,6 +21,7 @@ mod link_answer;
 pub mod openapi;
 pub mod pair_endpoint;
 mod pass_endpoint;
+pub mod quiet;
 pub mod serve;
 pub mod session_socket;
 mod sse;
@@ -27,7 +29,7 @@ mod sse;
 use axum::Json;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -83,9 +85,33 @@ async fn health(State(kernel): State<Kernel>) -> Json<Value> {
     }}))
 }
 
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolsQuery {
+    /// Only this module's tools (what `vyre <module> <tool>` needs to read its flags).
+    module: Option<String>,
+}
+
+/// `{"data": ...}` written straight from what it holds: the listing's schemas are kept as text,
+/// and going through `json!` would parse every one of them into a tree first (~330 kB of JSON
+/// as several MB of heap, on each of the listings every session's `vyre mcp` asks for).
+#[derive(serde::Serialize)]
+struct Data<T> {
+    data: T,
+}
+
 /// What this caller may call (the rules decide, as they do for a call).
-async fn list_tools(State(kernel): State<Kernel>, Authed(caller): Authed) -> Json<Value> {
-    Json(json!({ "data": kernel.registry().specs_for(&caller) }))
+async fn list_tools(
+    State(kernel): State<Kernel>,
+    Authed(caller): Authed,
+    query: Result<Query<ToolsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Data<Vec<std::sync::Arc<crate::kernel::tools::ToolSpec>>>>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request("invalid_query", e.body_text()))?;
+    let mut specs = kernel.registry().specs_for(&caller);
+    if let Some(module) = &query.module {
+        specs.retain(|spec| &spec.module == module);
+    }
+    Ok(Json(Data { data: specs }))
 }
 
 /// The API as OpenAPI 3.1, for the tools this caller may call.

@@ -54,6 +54,7 @@ pub fn daemon(role: Option<Role>, port: Option<u16>) -> i32 {
         let mut options = DaemonOptions::new(home);
         options.role = role;
         options.port = port;
+        options.when_quiet = Some(lean_memory::give_back_freed);
         let daemon = match Daemon::bind(options).await {
             Ok(d) => d,
             Err(e) => return fail(&e.to_string()),

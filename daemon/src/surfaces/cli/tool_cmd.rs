@@ -45,7 +45,17 @@ pub async fn list(client: &Client, as_json: bool) -> i32 {
 
 pub async fn run(client: &Client, args: &[String]) -> i32 {
     let module = &args[0];
-    let tools = match client.get("/v1/tools").await {
+    let unknown = || {
+        usage(&format!(
+            "unknown command {module:?}; `vyre --help` lists the built-in commands and `vyre tools` every module tool"
+        ))
+    };
+    // A word that cannot be a module's name names none (and needs no escaping in the query);
+    // asking vyred for only that module's tools keeps a command's work to one module's schemas.
+    if !crate::kernel::module::valid_module_name(module) {
+        return unknown();
+    }
+    let tools = match client.get(&format!("/v1/tools?module={module}")).await {
         Ok(Value::Array(t)) => t,
         Ok(_) => return fail("unexpected answer from /v1/tools"),
         Err(e) => return fail(&e.to_string()),
@@ -55,9 +65,7 @@ pub async fn run(client: &Client, args: &[String]) -> i32 {
         .filter(|t| t["module"] == module.as_str() && t["cli"] == true)
         .collect();
     if of_module.is_empty() {
-        return usage(&format!(
-            "unknown command {module:?}; `vyre --help` lists the built-in commands and `vyre tools` every module tool"
-        ));
+        return unknown();
     }
     let Some(tool) = args.get(1).filter(|a| !a.starts_with('-')) else {
         println!("vyre {module} <tool>:");

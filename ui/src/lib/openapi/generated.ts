@@ -4849,7 +4849,10 @@ export interface components {
             cache_read_tokens: number;
             /** Format: int64 */
             cache_write_tokens: number;
-            /** Format: double */
+            /**
+             * Format: double
+             * @description What the priced turns cost.
+             */
             cost_usd: number;
             /** Format: int64 */
             input_tokens: number;
@@ -4859,6 +4862,12 @@ export interface components {
             output_tokens: number;
             /** Format: int64 */
             turns: number;
+            /**
+             * Format: int64
+             * @description Turns their provider gave no price for (not in `cost_usd`): an ACP agent's, a Codex
+             *     model's with no `sessions.prices` entry.
+             */
+            unpriced_turns: number;
         };
         /**
          * @description A character set a password draws from.

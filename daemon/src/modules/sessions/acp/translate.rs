@@ -249,8 +249,8 @@ impl Translator {
             ok,
             canceled,
             error,
-            cost_usd: 0.0,
-            total_cost_usd: 0.0,
+            // ACP says nothing of what a turn cost.
+            total_cost_usd: None,
             tokens,
         });
         out

@@ -310,20 +310,19 @@ impl Translator {
         // Codex reports tokens, not what they cost: the person's price for the model does.
         let tokens = tokens(&std::mem::take(&mut self.usage));
         let count = |k: &str| tokens[k].as_u64().unwrap_or(0);
-        let cost_usd = self.price.map_or(0.0, |p| {
+        let cost_usd = self.price.map(|p| {
             p.cost(
                 count("input_tokens"),
                 count("cache_read_input_tokens"),
                 count("output_tokens"),
             )
         });
-        self.total += cost_usd;
+        self.total += cost_usd.unwrap_or(0.0);
         out.push(Happening::Finished {
             ok,
             canceled,
             error,
-            cost_usd,
-            total_cost_usd: self.total,
+            total_cost_usd: cost_usd.map(|_| self.total),
             tokens,
         });
         out

@@ -328,11 +328,17 @@ impl Actor {
         &mut self,
         session: &dyn Session,
         (ok, canceled, error): (bool, bool, Option<String>),
-        total_cost_usd: f64,
+        reported_total: Option<f64>,
         tokens: Value,
     ) {
-        let cost = (total_cost_usd - self.total).max(0.0);
-        self.total = total_cost_usd;
+        // A turn its provider gave no price for is unpriced (`cost_usd` null, `priced` false),
+        // never a turn that cost nothing; the session's total stays what was priced.
+        let cost = reported_total.map(|total| {
+            let cost = (total - self.total).max(0.0);
+            self.total = total;
+            cost
+        });
+        let (priced, total_cost_usd) = (cost.is_some(), self.total);
         self.cancel_asks("turn ended").await;
         self.close_calls(canceled).await;
         let TurnState::Running(turn) = std::mem::replace(&mut self.turn, TurnState::Idle) else {
@@ -340,8 +346,8 @@ impl Actor {
         };
         self.changes_end();
         let last = self.last.clone();
-        let usage = json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "turn": last });
-        let mut end = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "tokens": tokens, "turn": last });
+        let usage = json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "priced": priced, "turn": last });
+        let mut end = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "priced": priced, "tokens": tokens, "turn": last });
         if canceled {
             end["canceled"] = json!(true);
             end["reason"] = json!("interrupt");

@@ -203,90 +203,69 @@ enum Before {
 
 const LISTINGS: usize = 20;
 
-/// Idle after work against idle from the start: what work leaves behind once vyred is quiet.
-fn worked_rows(report: &mut Report, empty: &Idle, worked: &Idle) {
-    let rows: [(&str, &str, Get); 3] = [
-        ("idle.worked_rss_end_mib", "idle RSS at end (MiB)", |m| {
-            Some(m.rss_end_mib)
-        }),
-        (
-            "idle.worked_rss_anon_end_mib",
-            "  of it, its own memory (MiB)",
-            |m| Some(m.rss_anon_end_mib),
-        ),
-        (
-            "idle.worked_switches_per_min",
-            "idle wake-ups (ctx switches/min)",
-            |m| Some(m.switches_per_min),
-        ),
-    ];
-    for (key, label, f) in rows {
-        let v = |m: &Idle| f(m).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, 1));
-        report.row_against(
-            Against::NothingPlanned,
-            key,
-            &format!("{label}, after {LISTINGS} listings"),
-            v(worked),
-            v(empty),
-            "near unchanged",
-        );
-    }
-    report.note(format!(
-        "idle after work: a fresh vyred asked {LISTINGS} times for GET /v1/tools, GET /v1/openapi.json, GET /v1/tools?module=projects and projects.list, then left alone for the same window (it gives freed memory back 5 s after its last request); the reference is the same vyred given nothing, measured in the same run"
-    ));
-}
-
 /// Reminders and watchers set before the idle window of the planned run (issue 23: the idle
 /// budget holds with a hundred watchers and a thousand alarms).
 const PLANNED: usize = 1000;
 const WATCHERS: usize = 100;
 
-fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
-    let rows: [(&str, &str, Get, usize); 5] = [
-        (
-            "idle.planned_cpu_mean_pct",
-            "idle CPU, mean (% of a core)",
-            |m| Some(m.cpu_mean_pct),
-            3,
-        ),
-        (
-            "idle.planned_rss_end_mib",
-            "idle RSS at end (MiB)",
-            |m| Some(m.rss_end_mib),
-            1,
-        ),
-        (
-            "idle.planned_rss_anon_end_mib",
-            "  of it, its own memory (MiB)",
-            |m| Some(m.rss_anon_end_mib),
-            1,
-        ),
-        (
-            "idle.planned_switches_per_min",
-            "idle wake-ups (ctx switches/min)",
-            |m| Some(m.switches_per_min),
-            1,
-        ),
-        (
-            "idle.planned_threads",
-            "idle threads",
-            |m| Some(m.threads as f64),
-            0,
-        ),
-    ];
-    for (key, label, f, decimals) in rows {
+/// The figures a window given something first is set against one given nothing.
+const AGAINST_EMPTY: [(&str, &str, Get, usize); 5] = [
+    (
+        "cpu_mean_pct",
+        "idle CPU, mean (% of a core)",
+        |m| Some(m.cpu_mean_pct),
+        3,
+    ),
+    (
+        "rss_end_mib",
+        "idle RSS at end (MiB)",
+        |m| Some(m.rss_end_mib),
+        1,
+    ),
+    (
+        "rss_anon_end_mib",
+        "  of it, its own memory (MiB)",
+        |m| Some(m.rss_anon_end_mib),
+        1,
+    ),
+    (
+        "switches_per_min",
+        "idle wake-ups (ctx switches/min)",
+        |m| Some(m.switches_per_min),
+        1,
+    ),
+    ("threads", "idle threads", |m| Some(m.threads as f64), 0),
+];
+
+/// `given`'s window against `empty`'s, each figure as `idle.<prefix>_<figure>`.
+fn against_empty(report: &mut Report, prefix: &str, said: &str, empty: &Idle, given: &Idle) {
+    for (figure, label, f, decimals) in AGAINST_EMPTY {
         let v = |m: &Idle| f(m).map_or(Val::Missing("n/a".into()), |v| Val::Num(v, decimals));
         report.row_against(
             Against::NothingPlanned,
-            key,
-            &format!("{label}, {PLANNED} reminders, {WATCHERS} watchers"),
-            v(planned),
+            &format!("idle.{prefix}_{figure}"),
+            &format!("{label}, {said}"),
+            v(given),
             v(empty),
             "unchanged",
         );
     }
+}
+
+fn planned_rows(report: &mut Report, empty: &Idle, planned: &Idle) {
+    let said = format!("{PLANNED} reminders, {WATCHERS} watchers");
+    against_empty(report, "planned", &said, empty, planned);
     report.note(format!(
         "idle with reminders and watchers: a fresh vyred given {PLANNED} planner.add calls (in 30 days and on, a minute apart, and one in 20 minutes, the next deadline) and {WATCHERS} watchers turned on (each due once a year, on 1 January, so none runs in the window: each holds a deadline), then left alone for the same window; the reference is the same vyred with nothing set, measured in the same run"
+    ));
+}
+
+/// Idle after work against idle from the start: what work leaves behind once vyred is quiet.
+fn worked_rows(report: &mut Report, empty: &Idle, worked: &Idle) {
+    let said = format!("after {LISTINGS} listings");
+    against_empty(report, "worked", &said, empty, worked);
+    report.note(format!(
+        "idle after work: a fresh vyred asked {LISTINGS} times for GET /v1/tools, GET /v1/openapi.json, GET /v1/tools?module=projects and projects.list, then left alone for the same window (it gives freed memory back 5 s after its last request); the reference is the same vyred given nothing, measured in the same run"
     ));
 }
 

@@ -658,15 +658,19 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
         .unwrap()
         .expect("a short enough path");
     let session = Client::socket(&socket);
-    let listed: Vec<String> = session
-        .get("/v1/tools")
-        .await
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = |path: &'static str| {
+        let session = session.clone();
+        async move {
+            let listed = session.get(path).await.unwrap();
+            listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect::<Vec<String>>()
+        }
+    };
+    let listed = names("/v1/tools").await;
     // Every tool a session is offered, each one declared so where it is defined. A new tool is
     // not for sessions until it says so; one that does is added here on purpose.
     let expected = [
@@ -746,16 +750,10 @@ async fn a_session_is_offered_only_the_tools_that_say_sessions_may_call_them() {
     assert_eq!(listed, expected);
     // One module's listing (what `vyre <module> <tool>` asks for) is the same rules, narrowed:
     // the vault's person-only tools stay out of it for a session.
-    let vault: Vec<String> = session
-        .get("/v1/tools?module=vault")
-        .await
-        .unwrap()
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(vault, ["vault.generate", "vault.list", "vault.status"]);
+    assert_eq!(
+        names("/v1/tools?module=vault").await,
+        ["vault.generate", "vault.list", "vault.status"]
+    );
     let (status, openapi) = session
         .json(hyper::Method::GET, "/v1/openapi.json", None, &[])
         .await

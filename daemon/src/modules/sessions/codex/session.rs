@@ -465,6 +465,9 @@ impl Session for CodexSession {
                 let open: Vec<(String, Open)> = shared.questions.drain().collect();
                 (shared.turn.clone(), open)
             };
+            // An approval answered `cancel` makes Codex abort the turn itself, so the interrupt
+            // that follows may find no turn to end: that is the turn ended, as asked.
+            let cancelled = open.iter().any(|(_, q)| matches!(q, Open::Approval { .. }));
             for (request, q) in open {
                 let _ = match q {
                     Open::Approval { id } => self.rpc.respond(&id, json!({ "decision": "cancel" })),
@@ -491,6 +494,9 @@ impl Session for CodexSession {
                     )
                     .await;
                 match asked {
+                    Err(e) if cancelled && e.to_string().contains("no active turn") => {
+                        return Ok(());
+                    }
                     Err(e)
                         if tries > 0
                             && e.to_string().contains("no active turn")

@@ -62,23 +62,24 @@ async fn run<T: Clone>(
     then: fn(),
     stop: CancellationToken,
 ) {
+    // Busy: something happened and `quiet` has not yet passed since; while not busy, nothing
+    // but activity wakes the task (the sleep is not polled).
+    let mut busy = false;
     loop {
-        // Parked until something happens.
         tokio::select! {
-            _ = signal.notified() => {}
-            got = bus.recv() => if matches!(got, Err(broadcast::error::RecvError::Closed)) { return },
+            _ = signal.notified() => busy = true,
+            got = bus.recv() => {
+                if matches!(got, Err(broadcast::error::RecvError::Closed)) {
+                    return;
+                }
+                busy = true;
+            }
+            _ = tokio::time::sleep(quiet), if busy => {
+                busy = false;
+                then();
+            }
             _ = stop.cancelled() => return,
         }
-        // Then until nothing has happened for `quiet`.
-        loop {
-            tokio::select! {
-                _ = signal.notified() => {}
-                got = bus.recv() => if matches!(got, Err(broadcast::error::RecvError::Closed)) { return },
-                _ = tokio::time::sleep(quiet) => break,
-                _ = stop.cancelled() => return,
-            }
-        }
-        then();
     }
 }
 

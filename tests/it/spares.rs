@@ -436,3 +436,98 @@ async fn a_closed_thread_warmed_while_the_person_writes_answers_from_a_running_s
     assert_eq!(err.code(), Some("unknown_thread"), "{err}");
     r.vyred.stop().await;
 }
+
+/// The files the changes store of `folder` holds in its index (`VYRE_HOME/changes/<hash>/`,
+/// found by the folder it names), or none while it has no store.
+fn stored_files(r: &Rig, folder: &std::path::Path) -> Vec<String> {
+    let root = r.home.home().root().join("changes");
+    let Some(store) = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find(|e| {
+            std::fs::read(e.path().join("folder"))
+                .is_ok_and(|f| f == folder.as_os_str().as_encoded_bytes())
+        })
+    else {
+        return vec![];
+    };
+    let out = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(store.path())
+        .args(["ls-files", "--cached"])
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_spare_reads_its_folder_before_it_is_taken_not_while_the_person_waits() {
+    // A first vyred with no spares: one start in the folder, the start the next one is like.
+    let r = rig_full("spares-read", json!({ "spares": 0 }), true, json!({})).await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let (first, _) = start(&r, &mut stream, &r.work, "first words").await;
+    r.sock
+        .call("threads.stop", &json!({ "thread": first }))
+        .await
+        .unwrap();
+    drop(stream);
+    let Rig {
+        home,
+        api,
+        vyred,
+        work,
+        ..
+    } = r;
+    vyred.stop().await;
+
+    // A file written while no vyred ran, then a vyred that keeps a spare.
+    std::fs::write(work.join("late.txt"), "written while vyred was down\n").unwrap();
+    let config = home.home().config_file();
+    let mut c: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    c["sessions"]["spares"] = json!(1);
+    std::fs::write(&config, c.to_string()).unwrap();
+    let vyred = crate::support::InProcess::start_with(&home, vec![], |o| {
+        o.vyre_bin = Some(crate::support::BIN.into());
+    })
+    .await;
+    let sock = vyred.socket_client();
+    let r = Rig {
+        home,
+        api,
+        vyred,
+        sock,
+        work,
+    };
+    let held = spares(&r, 1).await;
+    // No thread has run in this vyred: only the spare can have read the file into the store.
+    let mut files = vec![];
+    for _ in 0..200 {
+        files = stored_files(&r, &r.work);
+        if files.iter().any(|f| f == "late.txt") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        files.iter().any(|f| f == "late.txt"),
+        "the spare read its folder into the store: {files:?}"
+    );
+
+    // The thread that takes it still follows its turns: what the turn did not do is not its.
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let (second, started) = start(&r, &mut stream, &r.work, "second words").await;
+    assert_eq!(second, held[0]["thread"].as_str().unwrap());
+    assert_eq!(started["warm"], true, "{started}");
+    let changes = r
+        .sock
+        .call("threads.changes", &json!({ "thread": second }))
+        .await
+        .unwrap();
+    assert!(!changes.to_string().contains("late.txt"), "{changes}");
+}

@@ -40,10 +40,38 @@ pub async fn run<S: AsRef<OsStr>>(
     run_as(None, dir, args, env, wait, max).await
 }
 
+/// [`run`] for work no one is waiting on as it runs (a folder's snapshot while the session's
+/// turn starts): git runs at niceness [`BEHIND`], so on a busy machine the session and vyred
+/// get the processor first.
+pub async fn run_behind<S: AsRef<OsStr>>(
+    dir: Option<&Path>,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+    wait: Duration,
+    max: usize,
+) -> Result<Ran, String> {
+    spawn_and_read(None, BEHIND, dir, args, env, wait, max).await
+}
+
+/// How much nicer than vyred [`run_behind`]'s git runs (at most 19, the nicest).
+pub const BEHIND: i32 = 10;
+
 /// [`run`] as user `uid` in group `gid` when given (the sessions' own user on the box, ADR
 /// 0013: what git writes in their folders stays theirs), with only that group and a 027 umask.
 pub async fn run_as<S: AsRef<OsStr>>(
     user: Option<(u32, u32)>,
+    dir: Option<&Path>,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+    wait: Duration,
+    max: usize,
+) -> Result<Ran, String> {
+    spawn_and_read(user, 0, dir, args, env, wait, max).await
+}
+
+async fn spawn_and_read<S: AsRef<OsStr>>(
+    user: Option<(u32, u32)>,
+    nice: i32,
     dir: Option<&Path>,
     args: &[S],
     env: &[(&str, &OsStr)],
@@ -90,6 +118,13 @@ pub async fn run_as<S: AsRef<OsStr>>(
     }
     let mut child = cmd.spawn().map_err(|e| format!("cannot run git: {e}"))?;
     let pid = child.id().and_then(|p| i32::try_from(p).ok());
+    if nice != 0
+        && let Some(pid) = pid
+    {
+        // Set from here once it runs, not between fork and exec: a `pre_exec` would make std
+        // fork vyred whole (copying its page tables) instead of `posix_spawn`.
+        nicer(pid, nice);
+    }
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
     let work = async {
@@ -152,4 +187,52 @@ pub async fn run_as<S: AsRef<OsStr>>(
         return Err(format!("git {}: {why}", status));
     }
     Ok(Ran { stdout: out, cut })
+}
+
+/// Make process `pid` `by` nicer than vyred (at most 19). A failure leaves it at vyred's
+/// niceness, which is only slower for the others.
+fn nicer(pid: i32, by: i32) {
+    // SAFETY: errno is this thread's; getpriority reads this process's niceness (-1 is a
+    // niceness too, told from an error by errno) and setpriority changes only `pid`'s.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let own = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if own == -1 && *libc::__errno_location() != 0 {
+            return;
+        }
+        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, (own + by).min(19));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// git's own niceness, read by the shell its alias runs (from `/proc`, a moment after git
+    /// started: set from vyred once git runs, it may come after git forks that shell).
+    async fn niceness(behind: bool) -> i32 {
+        let args = [
+            "-c",
+            "alias.niceness=!sleep 0.2; cut -d ' ' -f 19 /proc/$PPID/stat",
+            "niceness",
+        ];
+        let wait = Duration::from_secs(10);
+        let ran = if behind {
+            run_behind(None, &args, &[], wait, 64).await
+        } else {
+            run(None, &args, &[], wait, 64).await
+        };
+        String::from_utf8_lossy(&ran.unwrap().stdout)
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn work_behind_runs_nicer_than_vyred_and_the_rest_does_not() {
+        // SAFETY: getpriority of this process only reads.
+        let own = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        assert_eq!(niceness(false).await, own);
+        assert_eq!(niceness(true).await, (own + BEHIND).min(19));
+    }
 }

@@ -66,6 +66,22 @@ struct Open {
     before: Result<(Shadow, String), String>,
 }
 
+/// Read `folder` into its store now, for a thread not made yet (a warm spare, ADR 0032): the
+/// first turn of the thread that takes the spare then finds only what changed since, instead of
+/// reading the folder while the person waits.
+pub fn read_ahead(ctx: &Ctx, folder: &Path) {
+    if unfollowable(folder).is_some() {
+        return;
+    }
+    let root = ctx.home().root().join("changes");
+    let folder = folder.to_path_buf();
+    ctx.spawn(async move {
+        if let Err(e) = snapshot(&root, &folder, &mut HashMap::new()).await {
+            tracing::debug!(folder = %folder.display(), error = %e, "a spare's folder was not read ahead");
+        }
+    });
+}
+
 impl Follower {
     pub fn spawn(ctx: &Ctx, thread: &str) -> Follower {
         let (tx, rx) = mpsc::unbounded_channel();

@@ -94,18 +94,15 @@ impl Shadow {
                 .await
                 .map_err(|e| format!("cannot make the folder's snapshot store: {e}"))?;
             // Its own settings: plain bytes in, no line-ending or mode guesses, never a gc
-            // that would drop the trees the turns name.
-            for (k, v) in [
-                ("core.autocrlf", "false"),
-                ("core.safecrlf", "false"),
-                ("core.filemode", "true"),
-                ("core.symlinks", "true"),
-                ("gc.auto", "0"),
-                ("gc.pruneExpire", "never"),
-                ("advice.addEmbeddedRepo", "false"),
-            ] {
-                shadow.git(&["config", k, v], 1024).await?;
-            }
+            // that would drop the trees the turns name. Written beside what `git init` wrote
+            // (a section may repeat), not by a `git config` run per setting.
+            let settings = "[core]\n\tautocrlf = false\n\tsafecrlf = false\n\tfilemode = true\n\tsymlinks = true\n[gc]\n\tauto = 0\n\tpruneExpire = never\n[advice]\n\taddEmbeddedRepo = false\n";
+            let config = shadow.git_dir.join("config");
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&config)
+                .and_then(|mut f| std::io::Write::write_all(&mut f, settings.as_bytes()))
+                .map_err(|e| format!("{}: {e}", config.display()))?;
             std::fs::write(
                 shadow.git_dir.join("folder"),
                 folder.as_os_str().as_encoded_bytes(),
@@ -115,7 +112,18 @@ impl Shadow {
         Ok(shadow)
     }
 
+    /// git on this store, behind the sessions (`kernel::git::run_behind`): snapshots and their
+    /// bookkeeping, which no one waits on as they run.
     pub(super) async fn git(&self, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
+        self.git_at(true, args, max).await
+    }
+
+    /// git on this store for the person waiting on it (a diff shown, a file put back).
+    async fn git_now(&self, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
+        self.git_at(false, args, max).await
+    }
+
+    async fn git_at(&self, behind: bool, args: &[&str], max: usize) -> Result<Vec<u8>, String> {
         let mut all: Vec<&std::ffi::OsStr> = vec![
             "--git-dir".as_ref(),
             self.git_dir.as_os_str(),
@@ -123,7 +131,11 @@ impl Shadow {
             self.folder.as_os_str(),
         ];
         all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
-        let ran = crate::kernel::git::run(None, &all, &[], SNAPSHOT_WAIT, max).await?;
+        let ran = if behind {
+            crate::kernel::git::run_behind(None, &all, &[], SNAPSHOT_WAIT, max).await?
+        } else {
+            crate::kernel::git::run(None, &all, &[], SNAPSHOT_WAIT, max).await?
+        };
         Ok(ran.stdout)
     }
 
@@ -250,7 +262,7 @@ impl Shadow {
     ) -> Result<(String, bool), String> {
         let spec = format!(":(literal){path}");
         let out = self
-            .git(
+            .git_now(
                 &[
                     "diff-tree",
                     "-p",
@@ -284,7 +296,7 @@ impl Shadow {
         let lock = index_lock(&self.git_dir);
         let _one_at_a_time = lock.lock().await;
         let spec = format!(":(literal){path}");
-        self.git(&["checkout", tree, "--", &spec], 64 * 1024)
+        self.git_now(&["checkout", tree, "--", &spec], 64 * 1024)
             .await
             .map(|_| ())
     }
@@ -330,6 +342,33 @@ mod tests {
             let (x, y) = tokio::join!(a.snapshot(), b.snapshot());
             assert_eq!(x.unwrap().tree, y.unwrap().tree, "round {round}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_new_store_has_its_own_settings_as_git_reads_them() {
+        let dir = scratch("settings");
+        let shadow = Shadow::open(&dir.join("store"), &dir.join("f"))
+            .await
+            .unwrap();
+        for (key, want) in [
+            ("core.autocrlf", "false"),
+            ("core.safecrlf", "false"),
+            ("core.filemode", "true"),
+            ("core.symlinks", "true"),
+            ("gc.auto", "0"),
+            ("gc.pruneExpire", "never"),
+            ("advice.addEmbeddedRepo", "false"),
+        ] {
+            let got = shadow.git(&["config", "--get", key], 1024).await.unwrap();
+            assert_eq!(String::from_utf8_lossy(&got).trim(), want, "{key}");
+        }
+        // Opened again, nothing is added twice.
+        let config = std::fs::read_to_string(shadow.git_dir.join("config")).unwrap();
+        Shadow::open(&dir.join("store"), &dir.join("f"))
+            .await
+            .unwrap();
+        let again = std::fs::read_to_string(shadow.git_dir.join("config")).unwrap();
+        assert_eq!(config, again);
     }
 
     #[tokio::test]

@@ -419,6 +419,7 @@ impl Switchboard {
             self.ctx.session_processes().register_namespace(thread, ns);
         }
         let mut started = json!({ "provider": req.provider, "model": req.model, "effort": req.effort, "auth": went.auth, "purpose": req.purpose, "cwd": req.cwd.display().to_string(), "resumed": went.resumed, "forked_from": went.forked_from });
+        let on_spare = matches!(went.warm, Some(Ok(())));
         if let Some(warm) = went.warm {
             started["warm"] = json!(warm.is_ok());
             if let Err(why) = warm {
@@ -449,7 +450,7 @@ impl Switchboard {
             tx.downgrade(),
             shown.clone(),
         )
-        .following(&req.cwd);
+        .following(&req.cwd, on_spare);
         self.live.lock().expect("live").insert(
             thread.to_string(),
             Handle {

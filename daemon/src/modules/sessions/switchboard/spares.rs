@@ -384,6 +384,7 @@ impl Switchboard {
                 return Err(e.to_string());
             }
         };
+        crate::modules::sessions::changes::follow::read_ahead(&self.ctx, &req.cwd);
         if let Err(e) = session.prepare().await {
             tracing::debug!(
                 thread,

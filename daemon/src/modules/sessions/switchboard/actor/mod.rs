@@ -139,13 +139,17 @@ impl Actor {
         }
     }
 
-    /// Follow what each turn changes in `folder` (the thread's own, as it was launched).
-    pub(super) fn following(mut self, folder: &std::path::Path) -> Actor {
+    /// Follow what each turn changes in `folder` (the thread's own, as it was launched), read
+    /// into its store now unless that was done already (`read`: a warm spare's folder is read
+    /// when the spare is made).
+    pub(super) fn following(mut self, folder: &std::path::Path, read: bool) -> Actor {
         let follower = crate::modules::sessions::changes::follow::Follower::spawn(
             &self.board.ctx,
             &self.thread,
         );
-        follower.warm(folder);
+        if !read {
+            follower.warm(folder);
+        }
         self.changes.follower = Some(follower);
         self.changes.folder = Some(folder.to_path_buf());
         self

@@ -13,6 +13,7 @@ mod claude_e2e;
 mod codex;
 mod codex_choices;
 mod codex_forks;
+mod codex_questions;
 mod crash_cycles;
 mod events;
 mod faults;

@@ -199,6 +199,8 @@ test('an ask shows what the tool would do: a command, a file, an MCP tool\'s inp
   assert.equal(askView('mcp__github__search', {}, 'x').code, null);
   assert.equal(askView('mcp__github__search', {}, 'x').server, 'github');
   assert.equal(askView('AskUserQuestion', { questions: [] }, 'AskUserQuestion').code, null);
+  // Codex's questions are choices too, not JSON.
+  assert.equal(askView('request_user_input', { questions: [{ question: 'Which?', options: [] }] }, 'request_user_input').code, null);
   assert.equal(askView('Bash', null, 'run it').code, null);
 });
 

@@ -199,7 +199,8 @@ export function askView(tool: string, input: Record<string, any> | null, summary
     code = str(input?.url);
   } else if (tool === 'ExitPlanMode') {
     code = str(input?.plan);
-  } else if (tool !== 'AskUserQuestion' && input && Object.keys(input).length) {
+  } else if (!Array.isArray(input?.questions) && input && Object.keys(input).length) {
+    // Questions (Claude Code's AskUserQuestion, Codex's request_user_input) show as choices.
     code = str(input.command) ?? str(input.file_path) ?? str(input.pattern) ?? str(input.query) ?? str(input.url) ?? JSON.stringify(input);
   }
   const note = summary && summary !== tool && summary !== code ? summary : null;

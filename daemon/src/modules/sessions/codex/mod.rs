@@ -15,6 +15,7 @@
 //! `VYRE_HOME/codex-threads/<thread>`.
 
 pub mod params;
+pub mod questions;
 pub mod session;
 pub mod tools;
 pub mod translate;
@@ -73,6 +74,9 @@ pub fn arguments(base_url: Option<&str>, credential: &Credential) -> Vec<String>
         args.push(format!("{key}={value}"));
     };
     set("check_for_update_on_startup", "false".into());
+    // The model may ask the person questions in any mode, as Claude Code's may: asked through
+    // Vyre's question ask (`questions.rs`). Codex offers its tool only in plan mode otherwise.
+    set("features.default_mode_request_user_input", "true".into());
     let keyed = matches!(credential, Credential::ApiKey(_));
     if keyed {
         // The key Vyre gives is held in memory only, never written to ~/.codex.

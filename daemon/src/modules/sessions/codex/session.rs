@@ -31,6 +31,11 @@ const TURN_ID_WAIT_STEPS: u32 = 500;
 enum Open {
     /// An approval request (a command, a file change): answered with a decision.
     Approval { id: Value },
+    /// Codex's questions to the person (`questions.rs`): each one's words and Codex's id.
+    Input {
+        id: Value,
+        ids: Vec<(String, String)>,
+    },
     /// A call of one of Vyre's tools, held until the person answers.
     Tool {
         id: Value,
@@ -248,9 +253,10 @@ impl CodexSession {
                     self.asked(id, &method, &params)
                 }
                 "item/tool/call" => self.called(id, &params),
+                "item/tool/requestUserInput" => self.questions(id, &params),
                 _ => {
-                    // Questions Vyre cannot put to the person yet (Codex's own user-input
-                    // tool, an MCP server's form): refused, so the turn goes on without.
+                    // What Vyre cannot put to the person yet (an MCP server's form, a request
+                    // for more permissions): refused, so the turn goes on without.
                     let _ = self.rpc.respond_error(
                         &id,
                         -32601,
@@ -287,6 +293,21 @@ impl CodexSession {
             description: params["reason"].as_str().map(String::from),
             suggestions: json!([]),
         }));
+    }
+
+    /// Codex's questions to the person, as one question ask (none left to ask: no answers).
+    fn questions(&mut self, id: Value, params: &Value) {
+        let asked = super::questions::asked(params);
+        if asked.is_empty() {
+            let _ = self.rpc.respond(&id, json!({ "answers": {} }));
+            return;
+        }
+        let request = format!("codex-{id}");
+        let (question, ids) = asked.question(request.clone(), params["itemId"].as_str());
+        lock(&self.shared)
+            .questions
+            .insert(request, Open::Input { id, ids });
+        self.queue.push_back(Happening::Asked(question));
     }
 
     /// A call of one of Vyre's tools: asked of the person first, as Claude Code asks before
@@ -433,6 +454,10 @@ impl Session for CodexSession {
                 .rpc
                 .respond(&id, json!({ "decision": decision(&response) }))
                 .map_err(refused),
+            Open::Input { id, ids } => self
+                .rpc
+                .respond(&id, super::questions::answers(&ids, &response))
+                .map_err(refused),
             Open::Tool { id, call, tools } => {
                 if response["behavior"] != "allow" {
                     let why = response["message"]
@@ -471,6 +496,7 @@ impl Session for CodexSession {
             for (request, q) in open {
                 let _ = match q {
                     Open::Approval { id } => self.rpc.respond(&id, json!({ "decision": "cancel" })),
+                    Open::Input { id, .. } => self.rpc.respond(&id, json!({ "answers": {} })),
                     Open::Tool { id, .. } => self
                         .rpc
                         .respond(&id, tools::declined("The turn was interrupted.")),

@@ -1,0 +1,165 @@
+//! Codex's questions to the person (`item/tool/requestUserInput`, its `request_user_input` tool,
+//! offered in its default mode by `features.default_mode_request_user_input`) as Vyre's
+//! question ask: the kind Claude Code's AskUserQuestion raises, shown and answered the same way
+//! on every surface (choices, or the person's own words).
+//!
+//! A question Codex marks secret is not put to the person here: the answer would be kept in the
+//! thread's timeline and events like any other. It gets no answer, and the ask says so.
+
+use serde_json::{Map, Value, json};
+
+use crate::kernel::contracts::provider::Question;
+
+/// What Codex asked, as Vyre's ask shows it.
+#[derive(Debug, PartialEq)]
+pub struct Asked {
+    /// AskUserQuestion's input: `{questions: [{question, header, options, multiSelect}]}`.
+    pub input: Value,
+    /// Each question's words and Codex's id for it, to answer by.
+    pub ids: Vec<(String, String)>,
+    /// What the ask says of the secret questions left unasked, if any.
+    pub note: Option<String>,
+}
+
+impl Asked {
+    /// Nothing is left to put to the person (every question was secret, or none was given).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The ask, under the provider's request id `request`, for Codex's item `item`; and the ids
+    /// to answer by.
+    pub fn question(
+        self,
+        request: String,
+        item: Option<&str>,
+    ) -> (Question, Vec<(String, String)>) {
+        let question = Question {
+            request,
+            kind: "question".into(),
+            tool: "request_user_input".into(),
+            tool_use_id: item.map(String::from),
+            input: self.input,
+            description: self.note,
+            suggestions: json!([]),
+        };
+        (question, self.ids)
+    }
+}
+
+/// The request's questions as one ask.
+pub fn asked(params: &Value) -> Asked {
+    let mut questions = vec![];
+    let mut ids = vec![];
+    let mut secret = vec![];
+    for q in params["questions"].as_array().into_iter().flatten() {
+        let (Some(id), Some(text)) = (q["id"].as_str(), q["question"].as_str()) else {
+            continue;
+        };
+        let header = q["header"].as_str().unwrap_or_default();
+        if q["isSecret"] == true {
+            secret.push(if header.is_empty() { text } else { header });
+            continue;
+        }
+        let options: Vec<Value> = q["options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| {
+                let label = o["label"].as_str()?;
+                Some(json!({ "label": label, "description": o["description"].as_str().unwrap_or_default() }))
+            })
+            .collect();
+        questions.push(
+            json!({ "question": text, "header": header, "options": options, "multiSelect": false }),
+        );
+        ids.push((text.to_string(), id.to_string()));
+    }
+    let note = (!secret.is_empty()).then(|| {
+        format!(
+            "Codex also asked for something secret ({}), which Vyre does not take in a chat: it gets no answer. Put it in the vault instead.",
+            secret.join(", ")
+        )
+    });
+    Asked {
+        input: json!({ "questions": questions }),
+        ids,
+        note,
+    }
+}
+
+/// Codex's answer to the request, from Vyre's answer to the ask (`{behavior, updatedInput:
+/// {answers: {<question's words>: <answer>}}}`): each question's answer as the person gave it,
+/// none for a question left blank, and none at all when the person declined.
+pub fn answers(ids: &[(String, String)], response: &Value) -> Value {
+    let mut out = Map::new();
+    if response["behavior"] == "allow" {
+        let given = &response["updatedInput"]["answers"];
+        for (text, id) in ids {
+            if let Some(answer) = given[text.as_str()]
+                .as_str()
+                .filter(|a| !a.trim().is_empty())
+            {
+                out.insert(id.clone(), json!({ "answers": [answer] }));
+            }
+        }
+    }
+    json!({ "answers": out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> Value {
+        json!({ "threadId": "t", "turnId": "u", "itemId": "i", "questions": [
+            { "id": "db", "header": "Database", "question": "Which database?", "isOther": true, "isSecret": false,
+              "options": [{ "label": "SQLite (Recommended)", "description": "Embedded" }, { "label": "Postgres", "description": "A server" }] },
+            { "id": "pw", "header": "Password", "question": "The admin password?", "isOther": true, "isSecret": true, "options": null },
+            { "id": "name", "header": "", "question": "What name?", "isOther": true, "isSecret": false, "options": null }
+        ] })
+    }
+
+    #[test]
+    fn codex_questions_are_asked_as_vyre_asks_questions_and_secrets_are_not() {
+        let a = asked(&request());
+        assert_eq!(
+            a.input,
+            json!({ "questions": [
+                { "question": "Which database?", "header": "Database", "multiSelect": false,
+                  "options": [{ "label": "SQLite (Recommended)", "description": "Embedded" }, { "label": "Postgres", "description": "A server" }] },
+                { "question": "What name?", "header": "", "multiSelect": false, "options": [] }
+            ] })
+        );
+        assert_eq!(
+            a.ids,
+            vec![
+                ("Which database?".to_string(), "db".to_string()),
+                ("What name?".to_string(), "name".to_string())
+            ]
+        );
+        let note = a.note.unwrap();
+        assert!(
+            note.contains("Password") && note.contains("no answer"),
+            "{note}"
+        );
+        assert!(!a.input.to_string().contains("admin password"));
+
+        let only_secret = json!({ "questions": [request()["questions"][1].clone()] });
+        assert!(asked(&only_secret).is_empty());
+        assert!(asked(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn the_persons_answers_go_back_by_codexs_ids_and_a_denial_answers_nothing() {
+        let ids = asked(&request()).ids;
+        let allowed = json!({ "behavior": "allow", "updatedInput": { "questions": [], "answers": {
+            "Which database?": "Postgres", "What name?": "  ", "The admin password?": "hunter2" } } });
+        assert_eq!(
+            answers(&ids, &allowed),
+            json!({ "answers": { "db": { "answers": ["Postgres"] } } })
+        );
+        let denied = json!({ "behavior": "deny", "message": "not now" });
+        assert_eq!(answers(&ids, &denied), json!({ "answers": {} }));
+    }
+}

@@ -3,7 +3,8 @@
 // a session on it answers in the chat; its header's chip names Codex, and its model menu offers
 // no Claude model but Codex's efforts, one of which the chip then says; the deck marks the
 // session as Codex's; the usage popover says its turns have no price (none is set); Settings
-// lets Lumen's sessions run on Codex. Screenshots:
+// lets Lumen's sessions run on Codex, and Lumen itself starts its next conversation on Codex
+// when the person picks it there. Screenshots:
 // screenshots/codex-<name>-{desktop,phone}.png.
 
 import { after, before } from 'node:test';
@@ -118,4 +119,37 @@ it('Settings lets Lumen run on Codex, and a session started for it then does', T
   await row.getByTestId('purpose-reset').click();
   await row.getByTestId('purpose-save').or(row.getByTestId('purpose-reset')).waitFor({ state: 'detached' });
   assert.equal((await rig.sock('sessions.models.get', {})).capsule.provider, 'claude');
+});
+
+it('Lumen starts its next conversation on the provider picked in it, and Default is Settings\' choice', T, async () => {
+  await page.goto(`${rig.base}/app/lumen`);
+  await page.locator('[data-testid="lumen-input"][placeholder="Ask Juno"]').waitFor();
+  const runsOn = page.getByTestId('lumen-provider');
+  await runsOn.waitFor();
+  assert.deepEqual(await runsOn.locator('option').allInnerTexts(), ['Default', 'Claude Code', 'Codex']);
+  assert.equal(await runsOn.inputValue(), '', 'nothing picked yet: as Settings say');
+  await runsOn.selectOption('codex');
+  const box = page.getByTestId('lumen-input');
+  await box.fill('hello from lumen on codex');
+  await box.press('Enter');
+  await page.getByTestId('lumen-text').filter({ hasText: 'reply to [hello from lumen on codex]' }).waitFor({ timeout: 60_000 });
+  const thread = await page.getByTestId('lumen-reply').getAttribute('data-thread');
+  const info = await rig.sock('threads.get', { thread });
+  assert.equal(info.provider, 'codex', JSON.stringify(info));
+  assert.equal(info.purpose, 'capsule');
+  await shot(page, 'codex-lumen');
+  // Remembered across openings; Default again, the next conversation is Claude Code's (Settings
+  // give Lumen no provider of its own now).
+  await page.reload();
+  await runsOn.waitFor();
+  assert.equal(await runsOn.inputValue(), 'codex');
+  await runsOn.selectOption('');
+  await page.getByTestId('lumen-new').click();
+  await box.fill('hello from lumen again');
+  await box.press('Enter');
+  await page.getByTestId('lumen-text').filter({ hasText: 'reply to [hello from lumen again]' }).waitFor({ timeout: 60_000 });
+  const again = await page.getByTestId('lumen-reply').getAttribute('data-thread');
+  assert.notEqual(again, thread);
+  assert.equal((await rig.sock('threads.get', { thread: again })).provider, 'claude');
+  await page.goto(`${rig.base}/app/`);
 });

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  LUMEN_PATH, PLACE_ITEM, START_KEY, exchange, isLumen, lumenThread, placeChoices, prune, rememberPlace, rememberedPlace, settleStart,
+  LUMEN_PATH, PLACE_ITEM, PROVIDER_ITEM, START_KEY, exchange, isLumen, lumenThread, placeChoices, prune, rememberPlace, rememberProvider, rememberedPlace,
+  rememberedProvider, settleStart, startProvider,
 } from '../.test-build/lumen.js';
 import { linkDown, outOfReach } from '../.test-build/boxes.js';
 import { addSending, apply, loadPage, newChat } from '../.test-build/chat.js';
@@ -170,4 +171,20 @@ test('a box is out of reach when the pairing could not reach it or its link is d
   assert.equal(linkDown('down'), true);
   assert.equal(linkDown('revoked'), true);
   for (const l of ['up', null, undefined]) assert.equal(linkDown(l), false, String(l));
+});
+
+test('a new conversation runs on the provider chosen in Lumen while its Vyre offers it, else as Settings say', () => {
+  const offered = [{ name: 'claude' }, { name: 'codex' }];
+  assert.equal(startProvider('codex', offered), 'codex');
+  assert.equal(startProvider('', offered), undefined, 'no choice: Settings\' provider for Lumen');
+  assert.equal(startProvider('acp-gone', offered), undefined, 'a provider that Vyre no longer runs is not asked for');
+  assert.equal(startProvider('codex', []), undefined, 'the list not known yet');
+  const kept = new Map();
+  const store = { getItem: (k) => kept.get(k) ?? null, setItem: (k, v) => kept.set(k, v), removeItem: (k) => kept.delete(k) };
+  assert.equal(rememberedProvider(store), '');
+  rememberProvider('codex', store);
+  assert.equal(kept.get(PROVIDER_ITEM), 'codex');
+  assert.equal(rememberedProvider(store), 'codex');
+  rememberProvider('', store);
+  assert.equal(kept.has(PROVIDER_ITEM), false);
 });

@@ -110,6 +110,28 @@ export function rememberPlace(place: Place, store: Store | null = storage()): vo
   else store.removeItem(PLACE_ITEM);
 }
 
+// ---- Which provider a new conversation runs on ----
+
+/** Where this origin remembers the provider a new Lumen conversation runs on ('' or none: the
+ * one Settings give Lumen's purpose, `capsule`). */
+export const PROVIDER_ITEM = 'vyre_lumen_provider';
+
+export function rememberedProvider(store: Store | null = storage()): string {
+  return store?.getItem(PROVIDER_ITEM) || '';
+}
+
+export function rememberProvider(provider: string, store: Store | null = storage()): void {
+  if (!store) return;
+  if (provider) store.setItem(PROVIDER_ITEM, provider);
+  else store.removeItem(PROVIDER_ITEM);
+}
+
+/** `threads.start`'s `provider` for a new conversation: the one chosen, when the assistant's
+ * Vyre runs it; else none, so Settings' choice for Lumen holds. */
+export function startProvider(chosen: string, offered: readonly { name: string }[]): string | undefined {
+  return chosen && offered.some((p) => p.name === chosen) ? chosen : undefined;
+}
+
 /** The choice Lumen offers: here first, then each paired box as "On <its name>". */
 export function placeChoices(boxes: Record<string, { name: string }>): { place: Place; label: string }[] {
   return [{ place: null, label: 'Here' }, ...Object.entries(boxes).map(([id, b]) => ({ place: id, label: `On ${b.name}` }))];

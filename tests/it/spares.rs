@@ -1,7 +1,8 @@
 //! Warm spares (issue 26, ADR 0032) on the real Claude Code CLI: a start takes the spare made
 //! like the last start, and gets the brief with its first prompt; a spare that no longer fits
 //! (exited, its folder replaced, the settings or the CLI changed, another folder or agent) is
-//! never handed out, and the start is cold, said in `thread.started`.
+//! never handed out, and the start is cold, said in `thread.started`; a spare reads its folder
+//! into the changes store before it is taken; Codex gets spares as Claude Code does.
 
 use std::time::Duration;
 
@@ -530,4 +531,59 @@ async fn a_spare_reads_its_folder_before_it_is_taken_not_while_the_person_waits(
         .await
         .unwrap();
     assert!(!changes.to_string().contains("late.txt"), "{changes}");
+}
+
+/// A warm spare (ADR 0032) for Codex as for Claude Code: a second start in the same folder on
+/// Codex takes the spare made after the first, and answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn a_codex_start_takes_a_warm_spare_made_for_codex() {
+    let (_api, r) =
+        crate::codex::codex_rig_full("codex-spare", false, json!({ "spares": 1 })).await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    let input = json!({ "cwd": r.work, "provider": "codex", "text": "first on codex" });
+    let first = r.sock.call("threads.start", &input).await.unwrap();
+    let first = first["thread"].as_str().unwrap().to_string();
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        crate::threads_e2e::of_type(&events, "thread.started")[0]["payload"]["warm"],
+        false
+    );
+    let mut held = json!([]);
+    for _ in 0..600 {
+        held = r.sock.call("threads.spares", &json!({})).await.unwrap();
+        if held.as_array().is_some_and(|h| !h.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(held[0]["provider"], "codex", "{held}");
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let input = json!({ "cwd": r.work, "provider": "codex", "text": "second on codex" });
+    let second = r.sock.call("threads.start", &input).await.unwrap();
+    let second = second["thread"].as_str().unwrap().to_string();
+    assert_ne!(second, first);
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == second.as_str()
+    })
+    .await;
+    let started = crate::threads_e2e::of_type(&events, "thread.started");
+    let started = started
+        .iter()
+        .find(|e| e["thread"] == second.as_str())
+        .unwrap();
+    assert_eq!(started["payload"]["warm"], true, "{started}");
+    assert_eq!(second, held[0]["thread"].as_str().unwrap());
+    let finished = crate::threads_e2e::of_type(&events, "thread.finished");
+    assert_eq!(
+        finished.last().unwrap()["payload"]["ok"],
+        true,
+        "{finished:?}"
+    );
+    let texts: String = crate::threads_e2e::of_type(&events, "thread.text")
+        .iter()
+        .filter_map(|e| e["payload"]["delta"].as_str())
+        .collect();
+    assert!(texts.contains("reply to [second on codex]"), "{texts}");
+    r.vyred.stop().await;
 }

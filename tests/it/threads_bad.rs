@@ -191,3 +191,34 @@ async fn the_same_send_twice_is_one_turn_on_the_real_cli_even_after_a_restart() 
     assert_eq!(turns, 1);
     vyred.stop().await;
 }
+
+/// A new person's first start before any key is in the vault: refused with the vault's code and
+/// words that say what to do; no process is left, and the thread it made says it failed and why
+/// (it never stays "starting").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_start_with_no_key_in_the_vault_says_how_to_give_one() {
+    let r = rig("threads-no-key").await;
+    r.sock
+        .call("vault.delete", &json!({ "name": "anthropic-api-key" }))
+        .await
+        .unwrap();
+    let err = r
+        .sock
+        .call("threads.start", &json!({ "cwd": r.work, "text": "hi" }))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some("unknown_item"), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("vyre vault put anthropic-api-key")
+            && message.contains("vyre vault grant anthropic-api-key sessions"),
+        "{message}"
+    );
+    let listed = r.sock.call("threads.list", &json!({})).await.unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(listed[0]["state"], "failed", "{listed}");
+    assert_eq!(listed[0]["live"], false, "{listed}");
+    let pids = r.sock.call("threads.pids", &json!({})).await.unwrap();
+    assert_eq!(pids["sids"], json!([]), "{pids}");
+}

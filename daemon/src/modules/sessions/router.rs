@@ -183,7 +183,8 @@ impl Router {
             .or_else(|| crate::kernel::transcripts::rollout::find(&home, id))
     }
 
-    /// The auth mode in force and the credential for it, from the vault.
+    /// The auth mode in force and the credential for it, from the vault (none there: an error
+    /// that says how to give it).
     pub async fn credential(&self) -> Result<(AuthMode, Credential), ToolError> {
         let ctx = self.sessions_ctx()?;
         let (mut mode, source) =
@@ -202,7 +203,7 @@ impl Router {
                     mode = AuthMode::ApiKey;
                     fetched = Ok(key);
                 }
-                let value = fetched?;
+                let value = fetched.map_err(|e| missing(e, item))?;
                 let secret = value.primary().clone();
                 match mode {
                     AuthMode::ApiKey => Credential::ApiKey(secret),
@@ -212,4 +213,15 @@ impl Router {
         };
         Ok((mode, credential))
     }
+}
+
+/// A session's credential missing from the vault: the vault's own code, and words that say what
+/// to do instead of only that an item is not there.
+fn missing(mut e: ToolError, item: &str) -> ToolError {
+    if e.code == "unknown_item" {
+        e.message = format!(
+            "sessions sign in with the vault's `{item}` (sessions.auth), which is not there yet: put it in (`vyre vault put {item}`) and give it to sessions (`vyre vault grant {item} sessions`), or finish the onboarding in the web app, which does both"
+        );
+    }
+    e
 }

@@ -264,10 +264,24 @@ impl Switchboard {
                 .can_resume(from, resume_at.as_deref())
                 .map_err(|why| unresumable(from, req, why))?;
         }
-        self.make_room().await?;
-        let fallback = self.on_fallback(thread).await;
-        let plan = self.plan(thread, req, fallback).await?;
-        self.starting(thread, &plan.auth).await?;
+        let planned = async {
+            self.make_room().await?;
+            let fallback = self.on_fallback(thread).await;
+            let plan = self.plan(thread, req, fallback).await?;
+            self.starting(thread, &plan.auth).await?;
+            Ok::<_, Error>(plan)
+        }
+        .await;
+        let plan = match planned {
+            Ok(plan) => plan,
+            // A thread this start made (new, or a fork) never stays "starting": it failed, and
+            // says why. A resumed one stays as it was.
+            Err(e) if !resume => {
+                self.failed_to_start(thread, &e.to_string()).await?;
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let mut launch = plan.launch;
         launch.resume = resume;
         launch.fork_from = fork_from.clone();

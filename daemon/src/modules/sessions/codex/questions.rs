@@ -10,13 +10,16 @@ use serde_json::{Map, Value, json};
 
 use crate::kernel::contracts::provider::Question;
 
+/// Each question's words and Codex's id for it.
+pub type Ids = Vec<(String, String)>;
+
 /// What Codex asked, as Vyre's ask shows it.
 #[derive(Debug, PartialEq)]
 pub struct Asked {
     /// AskUserQuestion's input: `{questions: [{question, header, options, multiSelect}]}`.
     pub input: Value,
     /// Each question's words and Codex's id for it, to answer by.
-    pub ids: Vec<(String, String)>,
+    pub ids: Ids,
     /// What the ask says of the secret questions left unasked, if any.
     pub note: Option<String>,
 }
@@ -29,11 +32,7 @@ impl Asked {
 
     /// The ask, under the provider's request id `request`, for Codex's item `item`; and the ids
     /// to answer by.
-    pub fn question(
-        self,
-        request: String,
-        item: Option<&str>,
-    ) -> (Question, Vec<(String, String)>) {
+    pub fn question(self, request: String, item: Option<&str>) -> (Question, Ids) {
         let question = Question {
             request,
             kind: "question".into(),

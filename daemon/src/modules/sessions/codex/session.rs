@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::params::{MODES, client_id, decision, default_effort, input, policies};
+use super::questions::{self, Ids};
 use super::tools;
 use super::translate::{Translator, tool_of};
 use crate::kernel::config::Price;
@@ -32,10 +33,7 @@ enum Open {
     /// An approval request (a command, a file change): answered with a decision.
     Approval { id: Value },
     /// Codex's questions to the person (`questions.rs`): each one's words and Codex's id.
-    Input {
-        id: Value,
-        ids: Vec<(String, String)>,
-    },
+    Input { id: Value, ids: Ids },
     /// A call of one of Vyre's tools, held until the person answers.
     Tool {
         id: Value,
@@ -297,16 +295,15 @@ impl CodexSession {
 
     /// Codex's questions to the person, as one question ask (none left to ask: no answers).
     fn questions(&mut self, id: Value, params: &Value) {
-        let asked = super::questions::asked(params);
+        let asked = questions::asked(params);
         if asked.is_empty() {
             let _ = self.rpc.respond(&id, json!({ "answers": {} }));
             return;
         }
         let request = format!("codex-{id}");
         let (question, ids) = asked.question(request.clone(), params["itemId"].as_str());
-        lock(&self.shared)
-            .questions
-            .insert(request, Open::Input { id, ids });
+        let open = Open::Input { id, ids };
+        lock(&self.shared).questions.insert(request, open);
         self.queue.push_back(Happening::Asked(question));
     }
 
@@ -456,7 +453,7 @@ impl Session for CodexSession {
                 .map_err(refused),
             Open::Input { id, ids } => self
                 .rpc
-                .respond(&id, super::questions::answers(&ids, &response))
+                .respond(&id, questions::answers(&ids, &response))
                 .map_err(refused),
             Open::Tool { id, call, tools } => {
                 if response["behavior"] != "allow" {

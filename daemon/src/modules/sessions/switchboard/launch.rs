@@ -322,7 +322,7 @@ impl Switchboard {
     }
 
     /// The thread's process did not start, and why.
-    async fn failed_to_start(&self, thread: &str, why: &str) -> Result<()> {
+    pub(super) async fn failed_to_start(&self, thread: &str, why: &str) -> Result<()> {
         let (t, error) = (thread.to_string(), clean(why));
         self.change(move |tx| {
             rows::runs::set_status(tx.conn(), &t, ThreadStatus::Failed)?;

@@ -200,12 +200,14 @@ impl Switchboard {
             let_go(self, session);
             return Err(e);
         }
-        if let Err(e) = self.make_room().await {
+        let ready = match self.make_room().await {
+            Ok(()) => self.starting(&thread, &plan.auth).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = ready {
             let_go(self, session);
-            return Err(e);
-        }
-        if let Err(e) = self.starting(&thread, &plan.auth).await {
-            let_go(self, session);
+            // Its row exists now: it says it failed, never "starting" for ever (as `launch`).
+            self.failed_to_start(&thread, &e.to_string()).await?;
             return Err(e);
         }
         let went = Went::new(plan.agent, plan.auth, Ok(()));

@@ -96,6 +96,7 @@ done
 as_root test -f /usr/share/vyre/ui/index.html || fail "no web app at /usr/share/vyre/ui"
 as_root test -f /usr/share/vyre/harness/.claude-plugin/plugin.json || fail "no harness at /usr/share/vyre/harness"
 as_root test -f /usr/share/vyre/harness/.mcp.json || fail "the harness lost its .mcp.json"
+as_root test -f /usr/share/vyre/harness/hosted/.claude-plugin/plugin.json || fail "the harness lost the part sessions load (hosted/)"
 desktop=$(as_root sh -c 'grep -l "^Exec=vyre-app" /usr/share/applications/*.desktop') || fail "no desktop entry runs vyre-app"
 missing=$(as_root sh -c 'ldd /usr/bin/vyre-app /usr/bin/vyre | grep "not found" || true')
 [ -z "$missing" ] || fail "libraries the app links are missing: $missing"

@@ -247,6 +247,7 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
         .map(|s| s.as_i64().unwrap() as i32)
         .collect();
     assert!(!sids.is_empty(), "{pids}");
+    let mut plugins = vec![];
     for sid in sids {
         for pid in vyre::modules::sessions::spawn::session_members(sid) {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -256,7 +257,19 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
                 "a helper runs in the session: {}",
                 String::from_utf8_lossy(&cmdline)
             );
+            plugins.extend(args.iter().filter_map(|a| {
+                let a = String::from_utf8_lossy(a);
+                a.strip_prefix("--plugin-dir=")
+                    .map(std::path::PathBuf::from)
+            }));
         }
+    }
+    // It loaded the plugin's hosted part (the commands above are its): no command hooks, so
+    // Claude Code starts no shell at a prompt, a tool call or a turn's end.
+    assert!(!plugins.is_empty(), "{pids}");
+    for plugin in plugins {
+        assert!(plugin.ends_with("harness/hosted"), "{}", plugin.display());
+        assert!(!plugin.join("hooks").exists() && !plugin.join(".mcp.json").exists());
     }
 
     // What the model saw: Vyre's tools but no person's, and the tool's answer from vyred.

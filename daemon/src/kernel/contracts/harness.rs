@@ -3,6 +3,12 @@
 //! `Contents/Resources/harness` in the Mac's app, see `paths::installed`), else this
 //! checkout's `harness/`. It is also a one-plugin marketplace (`.claude-plugin/marketplace.json`,
 //! named `vyre`), which is how `vyre harness install` adds it to plain `claude`.
+//!
+//! Sessions Vyre runs load only its `hosted/` part ([`hosted_plugin_dir`]): the same commands and
+//! skills (the whole plugin lists them from there), without the command hooks and the MCP file.
+//! vyred answers those hooks and serves those tools itself, and a command hook still costs a
+//! shell in Claude Code's wait at every prompt, tool call and turn's end, even when it only
+//! steps aside (ADR 0033).
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +52,13 @@ pub fn plugin_dir() -> Option<PathBuf> {
         .chain([Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness")])
         .find(|dir| dir.join(".claude-plugin/plugin.json").is_file())
         .map(|dir| dir.canonicalize().unwrap_or(dir))
+}
+
+/// The part of the plugin sessions Vyre runs load: [`plugin_dir`]'s `hosted/`.
+pub fn hosted_plugin_dir() -> Option<PathBuf> {
+    plugin_dir()
+        .map(|dir| dir.join("hosted"))
+        .filter(|dir| dir.join(".claude-plugin/plugin.json").is_file())
 }
 
 #[cfg(test)]
@@ -100,5 +113,57 @@ mod tests {
                 "{command}"
             );
         }
+    }
+
+    fn json(path: &Path) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    /// What Claude Code loads from a plugin folder by default, or as its manifest lists.
+    fn listed(dir: &Path, part: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir.join(part))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn sessions_load_the_plugins_commands_and_skills_without_its_hooks_or_mcp_server() {
+        let whole = Path::new(env!("CARGO_MANIFEST_DIR")).join("../harness");
+        let hosted = whole.join("hosted");
+        assert_eq!(
+            json(&hosted.join(".claude-plugin/plugin.json"))["name"],
+            "vyre",
+            "the same plugin name: /vyre:status in a terminal and in a session"
+        );
+        // Nothing that makes Claude Code start a process of its own.
+        for absent in ["hooks", ".mcp.json", "hooks/hooks.json"] {
+            assert!(!hosted.join(absent).exists(), "hosted/{absent}");
+        }
+        let manifest = json(&hosted.join(".claude-plugin/plugin.json"));
+        for key in ["hooks", "mcpServers", "lspServers"] {
+            assert!(manifest.get(key).is_none(), "hosted manifest has {key}");
+        }
+        // The whole plugin offers every command and skill of the hosted part, from there.
+        let whole_manifest = json(&whole.join(".claude-plugin/plugin.json"));
+        let commands: Vec<String> = whole_manifest["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect();
+        let expected: Vec<String> = listed(&hosted, "commands")
+            .iter()
+            .map(|f| format!("./hosted/commands/{f}"))
+            .collect();
+        assert_eq!(commands, expected);
+        assert_eq!(whole_manifest["skills"], "./hosted/skills");
+        assert!(!listed(&hosted, "skills").is_empty());
+        // And its own hooks and MCP server, for Claude Code in a terminal.
+        assert!(whole.join("hooks/hooks.json").is_file());
+        assert!(whole.join(".mcp.json").is_file());
+        assert!(!whole.join("commands").exists() && !whole.join("skills").exists());
     }
 }

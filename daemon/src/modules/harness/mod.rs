@@ -358,13 +358,19 @@ pub async fn answer(
         "PreToolUse" => floor(input),
         "SessionStart" => owed::briefing(ctx, caller, input).await,
         "UserPromptSubmit" => {
-            let owed = if starts && lessons::owned(caller) {
-                owed::briefing(ctx, caller, input).await
-            } else {
-                None
+            // Claude Code waits for this before it asks the model: the brief and the memory
+            // are looked up side by side.
+            let briefed = async {
+                match starts && lessons::owned(caller) {
+                    true => owed::briefing(ctx, caller, input).await,
+                    false => None,
+                }
             };
-            let memory = memory(ctx, caller, input).await;
-            let prompt = lessons::remind(ctx, caller, event, input, memory).await;
+            let recalled = async {
+                let memory = memory(ctx, caller, input).await;
+                lessons::remind(ctx, caller, event, input, memory).await
+            };
+            let (owed, prompt) = tokio::join!(briefed, recalled);
             owed::joined(event, owed, prompt)
         }
         "Stop" => {
@@ -494,7 +500,12 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
         && scope.thread().is_some()
         && owed::first_prompt(&c, &hook, process).await;
     if starts {
-        bind(&c, &cx.caller, &hook, process).await;
+        // Bound while the answer is made (nothing in it reads the binding); both before it goes.
+        let (_, output) = tokio::join!(
+            bind(&c, &cx.caller, &hook, process),
+            answer(&c, &cx.caller, &input.event, &hook, starts)
+        );
+        return Ok(HookOutput { output });
     }
     if input.event == "Stop" && !scope.is_everything() && !holds(&c, &scope, &hook, pid).await {
         return Ok(HookOutput { output: None });

@@ -514,8 +514,8 @@ impl Went {
     }
 }
 
-/// What an owned session gets of the harness: the plugin (its hooks, commands and skills; its
-/// MCP server vyred serves itself, `host_tools`), and `vyre` first on its PATH (its own socket is added per thread: `socket_for`).
+/// What an owned session gets of the harness: the plugin's hosted part (its commands and skills;
+/// its hooks vyred answers and its MCP server vyred serves itself, `host_tools`), and `vyre` first on its PATH (its own socket is added per thread: `socket_for`).
 #[derive(Default)]
 pub(super) struct HarnessLaunch {
     plugin_dirs: Vec<std::path::PathBuf>,
@@ -554,7 +554,7 @@ impl Switchboard {
         }
         let (Some(bin), Some(plugin)) = (
             self.ctx.vyre_bin(),
-            crate::kernel::contracts::harness::plugin_dir(),
+            crate::kernel::contracts::harness::hosted_plugin_dir(),
         ) else {
             return out;
         };

@@ -93,3 +93,102 @@ async fn codex_asks_the_person_a_question_and_the_answer_reaches_the_model() {
     );
     r.vyred.stop().await;
 }
+
+/// The output of the last tool call the model was given, as it read it.
+fn last_output(api: &crate::fake_api::FakeApi) -> String {
+    let body = api.responses_requests().pop().unwrap().body;
+    let items = body["input"].as_array().cloned().unwrap_or_default();
+    let last = items
+        .iter()
+        .rev()
+        .find(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].to_string());
+    last.unwrap_or_default()
+}
+
+/// The sessions' Codex with the test's MCP server, whose `book` asks a form first
+/// (`tests/fixtures/mcp/form_server.py`), in its `~/.codex/config.toml` as a person's would be.
+fn with_form_server(r: &crate::threads_e2e::Rig) {
+    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/mcp/form_server.py")
+        .canonicalize()
+        .unwrap();
+    let codex = r.home.dir.join("home/.codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::write(
+        codex.join("config.toml"),
+        format!(
+            "[mcp_servers.tables]\ncommand = \"python3\"\nargs = [{:?}]\n",
+            server.display().to_string()
+        ),
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Codex CLI: tests/run, or VYRE_TEST_CODEX=... cargo test -- --include-ignored"]
+async fn an_mcp_servers_form_is_put_to_the_person_and_their_answer_reaches_the_server() {
+    let (api, r) = codex_rig("codex-forms").await;
+    with_form_server(&r);
+    let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
+    let book = "CALLTOOL mcp__tables/book {}";
+    let input = json!({ "cwd": r.work, "provider": "codex", "text": book });
+    let started = r.sock.call("threads.start", &input).await.unwrap();
+    let thread = started["thread"].as_str().unwrap().to_string();
+    // Codex asks first whether the server's tool may run, as Claude Code asks for an MCP tool.
+    let allow = json!({ "decision": "allow" });
+    let approval = answer_next_ask(&r, &mut stream, allow.clone()).await;
+    assert_eq!(approval["kind"], "tool", "{approval}");
+    assert_eq!(approval["tool"], "mcp__tables__book", "{approval}");
+    // The person fills the form in: a choice, a number in their own words, a yes-or-no.
+    let filled = json!({ "decision": "allow", "answers": {
+        "Day": "Tuesday", "Seats: How many people": "4", "Window": "Yes" } });
+    let raised = answer_next_ask(&r, &mut stream, filled).await;
+    assert_eq!(raised["kind"], "question", "{raised}");
+    assert!(
+        raised["tool"].as_str().unwrap().contains("tables"),
+        "{raised}"
+    );
+    let questions = raised["input"]["questions"].as_array().unwrap();
+    let day = questions.iter().find(|q| q["header"] == "Day").unwrap();
+    assert_eq!(day["options"][1]["label"], "Tuesday", "{raised}");
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true,
+        "{events:?}"
+    );
+    // What the server got back, as its tool's answer read by the model.
+    let out = last_output(&api);
+    assert!(out.contains("elicited"), "{out}");
+    for part in ["accept", "tue", "seats", "4", "window", "true"] {
+        assert!(out.contains(part), "{part} in {out}");
+    }
+
+    // Declined: the server is told so, and the turn goes on.
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": book }))
+        .await
+        .unwrap();
+    answer_next_ask(&r, &mut stream, allow.clone()).await;
+    answer_next_ask(&r, &mut stream, json!({ "decision": "deny" })).await;
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true
+    );
+    let out = last_output(&api);
+    assert!(out.contains("decline") && !out.contains("tue"), "{out}");
+
+    // The tool itself refused: it does not run, so nothing is asked of the person.
+    r.sock
+        .call("threads.send", &json!({ "thread": thread, "text": book }))
+        .await
+        .unwrap();
+    answer_next_ask(&r, &mut stream, json!({ "decision": "deny" })).await;
+    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+    assert!(of_type(&events, "ask.raised").is_empty(), "{events:?}");
+    let out = last_output(&api);
+    assert!(!out.is_empty() && !out.contains("elicited"), "{out}");
+    r.vyred.stop().await;
+}

@@ -5,7 +5,8 @@
 //! - a tool's output (`function_call_output`) → the text `tool said: <its output>`;
 //! - `RUNBASH <command>` → a call of Codex's `exec_command` tool with that command;
 //! - `CALLTOOL <name> <json>` → a call of the function tool `name` (one of the client's
-//!   dynamic tools, e.g. Vyre's `threads_list`) with that JSON as its arguments;
+//!   dynamic tools, e.g. Vyre's `threads_list`) with that JSON as its arguments; a name
+//!   `<namespace>/<tool>` calls a tool in a namespace (an MCP server's: `mcp__<server>/<tool>`);
 //! - `SLOWLY` → the reply streams in many small pieces with pauses (for interrupts);
 //! - anything else → the text `reply to [<the text>]`, streamed in a few deltas.
 //!
@@ -104,6 +105,12 @@ where
 {
     let mut call = json!({ "type": "function_call", "id": format!("fc_fake_{n}"), "call_id": format!("call_fake_{n}"),
                            "name": name, "arguments": "", "status": "in_progress" });
+    // A tool in a namespace (`mcp__<server>/<tool>`: Codex defers MCP servers' tools behind
+    // their server's namespace and calls them by it).
+    if let Some((namespace, tool)) = name.split_once('/') {
+        call["namespace"] = json!(namespace);
+        call["name"] = json!(tool);
+    }
     send(json!({ "type": "response.output_item.added", "output_index": 0, "item": call })).await;
     call["arguments"] = json!(arguments);
     call["status"] = json!("completed");

@@ -14,6 +14,7 @@
 //! (`codex login` in the sessions' home). Which Codex thread a Vyre thread is, is kept in
 //! `VYRE_HOME/codex-threads/<thread>`.
 
+pub mod forms;
 pub mod params;
 pub mod questions;
 pub mod session;

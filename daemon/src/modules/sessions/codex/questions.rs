@@ -1,48 +1,101 @@
 //! Codex's questions to the person (`item/tool/requestUserInput`, its `request_user_input` tool,
 //! offered in its default mode by `features.default_mode_request_user_input`) as Vyre's
 //! question ask: the kind Claude Code's AskUserQuestion raises, shown and answered the same way
-//! on every surface (choices, or the person's own words).
+//! on every surface (choices, or the person's own words). An MCP server's form is asked the same
+//! way (`forms.rs`).
 //!
 //! A question Codex marks secret is not put to the person here: the answer would be kept in the
 //! thread's timeline and events like any other. It gets no answer, and the ask says so.
 
 use serde_json::{Map, Value, json};
 
+use super::forms::{self, Field};
 use crate::kernel::contracts::provider::Question;
 
 /// Each question's words and Codex's id for it.
 pub type Ids = Vec<(String, String)>;
+
+/// How the person's answer goes back to Codex.
+#[derive(Debug, PartialEq)]
+pub enum Answering {
+    /// `item/tool/requestUserInput`: each question's answer by Codex's id for it.
+    Questions(Ids),
+    /// `mcpServer/elicitation/request`: the form's content, or a decline.
+    Form(Vec<Field>),
+    /// The same request when Codex asks whether an MCP server's tool may run: a yes or no.
+    Tool,
+}
+
+impl Answering {
+    /// Codex's answer to the request, from Vyre's answer to the ask.
+    pub fn answer(&self, response: &Value) -> Value {
+        match self {
+            Answering::Questions(ids) => answers(ids, response),
+            Answering::Form(fields) => forms::content(fields, response),
+            Answering::Tool => match response["behavior"] == "allow" {
+                true => json!({ "action": "accept", "content": {} }),
+                false => json!({ "action": "decline" }),
+            },
+        }
+    }
+
+    /// Codex's answer when the ask is withdrawn (the turn interrupted): nothing answered.
+    pub fn withdrawn(&self) -> Value {
+        match self {
+            Answering::Questions(_) => json!({ "answers": {} }),
+            Answering::Form(_) | Answering::Tool => json!({ "action": "cancel" }),
+        }
+    }
+}
 
 /// What Codex asked, as Vyre's ask shows it.
 #[derive(Debug, PartialEq)]
 pub struct Asked {
     /// AskUserQuestion's input: `{questions: [{question, header, options, multiSelect}]}`.
     pub input: Value,
-    /// Each question's words and Codex's id for it, to answer by.
-    pub ids: Ids,
-    /// What the ask says of the secret questions left unasked, if any.
+    /// How the answer goes back.
+    pub answering: Answering,
+    /// What the ask says besides the questions (secret questions left unasked, who asks).
     pub note: Option<String>,
+    /// The ask's tool: what asks.
+    pub tool: String,
+    /// The ask's kind: `question`, or `tool` for a tool that may run or not.
+    pub kind: &'static str,
 }
 
 impl Asked {
     /// Nothing is left to put to the person (every question was secret, or none was given).
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        match &self.answering {
+            Answering::Questions(ids) => ids.is_empty(),
+            Answering::Form(fields) => fields.is_empty(),
+            Answering::Tool => false,
+        }
     }
 
-    /// The ask, under the provider's request id `request`, for Codex's item `item`; and the ids
-    /// to answer by.
-    pub fn question(self, request: String, item: Option<&str>) -> (Question, Ids) {
+    /// The ask, under the provider's request id `request`, for Codex's item `item`; and how
+    /// its answer goes back.
+    pub fn question(self, request: String, item: Option<&str>) -> (Question, Answering) {
         let question = Question {
             request,
-            kind: "question".into(),
-            tool: "request_user_input".into(),
+            kind: self.kind.into(),
+            tool: self.tool,
             tool_use_id: item.map(String::from),
             input: self.input,
             description: self.note,
             suggestions: json!([]),
         };
-        (question, self.ids)
+        (question, self.answering)
+    }
+}
+
+/// What Codex puts to the person by `method` (its questions, an MCP server's form or tool), as
+/// one ask; `None` for a request that is not one of those.
+pub fn of(method: &str, params: &Value) -> Option<Asked> {
+    match method {
+        "item/tool/requestUserInput" => Some(asked(params)),
+        "mcpServer/elicitation/request" => Some(forms::asked(params)),
+        _ => None,
     }
 }
 
@@ -82,8 +135,10 @@ pub fn asked(params: &Value) -> Asked {
     });
     Asked {
         input: json!({ "questions": questions }),
-        ids,
+        answering: Answering::Questions(ids),
         note,
+        tool: "request_user_input".into(),
+        kind: "question",
     }
 }
 
@@ -131,11 +186,11 @@ mod tests {
             ] })
         );
         assert_eq!(
-            a.ids,
-            vec![
+            a.answering,
+            Answering::Questions(vec![
                 ("Which database?".to_string(), "db".to_string()),
                 ("What name?".to_string(), "name".to_string())
-            ]
+            ])
         );
         let note = a.note.unwrap();
         assert!(
@@ -151,7 +206,9 @@ mod tests {
 
     #[test]
     fn the_persons_answers_go_back_by_codexs_ids_and_a_denial_answers_nothing() {
-        let ids = asked(&request()).ids;
+        let Answering::Questions(ids) = asked(&request()).answering else {
+            panic!("questions")
+        };
         let allowed = json!({ "behavior": "allow", "updatedInput": { "questions": [], "answers": {
             "Which database?": "Postgres", "What name?": "  ", "The admin password?": "hunter2" } } });
         assert_eq!(

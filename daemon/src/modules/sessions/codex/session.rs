@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::params::{MODES, client_id, decision, default_effort, input, policies};
-use super::questions::{self, Ids};
+use super::questions::{self, Answering, Asked};
 use super::tools;
 use super::translate::{Translator, tool_of};
 use crate::kernel::config::Price;
@@ -32,8 +32,8 @@ const TURN_ID_WAIT_STEPS: u32 = 500;
 enum Open {
     /// An approval request (a command, a file change): answered with a decision.
     Approval { id: Value },
-    /// Codex's questions to the person (`questions.rs`): each one's words and Codex's id.
-    Input { id: Value, ids: Ids },
+    /// Codex's questions to the person, or an MCP server's form (`questions.rs`).
+    Input { id: Value, answering: Answering },
     /// A call of one of Vyre's tools, held until the person answers.
     Tool {
         id: Value,
@@ -251,16 +251,15 @@ impl CodexSession {
                     self.asked(id, &method, &params)
                 }
                 "item/tool/call" => self.called(id, &params),
-                "item/tool/requestUserInput" => self.questions(id, &params),
-                _ => {
-                    // What Vyre cannot put to the person yet (an MCP server's form, a request
-                    // for more permissions): refused, so the turn goes on without.
-                    let _ = self.rpc.respond_error(
-                        &id,
-                        -32601,
-                        &format!("Vyre does not answer {method}"),
-                    );
-                }
+                _ => match questions::of(&method, &params) {
+                    Some(asked) => self.questions(id, asked, &params),
+                    // What Vyre does not put to the person (a request for more permissions than
+                    // its sandbox gives): refused, so the turn goes on without.
+                    None => {
+                        let why = format!("Vyre does not answer {method}");
+                        let _ = self.rpc.respond_error(&id, -32601, &why);
+                    }
+                },
             },
             Incoming::Garbage(line) => self.queue.push_back(Happening::Garbage(line)),
         }
@@ -293,16 +292,16 @@ impl CodexSession {
         }));
     }
 
-    /// Codex's questions to the person, as one question ask (none left to ask: no answers).
-    fn questions(&mut self, id: Value, params: &Value) {
-        let asked = questions::asked(params);
+    /// Codex's questions to the person, or an MCP server's form, as one question ask (none
+    /// left to ask: answered as withdrawn).
+    fn questions(&mut self, id: Value, asked: Asked, params: &Value) {
         if asked.is_empty() {
-            let _ = self.rpc.respond(&id, json!({ "answers": {} }));
+            let _ = self.rpc.respond(&id, asked.answering.withdrawn());
             return;
         }
         let request = format!("codex-{id}");
-        let (question, ids) = asked.question(request.clone(), params["itemId"].as_str());
-        let open = Open::Input { id, ids };
+        let (question, answering) = asked.question(request.clone(), params["itemId"].as_str());
+        let open = Open::Input { id, answering };
         lock(&self.shared).questions.insert(request, open);
         self.queue.push_back(Happening::Asked(question));
     }
@@ -451,9 +450,9 @@ impl Session for CodexSession {
                 .rpc
                 .respond(&id, json!({ "decision": decision(&response) }))
                 .map_err(refused),
-            Open::Input { id, ids } => self
+            Open::Input { id, answering } => self
                 .rpc
-                .respond(&id, questions::answers(&ids, &response))
+                .respond(&id, answering.answer(&response))
                 .map_err(refused),
             Open::Tool { id, call, tools } => {
                 if response["behavior"] != "allow" {
@@ -493,7 +492,7 @@ impl Session for CodexSession {
             for (request, q) in open {
                 let _ = match q {
                     Open::Approval { id } => self.rpc.respond(&id, json!({ "decision": "cancel" })),
-                    Open::Input { id, .. } => self.rpc.respond(&id, json!({ "answers": {} })),
+                    Open::Input { id, answering } => self.rpc.respond(&id, answering.withdrawn()),
                     Open::Tool { id, .. } => self
                         .rpc
                         .respond(&id, tools::declined("The turn was interrupted.")),

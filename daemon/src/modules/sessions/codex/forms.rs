@@ -91,12 +91,10 @@ pub fn asked(params: &Value) -> Asked {
         .collect();
     let mut fields = vec![];
     let mut questions = vec![];
-    let properties = schema["properties"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
     let url = params["mode"] == "url";
-    for (name, property) in properties.iter().filter(|_| !url) {
+    // A link has no fields to fill in, whatever schema comes with it.
+    let properties = schema["properties"].as_object().filter(|_| !url);
+    for (name, property) in properties.into_iter().flatten() {
         let kind = kind_of(property);
         let title = property["title"].as_str().unwrap_or(name);
         let mut question = match property["description"].as_str() {

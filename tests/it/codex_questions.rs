@@ -68,29 +68,7 @@ async fn codex_asks_the_person_a_question_and_the_answer_reaches_the_model() {
         .await
         .unwrap();
     events_until(&mut stream, |e| e["type"] == "ask.raised").await;
-    r.sock
-        .call("threads.interrupt", &json!({ "thread": thread }))
-        .await
-        .unwrap();
-    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    assert!(
-        events
-            .iter()
-            .any(|e| e["type"] == "ask.answered" && e["payload"]["decision"] == "cancelled"),
-        "{events:?}"
-    );
-    r.sock
-        .call(
-            "threads.send",
-            &json!({ "thread": thread, "text": "still there?" }),
-        )
-        .await
-        .unwrap();
-    let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
-    assert_eq!(
-        of_type(&events, "thread.finished")[0]["payload"]["ok"],
-        true
-    );
+    interrupt_the_open_ask(&r, &mut stream, &thread).await;
     r.vyred.stop().await;
 }
 
@@ -109,10 +87,7 @@ fn last_output(api: &crate::fake_api::FakeApi) -> String {
 /// The sessions' Codex with the test's MCP server, whose `book` asks a form first
 /// (`tests/fixtures/mcp/form_server.py`), in its `~/.codex/config.toml` as a person's would be.
 fn with_form_server(r: &crate::threads_e2e::Rig) {
-    let server = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/mcp/form_server.py")
-        .canonicalize()
-        .unwrap();
+    let server = crate::mcp_forms::form_server();
     let codex = r.home.dir.join("home/.codex");
     std::fs::create_dir_all(&codex).unwrap();
     std::fs::write(
@@ -140,10 +115,17 @@ async fn an_mcp_servers_form_is_put_to_the_person_and_their_answer_reaches_the_s
     let approval = answer_next_ask(&r, &mut stream, allow.clone()).await;
     assert_eq!(approval["kind"], "tool", "{approval}");
     assert_eq!(approval["tool"], "mcp__tables__book", "{approval}");
-    // The person fills the form in: a choice, a number in their own words, a yes-or-no.
-    let filled = json!({ "decision": "allow", "answers": {
+    // The person fills the form in: a choice, a number in their own words, a yes-or-no; a
+    // number in words is refused first, and the form stays open for the right one.
+    let events = events_until(&mut stream, |e| e["type"] == "ask.raised").await;
+    let raised = events.last().unwrap()["payload"].clone();
+    let wrong = json!({ "ask": raised["ask"], "decision": "allow", "answers": {
+        "Day": "Tuesday", "Seats: How many people": "two" } });
+    let err = r.sock.call("threads.answer", &wrong).await.unwrap_err();
+    assert!(err.to_string().contains("invalid_answer"), "{err}");
+    let filled = json!({ "ask": raised["ask"], "decision": "allow", "answers": {
         "Day": "Tuesday", "Seats: How many people": "4", "Window": "Yes" } });
-    let raised = answer_next_ask(&r, &mut stream, filled).await;
+    r.sock.call("threads.answer", &filled).await.unwrap();
     assert_eq!(raised["kind"], "question", "{raised}");
     assert!(
         raised["tool"].as_str().unwrap().contains("tables"),

@@ -32,6 +32,7 @@ mod link;
 mod link_back;
 mod link_stream;
 mod mcp;
+mod mcp_forms;
 mod memory;
 mod modules;
 mod names;

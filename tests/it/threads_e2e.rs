@@ -168,6 +168,30 @@ pub(crate) async fn answer_next_ask(r: &Rig, stream: &mut EventStream, answer: V
     raised
 }
 
+/// Interrupt `thread` while it asks: the ask is withdrawn (`cancelled`), and the thread takes
+/// its next turn.
+pub(crate) async fn interrupt_the_open_ask(r: &Rig, stream: &mut EventStream, thread: &str) {
+    r.sock
+        .call("threads.interrupt", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = events_until(stream, |e| e["type"] == "thread.finished").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "ask.answered" && e["payload"]["decision"] == "cancelled"),
+        "{events:?}"
+    );
+    let again = json!({ "thread": thread, "text": "still there?" });
+    r.sock.call("threads.send", &again).await.unwrap();
+    let events = events_until(stream, |e| e["type"] == "thread.finished").await;
+    assert_eq!(
+        of_type(&events, "thread.finished")[0]["payload"]["ok"],
+        true,
+        "{events:?}"
+    );
+}
+
 /// Allow every question `thread` asks until its turn ends.
 pub(crate) async fn allow_until_finished(r: &Rig, stream: &mut EventStream, thread: &str) {
     loop {

@@ -301,6 +301,10 @@ pub enum ProviderError {
     /// The session's process could not be started, and why.
     #[error("{0}")]
     Start(String),
+    /// An answer that does not fit what was asked (a form's number in words), in words that
+    /// say what would; the question stays open.
+    #[error("{0}")]
+    BadAnswer(String),
 }
 
 /// Where a user message goes while a turn runs (stream-json's `priority`); none is a new turn.

@@ -9,11 +9,12 @@ use serde_json::{Value, json};
 use super::claude::{ClaudeOptions, ClaudeProcess};
 use super::claude_mcp;
 pub use super::claude_translate::Translator;
+use super::mcp_forms::{self, Field, Request};
 use super::sandbox::Containment;
 use super::wire::{Incoming, WireError};
 use crate::kernel::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, HostTools, Launch, Priority, ProcessIds, Provider,
-    ProviderError, Session, SlashCommand, Unresumable,
+    ProviderError, Question, Session, SlashCommand, Unresumable,
 };
 use crate::kernel::transcripts;
 
@@ -111,6 +112,7 @@ impl Provider for ClaudeProvider {
                 queue: Vec::new(),
                 host: launch.host_tools,
                 serving: Serving::default(),
+                forms: Default::default(),
             }) as Box<dyn Session>)
         })
     }
@@ -169,6 +171,9 @@ struct ClaudeSession {
     /// Vyre's tools, which this session's CLI calls through `mcp_message` requests.
     host: Option<HostTools>,
     serving: Serving,
+    /// The MCP servers' forms put to the person, by the CLI's request id: how each answer
+    /// becomes the form's content (`mcp_forms`).
+    forms: std::sync::Mutex<std::collections::HashMap<String, Vec<Field>>>,
 }
 
 /// The MCP messages being answered, by request id: each runs in a task of its own (a tool may
@@ -194,8 +199,14 @@ impl ClaudeSession {
                     task.abort();
                     vec![]
                 }
-                None => vec![Happening::Withdrawn { request: id }],
+                None => {
+                    self.forms().remove(&id);
+                    vec![Happening::Withdrawn { request: id }]
+                }
             },
+            Incoming::Request { id, request } if request["subtype"] == "elicitation" => {
+                vec![self.form(id, &request)]
+            }
             Incoming::Request { id, request }
                 if self
                     .host
@@ -230,6 +241,38 @@ impl ClaudeSession {
 }
 
 impl ClaudeSession {
+    fn forms(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Vec<Field>>> {
+        self.forms
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// An MCP server's form (the CLI's `elicitation` request: MCP's `elicitation/create` from
+    /// a server the person configured), put to the person as a question ask; the answer goes
+    /// back as the form's content (`answer`).
+    fn form(&mut self, id: String, request: &Value) -> Happening {
+        let form = mcp_forms::form(&Request {
+            server: request["mcp_server_name"]
+                .as_str()
+                .unwrap_or("an MCP server"),
+            message: request["message"].as_str().unwrap_or_default(),
+            link: request["mode"] == "url",
+            url: request["url"].as_str(),
+            schema: &request["requested_schema"],
+            order: request.get("property_order"),
+        });
+        self.forms().insert(id.clone(), form.fields);
+        Happening::Asked(Question {
+            request: id,
+            kind: "question".into(),
+            tool: form.tool,
+            tool_use_id: None,
+            input: form.input,
+            description: Some(form.note),
+            suggestions: json!([]),
+        })
+    }
+
     /// Answer an MCP message for Vyre's tools, in a task of its own.
     fn serve(&mut self, id: String, request: Value) {
         let Some(host) = self.host.clone() else {
@@ -319,7 +362,20 @@ impl Session for ClaudeSession {
             .map_err(provider_error)
     }
 
+    /// A form's answer becomes its content (one that does not fit leaves the form open);
+    /// anything else goes as it is.
     fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError> {
+        let mut forms = self.forms();
+        let response = match forms.get(request) {
+            Some(fields) => {
+                let content =
+                    mcp_forms::content(fields, &response).map_err(ProviderError::BadAnswer)?;
+                forms.remove(request);
+                content
+            }
+            None => response,
+        };
+        drop(forms);
         self.process
             .peer
             .respond(request, response)

@@ -21,6 +21,7 @@ pub mod files;
 pub mod finding;
 pub mod jsonl;
 pub mod kept;
+pub mod mcp_forms;
 pub mod models;
 pub mod npm_cli;
 pub mod pinned;

@@ -15,6 +15,7 @@
 //! `VYRE_HOME/codex-threads/<thread>`.
 
 pub mod forms;
+pub mod open;
 pub mod params;
 pub mod questions;
 pub mod session;

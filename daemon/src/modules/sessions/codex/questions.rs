@@ -9,8 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::forms::{self, Field};
+use super::forms;
 use crate::kernel::contracts::provider::Question;
+use crate::modules::sessions::mcp_forms::{self, Field};
 
 /// Each question's words and Codex's id for it.
 pub type Ids = Vec<(String, String)>;
@@ -27,16 +28,17 @@ pub enum Answering {
 }
 
 impl Answering {
-    /// Codex's answer to the request, from Vyre's answer to the ask.
-    pub fn answer(&self, response: &Value) -> Value {
-        match self {
+    /// Codex's answer to the request, from Vyre's answer to the ask; a form's answer that
+    /// does not fit its field is refused, in words that say what would.
+    pub fn answer(&self, response: &Value) -> Result<Value, String> {
+        Ok(match self {
             Answering::Questions(ids) => answers(ids, response),
-            Answering::Form(fields) => forms::content(fields, response),
+            Answering::Form(fields) => return mcp_forms::content(fields, response),
             Answering::Tool => match response["behavior"] == "allow" {
                 true => json!({ "action": "accept", "content": {} }),
                 false => json!({ "action": "decline" }),
             },
-        }
+        })
     }
 
     /// Codex's answer when the ask is withdrawn (the turn interrupted): nothing answered.

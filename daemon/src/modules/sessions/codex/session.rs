@@ -12,8 +12,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::params::{MODES, client_id, decision, default_effort, input, policies};
-use super::questions::{self, Answering, Asked};
+use super::open::Open;
+use super::params::{MODES, client_id, default_effort, input, policies};
+use super::questions::{self, Asked};
 use super::tools;
 use super::translate::{Translator, tool_of};
 use crate::kernel::config::Price;
@@ -27,20 +28,6 @@ use crate::modules::sessions::rpc::{Incoming, Rpc, RpcError};
 
 /// How long an interrupt waits for a just-started turn's id, in 10 ms steps.
 const TURN_ID_WAIT_STEPS: u32 = 500;
-
-/// A question of Codex's, open.
-enum Open {
-    /// An approval request (a command, a file change): answered with a decision.
-    Approval { id: Value },
-    /// Codex's questions to the person, or an MCP server's form (`questions.rs`).
-    Input { id: Value, answering: Answering },
-    /// A call of one of Vyre's tools, held until the person answers.
-    Tool {
-        id: Value,
-        call: HostCall,
-        tools: HostTools,
-    },
-}
 
 /// What `&self` methods change and `next` reads.
 #[derive(Default)]
@@ -441,30 +428,21 @@ impl Session for CodexSession {
     }
 
     fn answer(&self, request: &str, response: Value) -> Result<(), ProviderError> {
-        let open = lock(&self.shared)
+        let mut shared = lock(&self.shared);
+        let open = shared
             .questions
             .remove(request)
             .ok_or_else(|| ProviderError::Refused(format!("no open question {request}")))?;
-        match open {
-            Open::Approval { id } => self
-                .rpc
-                .respond(&id, json!({ "decision": decision(&response) }))
-                .map_err(refused),
-            Open::Input { id, answering } => self
-                .rpc
-                .respond(&id, answering.answer(&response))
-                .map_err(refused),
-            Open::Tool { id, call, tools } => {
-                if response["behavior"] != "allow" {
-                    let why = response["message"]
-                        .as_str()
-                        .unwrap_or("The person declined this.");
-                    return self.rpc.respond(&id, tools::declined(why)).map_err(refused);
-                }
-                tools::run(&tools, call, &self.rpc, id);
-                Ok(())
+        // An answer that does not fit its form leaves the question open for another.
+        let input = match open.input(&response) {
+            Ok(input) => input,
+            Err(e) => {
+                shared.questions.insert(request.to_string(), open);
+                return Err(e);
             }
-        }
+        };
+        drop(shared);
+        open.reply(&self.rpc, &response, input).map_err(refused)
     }
 
     fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
@@ -490,13 +468,7 @@ impl Session for CodexSession {
             // that follows may find no turn to end: that is the turn ended, as asked.
             let cancelled = open.iter().any(|(_, q)| matches!(q, Open::Approval { .. }));
             for (request, q) in open {
-                let _ = match q {
-                    Open::Approval { id } => self.rpc.respond(&id, json!({ "decision": "cancel" })),
-                    Open::Input { id, answering } => self.rpc.respond(&id, answering.withdrawn()),
-                    Open::Tool { id, .. } => self
-                        .rpc
-                        .respond(&id, tools::declined("The turn was interrupted.")),
-                };
+                let _ = q.withdraw(&self.rpc);
                 let _ = self
                     .side_tx
                     .send(Side::Said(Happening::Withdrawn { request }));

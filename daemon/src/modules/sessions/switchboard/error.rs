@@ -113,6 +113,10 @@ impl From<Error> for ToolError {
             }
             Error::UnknownThread(_) => (ErrorKind::NotFound, "unknown_thread"),
             Error::NotLive(_) => (ErrorKind::Conflict, "not_live"),
+            Error::Provider {
+                error: ProviderError::BadAnswer(_),
+                ..
+            } => (ErrorKind::InvalidInput, "invalid_answer"),
             Error::Provider { op, .. } => (
                 ErrorKind::Conflict,
                 match op {
@@ -173,6 +177,14 @@ mod tests {
                 },
                 "ask_closed",
                 ErrorKind::Conflict,
+            ),
+            (
+                Error::Provider {
+                    op: Op::Answer,
+                    error: ProviderError::BadAnswer("\"Seats\" takes a whole number".into()),
+                },
+                "invalid_answer",
+                ErrorKind::InvalidInput,
             ),
             (Error::EmptyText, "invalid_input", ErrorKind::InvalidInput),
             (Error::Busy(3), "busy", ErrorKind::Busy),

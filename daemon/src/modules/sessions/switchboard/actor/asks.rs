@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::kernel::contracts::provider::Question;
+use crate::kernel::contracts::provider::{ProviderError, Question};
 use crate::modules::sessions::switchboard::handle::Answer;
 use crate::modules::sessions::switchboard::types::{
     Decision, Outcome, PermissionMode, clean_value,
@@ -62,7 +62,7 @@ impl Actor {
             by,
             via,
         } = answer;
-        if self.asks.remove(&request).is_none() {
+        if !self.asks.contains_key(&request) {
             return Err(Error::AskClosed("this question is no longer open"));
         }
         let answers = response
@@ -88,12 +88,15 @@ impl Actor {
         if let Some(mode) = switched {
             self.mode_by = Some((mode, "always"));
         }
-        session
-            .answer(&request, response)
-            .map_err(|error| Error::Provider {
-                op: Op::Answer,
-                error,
-            })?;
+        let answered = session.answer(&request, response);
+        // An answer that does not fit what was asked leaves the question open for another.
+        if !matches!(answered, Err(ProviderError::BadAnswer(_))) {
+            self.asks.remove(&request);
+        }
+        answered.map_err(|error| Error::Provider {
+            op: Op::Answer,
+            error,
+        })?;
         // What was chosen, for every surface (AskUserQuestion's answers; none for a permission).
         let outcome = decision.outcome();
         // `by` is the audit: who answered (`socket:501`, `device:<id>`, `link:<device>/<caller>`).

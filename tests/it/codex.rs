@@ -620,7 +620,8 @@ async fn codex_takes_steered_words_and_an_interrupt_at_once() {
 async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
     let (api, r) = codex_rig_full("codex-tools", true, json!({})).await;
     let mut stream = r.sock.events("types=thread.*,ask.*", None).await.unwrap();
-    let input = json!({ "cwd": r.work, "provider": "codex", "text": "CALLTOOL recall_status {}" });
+    let input =
+        json!({ "cwd": r.work, "provider": "codex", "text": "CALLTOOL vyre/recall_status {}" });
     let started = r.sock.call("threads.start", &input).await.unwrap();
     let thread = started["thread"].as_str().unwrap().to_string();
     let raised = answer_next_ask(&r, &mut stream, json!({ "decision": "allow" })).await;
@@ -639,11 +640,15 @@ async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
         "{tools:?}"
     );
     // What the model was offered (Codex 0.171 lists tools in its request's input): Vyre's
-    // tools, none of a person's; and the tool's answer.
+    // tools as one namespace, loaded when looked for rather than written into every request
+    // (the call above found it), none of a person's; and the tool's answer.
     let requests = api.responses_requests();
     let offered = requests[0].body.to_string();
-    assert!(offered.contains("threads_list"), "{offered}");
-    assert!(offered.contains("recall_search"), "{offered}");
+    assert!(
+        offered.contains("Deferred tool namespaces") && offered.contains("- vyre: Vyre's tools"),
+        "{offered}"
+    );
+    assert!(!offered.contains("threads_start"), "{offered}");
     assert!(!offered.contains("vault_put") && !offered.contains("threads_answer"));
     let said = requests.last().unwrap().body["input"].to_string();
     assert!(
@@ -667,7 +672,7 @@ async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
     r.sock
         .call(
             "threads.send",
-            &json!({ "thread": thread, "text": "CALLTOOL threads_list {}" }),
+            &json!({ "thread": thread, "text": "CALLTOOL vyre/threads_list {}" }),
         )
         .await
         .unwrap();
@@ -681,7 +686,7 @@ async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
     r.sock
         .call(
             "threads.send",
-            &json!({ "thread": thread, "text": "CALLTOOL vault_put {\"name\":\"x\",\"value\":\"y\"}" }),
+            &json!({ "thread": thread, "text": "CALLTOOL vyre/vault_put {\"name\":\"x\",\"value\":\"y\"}" }),
         )
         .await
         .unwrap();
@@ -703,7 +708,7 @@ async fn a_codex_session_calls_vyres_tools_as_itself_when_the_person_allows() {
     r.sock
         .call(
             "threads.send",
-            &json!({ "thread": thread, "text": "CALLTOOL threads_list {}" }),
+            &json!({ "thread": thread, "text": "CALLTOOL vyre/threads_list {}" }),
         )
         .await
         .unwrap();

@@ -9,17 +9,25 @@ use serde_json::{Value, json};
 use crate::kernel::contracts::provider::{HostAnswer, HostCall, HostTools};
 use crate::modules::sessions::rpc::Rpc;
 
-/// Vyre's tools as `dynamicTools`.
+/// Vyre's tools as `dynamicTools`: one namespace, `vyre`, whose tools load when the model looks
+/// for them (`deferLoading`, found with Codex's `tool_search`), as Claude Code defers an MCP
+/// server's tools. Listed whole, their schemas went into every request of the session (Codex
+/// 0.171 writes them into its `exec` tool's description: about 40 KB for Vyre's ~100 tools).
 pub fn specs(tools: &HostTools) -> Value {
-    tools
+    let listed: Vec<Value> = tools
         .tools
         .iter()
         .map(|t| {
             json!({ "type": "function", "name": t.name, "description": t.description,
-                    "inputSchema": t.input_schema })
+                    "inputSchema": t.input_schema, "deferLoading": true })
         })
-        .collect()
+        .collect();
+    json!([{ "type": "namespace", "name": NAMESPACE, "tools": listed,
+             "description": "Vyre's tools: this machine's threads and sessions, projects, recall of past sessions, memory, the planner, watchers, files and the vault's generator." }])
 }
+
+/// The namespace Vyre's tools are given in.
+pub const NAMESPACE: &str = "vyre";
 
 /// How a call of Vyre's tool `name` is shown: as Claude Code names an MCP server's tool, so
 /// every surface reads a Codex session's calls as a Claude one's.
@@ -85,7 +93,7 @@ mod tests {
     }
 
     #[test]
-    fn vyres_tools_are_codexs_function_tools() {
+    fn vyres_tools_are_one_deferred_namespace_of_codexs_function_tools() {
         let tools = HostTools {
             server: "plugin:vyre:vyre".into(),
             tools: Arc::new(vec![HostTool {
@@ -103,10 +111,15 @@ mod tests {
             }),
             hooks: None,
         };
+        let given = specs(&tools);
         assert_eq!(
-            specs(&tools),
+            (given[0]["type"].as_str(), given[0]["name"].as_str()),
+            (Some("namespace"), Some(NAMESPACE))
+        );
+        assert_eq!(
+            given[0]["tools"],
             json!([{ "type": "function", "name": "threads_list", "description": "the threads",
-                     "inputSchema": { "type": "object" } }])
+                     "inputSchema": { "type": "object" }, "deferLoading": true }])
         );
         assert_eq!(shown_name("threads_list"), "mcp__vyre__threads_list");
     }

@@ -124,10 +124,15 @@ pub fn form(r: &Request) -> Form {
             kind,
         });
     }
+    // A server that says nothing still gets a question with words in it.
+    let message = match r.message.trim() {
+        "" => format!("{} asks whether to go on.", r.server),
+        said => said.to_string(),
+    };
     if fields.is_empty() {
         let question = match r.url.filter(|_| r.link) {
-            Some(link) => format!("{}\nOpen {link}, then go on.", r.message),
-            None => r.message.to_string(),
+            Some(link) => format!("{message}\nOpen {link}, then go on."),
+            None => message.clone(),
         };
         questions.push(json!({ "question": question, "header": r.server,
                                "options": [option(GO_ON), option(DECLINE)], "multiSelect": false }));
@@ -141,7 +146,7 @@ pub fn form(r: &Request) -> Form {
     Form {
         input: json!({ "questions": questions }),
         fields,
-        note: format!("{} (an MCP server) asks: {}", r.server, r.message),
+        note: format!("{} (an MCP server) asks: {message}", r.server),
         tool: format!("{} (MCP form)", r.server),
     }
 }
@@ -501,5 +506,17 @@ mod tests {
         let empty = json!({ "type": "object", "properties": {} });
         let go = asked(&empty, None);
         assert_eq!(go.input["questions"][0]["question"], "Book a table");
+        let silent = form(&Request {
+            server: "tables",
+            message: " ",
+            link: false,
+            url: None,
+            schema: &empty,
+            order: None,
+        });
+        assert_eq!(
+            silent.input["questions"][0]["question"],
+            "tables asks whether to go on."
+        );
     }
 }

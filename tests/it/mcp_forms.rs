@@ -40,6 +40,31 @@ fn last_tool_result(r: &Rig) -> String {
     result.map(|b| b["content"].to_string()).unwrap_or_default()
 }
 
+/// Answer the form server's form (`ask`, raised): first a number in words, which is refused
+/// with what would fit while the form stays open, then Tuesday, 4 and Yes.
+pub(crate) async fn fill_the_form(r: &Rig, ask: &Value) {
+    let wrong = json!({ "ask": ask["ask"], "decision": "allow", "answers": {
+        "Day": "Tuesday", "Seats: How many people": "two" } });
+    let err = r.sock.call("threads.answer", &wrong).await.unwrap_err();
+    let err = err.to_string();
+    assert!(
+        err.contains("invalid_answer") && err.contains("whole number"),
+        "{err}"
+    );
+    let filled = json!({ "ask": ask["ask"], "decision": "allow", "answers": {
+        "Day": "Tuesday", "Seats: How many people": "4", "Window": "Yes" } });
+    r.sock.call("threads.answer", &filled).await.unwrap();
+}
+
+/// The form server's tool said it got [`fill_the_form`]'s values (`out`: its answer as the
+/// model read it).
+pub(crate) fn the_server_got_the_form(out: &str) {
+    assert!(out.contains("elicited"), "{out}");
+    for part in ["accept", "tue", "seats", "4", "window", "true"] {
+        assert!(out.contains(part), "{part} in {out}");
+    }
+}
+
 async fn finished(stream: &mut EventStream) -> Vec<Value> {
     let events = events_until(stream, |e| e["type"] == "thread.finished").await;
     assert_eq!(
@@ -83,33 +108,14 @@ async fn an_mcp_servers_form_in_a_claude_session_is_put_to_the_person() {
         .collect();
     assert_eq!(headers, ["Day", "Seats", "Window"], "{form}");
     assert_eq!(questions[0]["options"][1]["label"], "Tuesday");
-    // A number in words does not fit: refused with what would, and the form stays open.
-    let wrong = json!({ "ask": form["ask"], "decision": "allow", "answers": {
-        "Day": "Tuesday", "Seats: How many people": "two" } });
-    let err = r
-        .sock
-        .call("threads.answer", &wrong)
-        .await
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("invalid_answer") && err.contains("whole number"),
-        "{err}"
-    );
-    let filled = json!({ "ask": form["ask"], "decision": "allow", "answers": {
-        "Day": "Tuesday", "Seats: How many people": "4", "Window": "Yes" } });
-    r.sock.call("threads.answer", &filled).await.unwrap();
+    fill_the_form(&r, &form).await;
     let events = finished(&mut stream).await;
     let answered = of_type(&events, "ask.answered");
     assert_eq!(
         answered[0]["payload"]["answers"]["Day"], "Tuesday",
         "{answered:?}"
     );
-    let out = last_tool_result(&r);
-    assert!(out.contains("elicited"), "{out}");
-    for part in ["accept", "tue", "seats", "4", "window", "true"] {
-        assert!(out.contains(part), "{part} in {out}");
-    }
+    the_server_got_the_form(&last_tool_result(&r));
 
     // Declined: the server is told so, and the turn goes on.
     r.sock

@@ -20,6 +20,7 @@ use vyre::modules::sessions::sandbox::{Contain, Wanted};
 use crate::Opts;
 use crate::fake_api::FakeApi;
 use crate::inproc::InProcess;
+use crate::procfs;
 use crate::report::{Against, Report, Val};
 use crate::sessions::{self, STEP_TIMEOUT, percentile};
 use crate::sessions_latency::Vyred;
@@ -108,8 +109,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         }
     };
     side_by_side(
-        direct,
-        vyred,
+        (direct, &apis[0]),
+        (vyred, &apis[1]),
         turns,
         report,
         Against::AcpDirect,
@@ -123,12 +124,17 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     Ok(())
 }
 
-/// `turns` turns (after one to warm up) of the program driven `direct`ly and through `vyred`,
-/// alternating who goes first; both are stopped after. Rows `<key>.first_delta_p50_ms` ... and
-/// `<key>.added_p50_ms` ..., named `<label>: ...`.
+/// `turns` turns (after one to warm up) of the program driven `direct`ly and through `vyred`
+/// (each against its own fake API, given beside it), alternating who goes
+/// first; both are stopped after. Rows `<key>.first_delta_p50_ms` ..., `<key>.added_p50_ms`
+/// ..., and the first delta split where the model's request reaches the API:
+/// `<key>.asked_p50_ms` (the prompt sent to the request read) and `<key>.answered_p50_ms`
+/// (from there to the first delta), and `<key>.bench_cpu_ms_per_turn`: this process's CPU over
+/// each side's turns (it holds both drivers, both fake APIs and vyred, so the difference is
+/// mostly vyred's own), named `<label>: ...`.
 pub async fn side_by_side(
-    mut direct: Box<dyn Session>,
-    mut vyred: Vyred,
+    (mut direct, direct_api): (Box<dyn Session>, &FakeApi),
+    (mut vyred, vyred_api): (Vyred, &FakeApi),
     turns: usize,
     report: &mut Report,
     against: Against,
@@ -137,21 +143,32 @@ pub async fn side_by_side(
 ) -> Result<(), String> {
     eprintln!("{key}: 1 + {turns} turns each, direct and through vyred, alternating...");
     let (mut d_ms, mut v_ms) = (Vec::new(), Vec::new());
+    // Per side, the milliseconds from the prompt sent to the model's request read by the API,
+    // and the bench process's CPU ticks over the measured turns.
+    let mut asked: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    let mut ticks = [0u64; 2];
     let result = async {
         for i in 0..=turns {
             let text = format!("bench turn {i}");
             for k in 0..2 {
-                if (i + k) % 2 == 0 {
-                    let ms = direct_turn(direct.as_mut(), &text).await?;
-                    if i > 0 {
-                        d_ms.push(ms);
-                    }
+                let side = (i + k) % 2;
+                let sent = Instant::now();
+                let cpu = procfs::cpu_ticks(std::process::id()).map_err(|e| e.to_string())?;
+                let ms = if side == 0 {
+                    direct_turn(direct.as_mut(), &text).await?
                 } else {
-                    let ms = vyred.turn(&text).await?;
-                    if i > 0 {
-                        v_ms.push(ms);
-                    }
+                    vyred.turn(&text).await?
+                };
+                if i == 0 {
+                    continue;
                 }
+                let cpu = procfs::cpu_ticks(std::process::id()).map_err(|e| e.to_string())? - cpu;
+                ticks[side] += cpu;
+                [&mut d_ms, &mut v_ms][side].push(ms);
+                let request = [direct_api, vyred_api][side]
+                    .first_request_since(sent)
+                    .ok_or("a turn's first delta came with no request to the API")?;
+                asked[side].push((request - sent).as_secs_f64() * 1000.0);
             }
         }
         Ok::<_, String>(())
@@ -161,9 +178,47 @@ pub async fn side_by_side(
     let stopped = vyred.stop().await;
     result?;
     stopped?;
+    let ms = |v: f64| Val::Num(v, 1);
+    // What the answered part is: each turn's first delta less its asked part (before sorting).
+    let answered = |all: &[f64], asked: &[f64]| -> Vec<f64> {
+        let mut v: Vec<f64> = all.iter().zip(asked).map(|(a, b)| a - b).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let answered = [answered(&d_ms, &asked[0]), answered(&v_ms, &asked[1])];
+    for v in &mut asked {
+        v.sort_by(f64::total_cmp);
+    }
+    for (part, [d, v], what) in [
+        (
+            "asked",
+            &asked,
+            "the prompt sent to the model's request read by the API",
+        ),
+        ("answered", &answered, "from there to the first delta"),
+    ] {
+        report.row_against(
+            against,
+            &format!("{key}.{part}_p50_ms"),
+            &format!("{label}: first delta's {part} part, p50 (ms; {what})"),
+            ms(percentile(v, 0.5)),
+            ms(percentile(d, 0.5)),
+            "",
+        );
+    }
+    let per_turn = |t: u64| t as f64 * 1000.0 / procfs::clk_tck().0 as f64 / turns as f64;
+    report.row_against(
+        against,
+        &format!("{key}.bench_cpu_ms_per_turn"),
+        &format!(
+            "{label}: the bench process's CPU per turn (ms; vyred's side holds vyred, the other only the driver)"
+        ),
+        ms(per_turn(ticks[1])),
+        ms(per_turn(ticks[0])),
+        "",
+    );
     d_ms.sort_by(f64::total_cmp);
     v_ms.sort_by(f64::total_cmp);
-    let ms = |v: f64| Val::Num(v, 1);
     for (p, name) in [(0.5, "p50"), (0.95, "p95")] {
         report.row_against(
             against,

@@ -93,8 +93,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         }
     };
     crate::acp::side_by_side(
-        direct,
-        vyred,
+        (direct, &apis[0]),
+        (vyred, &apis[1]),
         turns,
         report,
         Against::CodexDirect,

@@ -110,6 +110,13 @@ impl FakeApi {
         self.shared.requests.lock().unwrap().clone()
     }
 
+    /// When the first request read after `at` was read (the bench splits a first delta's wait
+    /// there), without copying the recorded bodies.
+    pub fn first_request_since(&self, at: std::time::Instant) -> Option<std::time::Instant> {
+        let requests = self.shared.requests.lock().unwrap();
+        requests.iter().map(|r| r.at).find(|t| *t > at)
+    }
+
     /// Requests to the Responses endpoint (Codex's turns).
     pub fn responses_requests(&self) -> Vec<Recorded> {
         self.requests()

@@ -66,6 +66,11 @@ impl Progress {
 const SCAN_FILES_PER_WRITE: usize = 50;
 const SCAN_LINES_PER_WRITE: usize = 5000;
 
+/// A transcript is read once it has had no write for this long ...
+const QUIET: Duration = Duration::from_millis(150);
+/// ... or this long after the write that woke the reader, when writes keep coming.
+const SETTLE_AT_MOST: Duration = Duration::from_secs(1);
+
 /// How often a scan reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
@@ -89,21 +94,24 @@ impl Worker {
             match job {
                 Job::Scan => self.scan(),
                 Job::File(path) => {
-                    // Coalesce a burst of writes to files: each is read once.
-                    let mut paths = vec![path];
-                    while let Ok(next) = jobs.try_recv() {
-                        match next {
-                            Job::File(p) if !paths.contains(&p) => paths.push(p),
-                            Job::File(_) => {}
-                            Job::Folder(f) => {
-                                self.watch_folder(&f);
-                                paths.extend(jsonl_under(&f, 2));
-                            }
-                            Job::Scan => self.scan(),
-                            Job::Arm => self.arm(),
-                            Job::Stop => return,
+                    let other = |job| match job {
+                        Job::Folder(f) => {
+                            self.watch_folder(&f);
+                            jsonl_under(&f, 2)
                         }
-                    }
+                        Job::Scan => {
+                            self.scan();
+                            vec![]
+                        }
+                        Job::Arm => {
+                            self.arm();
+                            vec![]
+                        }
+                        Job::File(_) | Job::Stop => vec![],
+                    };
+                    let Some(paths) = settle(&jobs, path, other) else {
+                        return;
+                    };
                     let found = paths.iter().filter(|p| self.file(p)).count();
                     self.found(found);
                 }
@@ -359,6 +367,37 @@ fn is_file(e: &std::fs::DirEntry) -> bool {
 }
 
 /// Indexing yields to everything else on the machine.
+/// The transcripts written in a burst that began with `first`, each once, to be read when they
+/// have been quiet for [`QUIET`] (at most [`SETTLE_AT_MOST`] after the first write). A session
+/// writes its transcript a line at a time (Codex a line per event, ten or more in a turn's first
+/// 50 ms), and reading each write was a store transaction and a `recall.read` each, run while
+/// the session builds its request. Jobs other than writes go to `other` as they come (a folder's
+/// transcripts come back from it). `None` when told to stop.
+fn settle(
+    jobs: &mpsc::Receiver<Job>,
+    first: PathBuf,
+    mut other: impl FnMut(Job) -> Vec<PathBuf>,
+) -> Option<Vec<PathBuf>> {
+    let mut paths = vec![first];
+    let deadline = Instant::now() + SETTLE_AT_MOST;
+    loop {
+        let wait = QUIET.min(deadline.saturating_duration_since(Instant::now()));
+        let more = match jobs.recv_timeout(wait) {
+            Ok(Job::File(p)) => vec![p],
+            Ok(Job::Stop) => return None,
+            Ok(job) => other(job),
+            Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
+                return Some(paths);
+            }
+        };
+        for p in more {
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+}
+
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid has no preconditions; setpriority on this thread's id only changes its
@@ -372,6 +411,62 @@ fn lower_priority() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file(name: &str) -> Job {
+        Job::File(PathBuf::from(name))
+    }
+
+    #[test]
+    fn a_burst_of_writes_reads_each_transcript_once() {
+        let (tx, rx) = mpsc::channel();
+        for name in ["b", "a", "b", "c", "a"] {
+            tx.send(file(name)).unwrap();
+        }
+        tx.send(Job::Folder(PathBuf::from("/f"))).unwrap();
+        let mut others = vec![];
+        let paths = settle(&rx, "a".into(), |job| {
+            others.push(matches!(job, Job::Folder(_)));
+            vec![PathBuf::from("/f/x.jsonl"), PathBuf::from("c")]
+        })
+        .unwrap();
+        let names: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(names, ["a", "b", "c", "/f/x.jsonl"]);
+        assert_eq!(others, [true], "the folder went to `other`, once");
+    }
+
+    #[test]
+    fn stop_ends_a_burst_unread() {
+        let (tx, rx) = mpsc::channel();
+        tx.send(file("b")).unwrap();
+        tx.send(Job::Stop).unwrap();
+        assert!(settle(&rx, "a".into(), |_| vec![]).is_none());
+    }
+
+    #[test]
+    fn writes_that_never_stop_are_read_anyway() {
+        // A transcript written every 20 ms for up to 10 s: the burst is handed over while the
+        // writes still come, with every write up to then.
+        let (tx, rx) = mpsc::channel();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writing = done.clone();
+        let writer = std::thread::spawn(move || {
+            for _ in 0..500 {
+                if writing.load(Ordering::Relaxed) || tx.send(file("busy")).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let paths = settle(&rx, "first".into(), |_| vec![]).unwrap();
+        let still_writing = !writer.is_finished();
+        done.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        assert!(
+            still_writing,
+            "the burst was read before the writes stopped"
+        );
+        assert_eq!(paths, [PathBuf::from("first"), PathBuf::from("busy")]);
+    }
 
     #[test]
     fn only_files_one_folder_below_a_root_are_sessions() {

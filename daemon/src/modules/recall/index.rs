@@ -366,7 +366,6 @@ fn is_file(e: &std::fs::DirEntry) -> bool {
     e.file_type().is_ok_and(|t| t.is_file())
 }
 
-/// Indexing yields to everything else on the machine.
 /// The transcripts written in a burst that began with `first`, each once, to be read when they
 /// have been quiet for [`QUIET`] (at most [`SETTLE_AT_MOST`] after the first write). A session
 /// writes its transcript a line at a time (Codex a line per event, ten or more in a turn's first
@@ -398,6 +397,7 @@ fn settle(
     }
 }
 
+/// Indexing yields to everything else on the machine.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: gettid has no preconditions; setpriority on this thread's id only changes its

@@ -32,6 +32,11 @@ pub struct FirstWords {
     /// A session's processes after its first turn, median, with the plugin and without, bytes.
     pub turn_rss: u64,
     pub bare_turn_rss: u64,
+    /// The CPU a session's processes had used when its first turn ended (its start and that
+    /// turn; children reaped by then counted), median, with the plugin and without, ms: the
+    /// plugin's cost without the wall clock's noise of a cold start on a busy machine.
+    pub turn_cpu_ms: f64,
+    pub bare_turn_cpu_ms: f64,
 }
 
 /// One vyred's starts.
@@ -40,6 +45,7 @@ struct Run {
     asked: Vec<f64>,
     spare_rss: u64,
     turn_rss: Vec<u64>,
+    turn_cpu_ms: Vec<f64>,
 }
 
 pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
@@ -73,6 +79,7 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
         v.sort_by(f64::total_cmp);
         v
     };
+    let middle = |v: Vec<f64>| sort(v).get(starts / 2).copied().unwrap_or(0.0);
     let median = |mut v: Vec<u64>| {
         v.sort_unstable();
         v.get(v.len() / 2).copied().unwrap_or(0)
@@ -85,6 +92,8 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
         turn_rss: median(cold.turn_rss),
         cold: sort(cold.ms),
         bare_turn_rss: median(bare.turn_rss),
+        turn_cpu_ms: middle(cold.turn_cpu_ms),
+        bare_turn_cpu_ms: middle(bare.turn_cpu_ms),
         bare: sort(bare.ms),
         direct: sort(direct),
     })
@@ -123,6 +132,7 @@ async fn through_vyred(
         let mut asked_ms = Vec::with_capacity(starts);
         let mut rss = 0;
         let mut turn_rss = Vec::with_capacity(starts);
+        let mut turn_cpu_ms = Vec::with_capacity(starts);
         for i in 0..=starts {
             if spares > 0 && i > 0 {
                 rss = rss.max(spare_held(&client).await?);
@@ -142,7 +152,9 @@ async fn through_vyred(
                 return Err(format!("start {i} did not take the held spare"));
             }
             if i > 0 {
-                turn_rss.push(live_rss(&client).await?);
+                let (rss, cpu_ms) = live_cost(&client).await?;
+                turn_rss.push(rss);
+                turn_cpu_ms.push(cpu_ms);
             }
             client
                 .call("threads.stop", &json!({ "thread": thread }))
@@ -158,6 +170,7 @@ async fn through_vyred(
             asked: asked_ms,
             spare_rss: rss,
             turn_rss,
+            turn_cpu_ms,
         })
     }
     .await;
@@ -177,19 +190,33 @@ fn asked(api: &FakeApi, sent: Instant, text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("no Messages request carried {text:?}"))
 }
 
-/// The memory of every live session's processes (one here: the thread just started).
-async fn live_rss(client: &Client) -> Result<u64, String> {
+/// The memory (bytes) and CPU used so far (ms) of every live session's processes (one here:
+/// the thread just started).
+async fn live_cost(client: &Client) -> Result<(u64, f64), String> {
     let pids: Value = client
         .call("threads.pids", &json!({}))
         .await
         .map_err(|e| format!("threads.pids failed: {e}"))?;
-    Ok(pids["sids"]
+    let sids: Vec<i32> = pids["sids"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|s| s.as_i64())
-        .filter_map(|sid| vyre::modules::sessions::spare_checks::session_rss(sid as i32))
-        .sum())
+        .map(|s| s as i32)
+        .collect();
+    let rss = sids
+        .iter()
+        .filter_map(|sid| vyre::modules::sessions::spare_checks::session_rss(*sid))
+        .sum();
+    let ticks: u64 = sids
+        .iter()
+        .flat_map(|sid| vyre::modules::sessions::spawn::session_members(*sid))
+        .filter_map(|pid| crate::procfs::cpu_ticks_with_children(pid as u32).ok())
+        .sum();
+    Ok((
+        rss,
+        ticks as f64 * 1000.0 / crate::procfs::clk_tck().0 as f64,
+    ))
 }
 
 /// How long a spare has been held when the bench's next start comes (a person's next start

@@ -35,6 +35,25 @@ pub fn cpu_ticks(pid: u32) -> io::Result<u64> {
     Ok(field(11)? + field(12)?)
 }
 
+/// utime + stime of a process and of its children it has reaped (cutime + cstime), in clock
+/// ticks: what a program and the short-lived tools it ran have cost so far.
+pub fn cpu_ticks_with_children(pid: u32) -> io::Result<u64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    let rest = stat
+        .rsplit_once(')')
+        .map(|(_, r)| r)
+        .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))?;
+    // rest starts at field 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
+    rest.split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|f| {
+            f.parse::<u64>()
+                .map_err(|_| io::Error::other("unexpected /proc/<pid>/stat format"))
+        })
+        .sum()
+}
+
 /// utime + stime of each living thread, in clock ticks, added up by thread name (`comm`, at most
 /// 15 bytes: a runtime's workers share one), most first. Threads that exited are not listed.
 pub fn thread_cpu_by_name(pid: u32) -> io::Result<Vec<(String, u64)>> {

@@ -234,6 +234,14 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
     );
     report.row_against(
         Against::ClaudeCli,
+        "start.plugin_first_turn_cpu_ms",
+        "  the plugin's CPU to a first turn (the session's CPU at its end, cold minus bare, medians, ms)",
+        Val::Num(f.turn_cpu_ms - f.bare_turn_cpu_ms, 0),
+        Val::Missing("-".into()),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
         "start.plugin_rss_mib",
         "  the plugin's memory after a first turn (with minus without, MiB)",
         Val::Num(
@@ -252,7 +260,7 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
         "",
     );
     report.note(format!(
-        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is cold minus bare, in time to the first delta and in the session's memory after that turn (the RSS of every process of its session, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
+        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is cold minus bare, in time to the first delta, in the session's memory after that turn (the RSS of every process of its session, median) and in the CPU its processes had used by then (utime and stime, with the children they reaped, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
         f.warm.len(),
         first_words::HELD.as_secs()
     ));

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Switchboard;
+use super::lean_schema::lean;
 use crate::kernel::contracts::harness::unchecked;
 use crate::kernel::contracts::harness::{MCP_SERVER, mcp_name};
 use crate::kernel::contracts::provider::{HostAnswer, HostCall, HostHooks, HostTool, HostTools};
@@ -52,7 +53,7 @@ impl Switchboard {
                                     name: mcp_name(&spec.name),
                                     description: spec.description.clone(),
                                     input_schema: match spec.input_tree() {
-                                        object @ Value::Object(_) => object,
+                                        object @ Value::Object(_) => lean(object),
                                         _ => Value::Object(Default::default()),
                                     },
                                 })

@@ -36,6 +36,7 @@ mod fence;
 mod handle;
 mod host_tools;
 mod launch;
+mod lean_schema;
 mod queue;
 mod release;
 mod restart;

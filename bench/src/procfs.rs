@@ -18,40 +18,33 @@ pub fn clk_tck() -> (u64, bool) {
 
 /// utime + stime of the whole process (every thread, living or exited), in clock ticks.
 pub fn cpu_ticks(pid: u32) -> io::Result<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name may hold spaces and parentheses; the fields start after the last ')'.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r)
-        .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // rest starts at field 3 (state); utime is field 14 and stime field 15.
-    let field = |i: usize| -> io::Result<u64> {
-        fields
-            .get(i)
-            .and_then(|f| f.parse().ok())
-            .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))
-    };
-    Ok(field(11)? + field(12)?)
+    stat_sum(pid, 2)
 }
 
 /// utime + stime of a process and of its children it has reaped (cutime + cstime), in clock
 /// ticks: what a program and the short-lived tools it ran have cost so far.
 pub fn cpu_ticks_with_children(pid: u32) -> io::Result<u64> {
+    stat_sum(pid, 4)
+}
+
+/// The sum of `n` fields of `/proc/<pid>/stat` from utime (field 14) on: utime, stime, cutime,
+/// cstime.
+fn stat_sum(pid: u32, n: usize) -> io::Result<u64> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r)
-        .ok_or_else(|| io::Error::other("unexpected /proc/<pid>/stat format"))?;
-    // rest starts at field 3 (state); utime, stime, cutime and cstime are fields 14 to 17.
-    rest.split_whitespace()
+    let bad = || io::Error::other("unexpected /proc/<pid>/stat format");
+    // The command name may hold spaces and parentheses; the fields start after the last ')'.
+    let (_, rest) = stat.rsplit_once(')').ok_or_else(bad)?;
+    // rest starts at field 3 (state), so utime is its 12th.
+    let fields: Vec<u64> = rest
+        .split_whitespace()
         .skip(11)
-        .take(4)
-        .map(|f| {
-            f.parse::<u64>()
-                .map_err(|_| io::Error::other("unexpected /proc/<pid>/stat format"))
-        })
-        .sum()
+        .take(n)
+        .map(|f| f.parse().map_err(|_| bad()))
+        .collect::<io::Result<_>>()?;
+    if fields.len() < n {
+        return Err(bad());
+    }
+    Ok(fields.iter().sum())
 }
 
 /// utime + stime of each living thread, in clock ticks, added up by thread name (`comm`, at most

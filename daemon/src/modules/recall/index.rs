@@ -3,6 +3,7 @@
 //! each file from its kept offset. It never runs on the async runtime, so it never holds up a
 //! tool call or a hook.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -66,10 +67,8 @@ impl Progress {
 const SCAN_FILES_PER_WRITE: usize = 50;
 const SCAN_LINES_PER_WRITE: usize = 5000;
 
-/// A transcript is read once it has had no write for this long ...
-const QUIET: Duration = Duration::from_millis(150);
-/// ... or this long after the write that woke the reader, when writes keep coming.
-const SETTLE_AT_MOST: Duration = Duration::from_secs(1);
+/// A transcript just read is read again at most this soon after (see [`Held`]).
+const REREAD_AFTER: Duration = Duration::from_millis(200);
 
 /// How often a scan reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
@@ -90,40 +89,61 @@ impl Worker {
     /// The worker's loop; returns when told to stop or when every sender is gone.
     pub fn run(mut self, jobs: mpsc::Receiver<Job>) {
         lower_priority();
-        while let Ok(job) = jobs.recv() {
+        let mut held = Held::default();
+        loop {
+            let job = match held.next_due(Instant::now()) {
+                None => match jobs.recv() {
+                    Ok(job) => Some(job),
+                    Err(_) => return,
+                },
+                Some(wait) => match jobs.recv_timeout(wait) {
+                    Ok(job) => Some(job),
+                    Err(mpsc::RecvTimeoutError::Timeout) => None,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                },
+            };
+            let mut writes = vec![];
             match job {
-                Job::Scan => self.scan(),
-                Job::File(path) => {
-                    let other = |job| match job {
-                        Job::Folder(f) => {
-                            self.watch_folder(&f);
-                            jsonl_under(&f, 2)
+                // Writes held back are due.
+                None => {}
+                Some(Job::File(path)) => {
+                    // Coalesce a burst of writes to files: each is read once.
+                    writes.push(path);
+                    while let Ok(next) = jobs.try_recv() {
+                        match next {
+                            Job::File(p) => writes.push(p),
+                            Job::Folder(f) => self.folder(&f),
+                            Job::Scan => self.scan(),
+                            Job::Arm => self.arm(),
+                            Job::Stop => return,
                         }
-                        Job::Scan => {
-                            self.scan();
-                            vec![]
-                        }
-                        Job::Arm => {
-                            self.arm();
-                            vec![]
-                        }
-                        Job::File(_) | Job::Stop => vec![],
-                    };
-                    let Some(paths) = settle(&jobs, path, other) else {
-                        return;
-                    };
-                    let found = paths.iter().filter(|p| self.file(p)).count();
-                    self.found(found);
+                    }
                 }
-                Job::Folder(f) => {
-                    self.watch_folder(&f);
-                    let found = jsonl_under(&f, 2).iter().filter(|p| self.file(p)).count();
-                    self.found(found);
+                Some(Job::Folder(f)) => self.folder(&f),
+                Some(Job::Scan) => self.scan(),
+                Some(Job::Arm) => self.arm(),
+                Some(Job::Stop) => return,
+            }
+            let now = Instant::now();
+            let mut read: Vec<PathBuf> = held.due(now);
+            for path in writes {
+                if held.wrote(&path, now) && !read.contains(&path) {
+                    read.push(path);
                 }
-                Job::Arm => self.arm(),
-                Job::Stop => return,
+            }
+            if !read.is_empty() {
+                read.iter().for_each(|p| held.read(p, now));
+                let found = read.iter().filter(|p| self.file(p)).count();
+                self.found(found);
             }
         }
+    }
+
+    /// A folder that just appeared: watched, and every transcript in it read.
+    fn folder(&mut self, f: &Path) {
+        self.watch_folder(f);
+        let found = jsonl_under(f, 2).iter().filter(|p| self.file(p)).count();
+        self.found(found);
     }
 
     /// Watch the roots that exist now (and the way to those that do not).
@@ -366,34 +386,61 @@ fn is_file(e: &std::fs::DirEntry) -> bool {
     e.file_type().is_ok_and(|t| t.is_file())
 }
 
-/// The transcripts written in a burst that began with `first`, each once, to be read when they
-/// have been quiet for [`QUIET`] (at most [`SETTLE_AT_MOST`] after the first write). A session
-/// writes its transcript a line at a time (Codex a line per event, ten or more in a turn's first
-/// 50 ms), and reading each write was a store transaction and a `recall.read` each, run while
-/// the session builds its request. Jobs other than writes go to `other` as they come (a folder's
-/// transcripts come back from it). `None` when told to stop.
-fn settle(
-    jobs: &mpsc::Receiver<Job>,
-    first: PathBuf,
-    mut other: impl FnMut(Job) -> Vec<PathBuf>,
-) -> Option<Vec<PathBuf>> {
-    let mut paths = vec![first];
-    let deadline = Instant::now() + SETTLE_AT_MOST;
-    loop {
-        let wait = QUIET.min(deadline.saturating_duration_since(Instant::now()));
-        let more = match jobs.recv_timeout(wait) {
-            Ok(Job::File(p)) => vec![p],
-            Ok(Job::Stop) => return None,
-            Ok(job) => other(job),
-            Err(mpsc::RecvTimeoutError::Timeout | mpsc::RecvTimeoutError::Disconnected) => {
-                return Some(paths);
-            }
-        };
-        for p in more {
-            if !paths.contains(&p) {
-                paths.push(p);
-            }
+/// Which transcripts were just read, and which written since are held back. A session writes
+/// its transcript a line at a time (Codex a line per event, ten or more in a turn's first 50
+/// ms), and each write read at once was a store transaction and a `recall.read` event, run on
+/// two cores beside the session building its request. So the first write to a file is read at
+/// once (a prompt is searchable within milliseconds: the recall bench's target), and more writes
+/// to it within [`REREAD_AFTER`] wait until then, read together. Other files are not held.
+#[derive(Default)]
+struct Held {
+    read_at: HashMap<PathBuf, Instant>,
+    due: HashMap<PathBuf, Instant>,
+}
+
+impl Held {
+    /// A write to `path` at `now`: whether to read it now; if not, it is held until due.
+    fn wrote(&mut self, path: &Path, now: Instant) -> bool {
+        if self.due.contains_key(path) {
+            return false;
         }
+        match self.read_at.get(path) {
+            Some(at) if now.saturating_duration_since(*at) < REREAD_AFTER => {
+                self.due.insert(path.to_path_buf(), *at + REREAD_AFTER);
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// `path` was read at `now`.
+    fn read(&mut self, path: &Path, now: Instant) {
+        self.due.remove(path);
+        self.read_at.insert(path.to_path_buf(), now);
+    }
+
+    /// The held files due by `now`, taken (and what was read too long ago to matter, forgotten).
+    fn due(&mut self, now: Instant) -> Vec<PathBuf> {
+        let ready: Vec<PathBuf> = self
+            .due
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in &ready {
+            self.due.remove(p);
+        }
+        self.read_at
+            .retain(|_, at| now.saturating_duration_since(*at) < REREAD_AFTER);
+        ready
+    }
+
+    /// How long until the next held file is due; `None` when none is held.
+    fn next_due(&self, now: Instant) -> Option<Duration> {
+        self.due
+            .values()
+            .min()
+            .map(|at| at.saturating_duration_since(now))
     }
 }
 
@@ -412,60 +459,49 @@ fn lower_priority() {
 mod tests {
     use super::*;
 
-    fn file(name: &str) -> Job {
-        Job::File(PathBuf::from(name))
-    }
-
     #[test]
-    fn a_burst_of_writes_reads_each_transcript_once() {
-        let (tx, rx) = mpsc::channel();
-        for name in ["b", "a", "b", "c", "a"] {
-            tx.send(file(name)).unwrap();
-        }
-        tx.send(Job::Folder(PathBuf::from("/f"))).unwrap();
-        let mut others = vec![];
-        let paths = settle(&rx, "a".into(), |job| {
-            others.push(matches!(job, Job::Folder(_)));
-            vec![PathBuf::from("/f/x.jsonl"), PathBuf::from("c")]
-        })
-        .unwrap();
-        let names: Vec<_> = paths.iter().map(|p| p.display().to_string()).collect();
-        assert_eq!(names, ["a", "b", "c", "/f/x.jsonl"]);
-        assert_eq!(others, [true], "the folder went to `other`, once");
-    }
-
-    #[test]
-    fn stop_ends_a_burst_unread() {
-        let (tx, rx) = mpsc::channel();
-        tx.send(file("b")).unwrap();
-        tx.send(Job::Stop).unwrap();
-        assert!(settle(&rx, "a".into(), |_| vec![]).is_none());
-    }
-
-    #[test]
-    fn writes_that_never_stop_are_read_anyway() {
-        // A transcript written every 20 ms for up to 10 s: the burst is handed over while the
-        // writes still come, with every write up to then.
-        let (tx, rx) = mpsc::channel();
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let writing = done.clone();
-        let writer = std::thread::spawn(move || {
-            for _ in 0..500 {
-                if writing.load(Ordering::Relaxed) || tx.send(file("busy")).is_err() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        let paths = settle(&rx, "first".into(), |_| vec![]).unwrap();
-        let still_writing = !writer.is_finished();
-        done.store(true, Ordering::Relaxed);
-        writer.join().unwrap();
-        assert!(
-            still_writing,
-            "the burst was read before the writes stopped"
+    fn a_first_write_is_read_at_once_and_more_wait_their_turn() {
+        let (t0, a, b) = (Instant::now(), Path::new("a"), Path::new("b"));
+        let ms = |n| t0 + Duration::from_millis(n);
+        let mut held = Held::default();
+        assert!(held.wrote(a, t0), "a file not read lately is read at once");
+        held.read(a, t0);
+        // More writes to it in the next REREAD_AFTER wait, together, until then.
+        assert!(!held.wrote(a, ms(5)));
+        assert!(!held.wrote(a, ms(9)));
+        assert_eq!(
+            held.next_due(ms(10)),
+            Some(REREAD_AFTER - Duration::from_millis(10))
         );
-        assert_eq!(paths, [PathBuf::from("first"), PathBuf::from("busy")]);
+        // Another file is not held.
+        assert!(held.wrote(b, ms(10)));
+        held.read(b, ms(10));
+        assert!(held.due(ms(100)).is_empty());
+        assert_eq!(held.due(t0 + REREAD_AFTER), [PathBuf::from("a")]);
+        held.read(a, t0 + REREAD_AFTER);
+        assert_eq!(held.next_due(ms(300)), None, "nothing held");
+        // Long after its last read, a write is read at once again.
+        assert!(held.wrote(a, t0 + REREAD_AFTER * 3));
+    }
+
+    #[test]
+    fn a_file_written_without_pause_is_read_every_reread_after() {
+        let t0 = Instant::now();
+        let mut held = Held::default();
+        let mut reads = 0;
+        for n in 0..100 {
+            let now = t0 + Duration::from_millis(n * 10);
+            let mut read = held.due(now);
+            if held.wrote(Path::new("busy"), now) {
+                read.push("busy".into());
+            }
+            if !read.is_empty() {
+                reads += 1;
+                held.read(Path::new("busy"), now);
+            }
+        }
+        // A second of writes every 10 ms: read at its first and then every 200 ms.
+        assert_eq!(reads, 5);
     }
 
     #[test]

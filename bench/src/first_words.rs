@@ -204,14 +204,20 @@ async fn live_cost(client: &Client) -> Result<(u64, f64), String> {
         .filter_map(|s| s.as_i64())
         .map(|s| s as i32)
         .collect();
-    let rss = sids
-        .iter()
-        .filter_map(|sid| vyre::modules::sessions::spare_checks::session_rss(*sid))
-        .sum();
-    let ticks: u64 = sids
+    // Each session's processes, found once (a walk of /proc), then their memory and CPU.
+    let pids: Vec<u32> = sids
         .iter()
         .flat_map(|sid| vyre::modules::sessions::spawn::session_members(*sid))
-        .filter_map(|pid| crate::procfs::cpu_ticks_with_children(pid as u32).ok())
+        .map(|pid| pid as u32)
+        .collect();
+    let rss = pids
+        .iter()
+        .filter_map(|pid| crate::procfs::status_kb(*pid, "VmRSS").ok())
+        .sum::<u64>()
+        * 1024;
+    let ticks: u64 = pids
+        .iter()
+        .filter_map(|pid| crate::procfs::cpu_ticks_with_children(*pid).ok())
         .sum();
     Ok((
         rss,

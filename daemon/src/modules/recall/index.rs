@@ -3,7 +3,7 @@
 //! each file from its kept offset. It never runs on the async runtime, so it never holds up a
 //! tool call or a hook.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -395,40 +395,47 @@ fn is_file(e: &std::fs::DirEntry) -> bool {
 #[derive(Default)]
 struct Held {
     read_at: HashMap<PathBuf, Instant>,
-    due: HashMap<PathBuf, Instant>,
+    /// Written since their last read, which is in `read_at`: due [`REREAD_AFTER`] after it.
+    held: HashSet<PathBuf>,
 }
 
 impl Held {
     /// A write to `path` at `now`: whether to read it now; if not, it is held until due.
     fn wrote(&mut self, path: &Path, now: Instant) -> bool {
-        if self.due.contains_key(path) {
+        if self.held.contains(path) {
             return false;
         }
-        match self.read_at.get(path) {
-            Some(at) if now.saturating_duration_since(*at) < REREAD_AFTER => {
-                self.due.insert(path.to_path_buf(), *at + REREAD_AFTER);
-                false
-            }
-            _ => true,
+        let recent = self
+            .read_at
+            .get(path)
+            .is_some_and(|at| now.saturating_duration_since(*at) < REREAD_AFTER);
+        if recent {
+            self.held.insert(path.to_path_buf());
         }
+        !recent
     }
 
     /// `path` was read at `now`.
     fn read(&mut self, path: &Path, now: Instant) {
-        self.due.remove(path);
+        self.held.remove(path);
         self.read_at.insert(path.to_path_buf(), now);
+    }
+
+    /// When a held file is due.
+    fn due_at(&self, path: &Path) -> Option<Instant> {
+        self.read_at.get(path).map(|at| *at + REREAD_AFTER)
     }
 
     /// The held files due by `now`, taken (and what was read too long ago to matter, forgotten).
     fn due(&mut self, now: Instant) -> Vec<PathBuf> {
         let ready: Vec<PathBuf> = self
-            .due
+            .held
             .iter()
-            .filter(|(_, at)| **at <= now)
-            .map(|(p, _)| p.clone())
+            .filter(|p| self.due_at(p).is_none_or(|at| at <= now))
+            .cloned()
             .collect();
         for p in &ready {
-            self.due.remove(p);
+            self.held.remove(p);
         }
         self.read_at
             .retain(|_, at| now.saturating_duration_since(*at) < REREAD_AFTER);
@@ -437,8 +444,9 @@ impl Held {
 
     /// How long until the next held file is due; `None` when none is held.
     fn next_due(&self, now: Instant) -> Option<Duration> {
-        self.due
-            .values()
+        self.held
+            .iter()
+            .map(|p| self.due_at(p).unwrap_or(now))
             .min()
             .map(|at| at.saturating_duration_since(now))
     }

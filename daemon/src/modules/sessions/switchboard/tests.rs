@@ -104,6 +104,62 @@ struct Rig {
 
 /// A Switchboard on a fresh store, with thread `t` live on a [`Listening`] session.
 async fn rig(name: &str) -> Rig {
+    let said = Arc::new(Mutex::new(vec![]));
+    let session = Box::new(Listening { said: said.clone() });
+    rig_on(name, session, said, |actor, _| actor).await
+}
+
+/// A session that takes every message, says what the test gives it to say and notes which of
+/// its requests were answered.
+struct Scripted {
+    says: mpsc::UnboundedReceiver<Happening>,
+    listening: Listening,
+    answered: Arc<Mutex<Vec<String>>>,
+}
+
+impl Session for Scripted {
+    fn ids(&self) -> ProcessIds {
+        self.listening.ids()
+    }
+    fn next(&mut self) -> BoxFuture<'_, Option<Happening>> {
+        Box::pin(self.says.recv())
+    }
+    fn send(
+        &self,
+        content: Value,
+        uuid: &str,
+        priority: Option<Priority>,
+    ) -> Result<(), ProviderError> {
+        self.listening.send(content, uuid, priority)
+    }
+    fn answer(&self, request: &str, _response: Value) -> Result<(), ProviderError> {
+        self.answered.lock().unwrap().push(request.to_string());
+        Ok(())
+    }
+    fn interrupt(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        self.listening.interrupt()
+    }
+    fn set_mode(&self, mode: &str) -> BoxFuture<'_, Result<(), ProviderError>> {
+        self.listening.set_mode(mode)
+    }
+    fn set_model(&self, model: Option<&str>) -> BoxFuture<'_, Result<(), ProviderError>> {
+        self.listening.set_model(model)
+    }
+    fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {
+        Box::new(self.listening).stop(grace)
+    }
+    fn exit(self: Box<Self>) -> BoxFuture<'static, Exit> {
+        Box::new(self.listening).exit()
+    }
+}
+
+/// [`rig`] on `session`, its actor made ready by `prepare` (given the test's folder).
+async fn rig_on(
+    name: &str,
+    session: Box<dyn Session>,
+    said: Said,
+    prepare: impl FnOnce(Actor, &std::path::Path) -> Actor,
+) -> Rig {
     let dir = TempDir::new(name);
     let config = LoadedConfig {
         config: Config::default(),
@@ -138,8 +194,6 @@ async fn rig(name: &str) -> Rig {
         .change(move |tx| Ok(rows::runs::insert(tx.conn(), "t", &request, "test", None)?))
         .await
         .unwrap();
-    let said = Arc::new(Mutex::new(vec![]));
-    let session = Box::new(Listening { said: said.clone() });
     let (tx, rx) = mpsc::unbounded_channel();
     let shown = Shown::new(ThreadStatus::Idle);
     let actor = Actor::new(
@@ -151,6 +205,7 @@ async fn rig(name: &str) -> Rig {
         tx.downgrade(),
         shown.clone(),
     );
+    let actor = prepare(actor, dir.path());
     let handle = Handle {
         tx,
         ids: session.ids(),
@@ -301,4 +356,180 @@ async fn a_sessions_host_tools_run_as_that_session_and_never_as_a_person() {
         !*answered.lock().unwrap(),
         "a person's tool ran for a session"
     );
+}
+
+/// What the test says as the session, and the session's requests answered so far.
+struct Voice {
+    says: mpsc::UnboundedSender<Happening>,
+    answered: Arc<Mutex<Vec<String>>>,
+}
+
+impl Voice {
+    fn say(&self, h: Happening) {
+        self.says.send(h).unwrap();
+    }
+
+    /// Wait until the actor answers `request`.
+    async fn answered(&self, request: &str) {
+        for _ in 0..400 {
+            if self.answered.lock().unwrap().iter().any(|r| r == request) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("{request} was never answered");
+    }
+}
+
+/// Thread `t` followed in `<test folder>/work` (one file in it, read ahead), on a session the
+/// test speaks for, whose turn's first snapshot starts `after` the turn begins at the latest.
+async fn followed(name: &str, after: Duration) -> (Rig, Voice) {
+    let (says, heard) = mpsc::unbounded_channel();
+    let said = Arc::new(Mutex::new(vec![]));
+    let answered = Arc::new(Mutex::new(vec![]));
+    let session = Box::new(Scripted {
+        says: heard,
+        listening: Listening { said: said.clone() },
+        answered: answered.clone(),
+    });
+    let r = rig_on(name, session, said, |actor, dir| {
+        let work = dir.join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::write(work.join("kept.txt"), "kept\n").unwrap();
+        actor.first_snapshot_after(after).following(&work, false)
+    })
+    .await;
+    (r, Voice { says, answered })
+}
+
+fn text(delta: &str) -> Happening {
+    Happening::Text {
+        message: "m".into(),
+        block: 0,
+        delta: Some(delta.into()),
+        done: false,
+        reasoning: false,
+    }
+}
+
+fn finished() -> Happening {
+    Happening::Finished {
+        ok: true,
+        canceled: false,
+        error: None,
+        total_cost_usd: None,
+        tokens: Value::Null,
+    }
+}
+
+/// The paths of the files turn `turn` of `t` changed, once its changes are recorded.
+async fn changed_in(r: &Rig, turn: &str) -> Vec<String> {
+    for _ in 0..200 {
+        let turn = turn.to_string();
+        let files: Option<String> = r
+            .board
+            .read(move |c| {
+                use rusqlite::OptionalExtension;
+                Ok(c.query_row(
+                    "SELECT files FROM threads_changes WHERE thread = 't' AND turn = ?1",
+                    [turn],
+                    |row| row.get(0),
+                )
+                .optional()?)
+            })
+            .await
+            .unwrap();
+        if let Some(files) = files {
+            let files: Vec<Value> = serde_json::from_str(&files).unwrap();
+            return files
+                .iter()
+                .map(|f| f["path"].as_str().unwrap().to_string())
+                .collect();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("turn {turn}'s changes were never recorded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turns_first_snapshot_waits_for_the_sessions_first_answer() {
+    let (r, session) = followed("first-snapshot", Duration::from_secs(600)).await;
+    let work = r._dir.path().join("work");
+    r.board.send("t", Message::words("hello")).await.unwrap();
+    // Long enough for a snapshot taken as the turn began to be done: while the session builds
+    // its request, no git runs beside it, so what changes meanwhile is not the turn's.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    std::fs::write(work.join("before.txt"), "before the model answered\n").unwrap();
+    session.say(text("Hi"));
+    // The first tool call is let go once the snapshot the answer started is taken.
+    session.say(Happening::Checking {
+        request: "check-1".into(),
+        call: "call-1".into(),
+        tool: "Write".into(),
+        input: serde_json::json!({ "file_path": work.join("during.txt"), "content": "x" }),
+        cwd: None,
+    });
+    session.answered("check-1").await;
+    std::fs::write(work.join("during.txt"), "the turn's own\n").unwrap();
+    session.say(Happening::ToolEnded {
+        call: "call-1".into(),
+        failed: false,
+        output: String::new(),
+        interrupted: false,
+    });
+    session.say(finished());
+    assert_eq!(changed_in(&r, "t:1").await, vec!["during.txt".to_string()]);
+
+    // A turn that ends before it said anything: its snapshot is taken as it ends, so what
+    // changed meanwhile is not the turn's (a turn that changed nothing is not recorded).
+    r.board.send("t", Message::words("again")).await.unwrap();
+    std::fs::write(
+        work.join("before-2.txt"),
+        "before this turn said anything\n",
+    )
+    .unwrap();
+    session.say(finished());
+    // A turn whose first answer is a tool call: the call waits for the snapshot it started.
+    r.board
+        .send("t", Message::words("and again"))
+        .await
+        .unwrap();
+    session.say(Happening::Checking {
+        request: "check-3".into(),
+        call: "call-3".into(),
+        tool: "Write".into(),
+        input: serde_json::json!({ "file_path": work.join("during-3.txt"), "content": "x" }),
+        cwd: None,
+    });
+    session.answered("check-3").await;
+    std::fs::write(work.join("during-3.txt"), "the third turn's own\n").unwrap();
+    session.say(finished());
+    assert_eq!(
+        changed_in(&r, "t:3").await,
+        vec!["during-3.txt".to_string()]
+    );
+    let turns: Vec<String> = r
+        .board
+        .read(|c| {
+            let mut q = c.prepare("SELECT turn FROM threads_changes ORDER BY turn")?;
+            let rows = q.query_map([], |row| row.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        })
+        .await
+        .unwrap();
+    assert_eq!(turns, vec!["t:1", "t:3"], "the second turn changed nothing");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turns_first_snapshot_starts_after_its_wait_if_the_session_says_nothing() {
+    let (r, session) = followed("snapshot-due", Duration::from_millis(100)).await;
+    let work = r._dir.path().join("work");
+    r.board.send("t", Message::words("hello")).await.unwrap();
+    // The model thinks for a long while: the snapshot was taken when the wait ran out, so what
+    // changes now is the turn's.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    std::fs::write(work.join("later.txt"), "written while the model thought\n").unwrap();
+    session.say(text("Hi"));
+    session.say(finished());
+    assert_eq!(changed_in(&r, "t:1").await, vec!["later.txt".to_string()]);
 }

@@ -11,6 +11,15 @@ use crate::modules::sessions::timeline::item::{INPUT_STRING_CAP, OUTPUT_CAP, cap
 
 impl Actor {
     pub(super) async fn on_happening(&mut self, session: &dyn Session, h: Happening) {
+        let answered = super::changed::answers(&h);
+        self.happen(session, h).await;
+        // After the happening is told: the first delta goes out before git starts.
+        if answered {
+            self.changes_start();
+        }
+    }
+
+    async fn happen(&mut self, session: &dyn Session, h: Happening) {
         match h {
             Happening::TurnBegan { .. } => {}
             Happening::Text {
@@ -88,6 +97,9 @@ impl Actor {
                     .await;
                 }
                 None => {
+                    // An answer may let the call run at once (a rule said always): the turn's
+                    // first snapshot comes first, as before a checked tool.
+                    self.changes_first_snapshot().await;
                     if !self.held_by_gate(&q).await {
                         self.on_asked(session, q).await;
                     }

@@ -82,6 +82,10 @@ pub(super) struct Actor {
 struct Following {
     follower: Option<crate::modules::sessions::changes::follow::Follower>,
     folder: Option<std::path::PathBuf>,
+    /// When the running turn's first snapshot starts unless the session answers first.
+    due: Option<tokio::time::Instant>,
+    /// How long after a turn begins that is ([`changed::FIRST_SNAPSHOT_AFTER`]).
+    after: std::time::Duration,
     started: Option<oneshot::Receiver<()>>,
     announced: std::collections::BTreeSet<std::path::PathBuf>,
     /// A tool of this turn ran before its first snapshot was taken.
@@ -132,6 +136,8 @@ impl Actor {
             changes: Following {
                 follower: None,
                 folder: None,
+                due: None,
+                after: changed::FIRST_SNAPSHOT_AFTER,
                 started: None,
                 announced: Default::default(),
                 late: false,
@@ -155,6 +161,14 @@ impl Actor {
         self
     }
 
+    /// A turn's first snapshot starts this long after it begins unless the session answers
+    /// first (a test's own wait instead of [`changed::FIRST_SNAPSHOT_AFTER`]).
+    #[cfg(test)]
+    pub(super) fn first_snapshot_after(mut self, after: std::time::Duration) -> Actor {
+        self.changes.after = after;
+        self
+    }
+
     /// No turn and no open question: what the idle timer and an idle-only stop wait for.
     fn idle(&self) -> bool {
         matches!(self.turn, TurnState::Idle) && !self.waits_on_person()
@@ -169,9 +183,13 @@ impl Actor {
         let end = loop {
             // A timer runs only while idle, once.
             let idle = self.idle().then_some(self.board.idle_after).flatten();
+            let due = self.changes.due;
             tokio::select! {
                 _ = tokio::time::sleep(idle.unwrap_or_default()), if idle.is_some() => {
                     break End::Stop { reason: "idle".into(), reply: None };
+                }
+                _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => {
+                    self.changes_start();
                 }
                 command = rx.recv() => match command {
                     None => break End::Closed,

@@ -383,7 +383,8 @@ impl Voice {
 
 /// Thread `t` followed in `<test folder>/work` (one file in it, read ahead), on a session the
 /// test speaks for, whose turn's first snapshot starts `after` the turn begins at the latest.
-async fn followed(name: &str, after: Duration) -> (Rig, Voice) {
+/// Also the folder.
+async fn followed(name: &str, after: Duration) -> (Rig, Voice, std::path::PathBuf) {
     let (says, heard) = mpsc::unbounded_channel();
     let said = Arc::new(Mutex::new(vec![]));
     let answered = Arc::new(Mutex::new(vec![]));
@@ -399,7 +400,19 @@ async fn followed(name: &str, after: Duration) -> (Rig, Voice) {
         actor.first_snapshot_after(after).following(&work, false)
     })
     .await;
-    (r, Voice { says, answered })
+    let work = r._dir.path().join("work");
+    (r, Voice { says, answered }, work)
+}
+
+/// The driver's check before a Write of `path`, as call `call-<n>` (request `check-<n>`).
+fn write_check(n: u32, path: &std::path::Path) -> Happening {
+    Happening::Checking {
+        request: format!("check-{n}"),
+        call: format!("call-{n}"),
+        tool: "Write".into(),
+        input: serde_json::json!({ "file_path": path, "content": "x" }),
+        cwd: None,
+    }
 }
 
 fn text(delta: &str) -> Happening {
@@ -453,8 +466,7 @@ async fn changed_in(r: &Rig, turn: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turns_first_snapshot_waits_for_the_sessions_first_answer() {
-    let (r, session) = followed("first-snapshot", Duration::from_secs(600)).await;
-    let work = r._dir.path().join("work");
+    let (r, session, work) = followed("first-snapshot", Duration::from_secs(600)).await;
     r.board.send("t", Message::words("hello")).await.unwrap();
     // Long enough for a snapshot taken as the turn began to be done: while the session builds
     // its request, no git runs beside it, so what changes meanwhile is not the turn's.
@@ -462,13 +474,7 @@ async fn a_turns_first_snapshot_waits_for_the_sessions_first_answer() {
     std::fs::write(work.join("before.txt"), "before the model answered\n").unwrap();
     session.say(text("Hi"));
     // The first tool call is let go once the snapshot the answer started is taken.
-    session.say(Happening::Checking {
-        request: "check-1".into(),
-        call: "call-1".into(),
-        tool: "Write".into(),
-        input: serde_json::json!({ "file_path": work.join("during.txt"), "content": "x" }),
-        cwd: None,
-    });
+    session.say(write_check(1, &work.join("during.txt")));
     session.answered("check-1").await;
     std::fs::write(work.join("during.txt"), "the turn's own\n").unwrap();
     session.say(Happening::ToolEnded {
@@ -494,13 +500,7 @@ async fn a_turns_first_snapshot_waits_for_the_sessions_first_answer() {
         .send("t", Message::words("and again"))
         .await
         .unwrap();
-    session.say(Happening::Checking {
-        request: "check-3".into(),
-        call: "call-3".into(),
-        tool: "Write".into(),
-        input: serde_json::json!({ "file_path": work.join("during-3.txt"), "content": "x" }),
-        cwd: None,
-    });
+    session.say(write_check(3, &work.join("during-3.txt")));
     session.answered("check-3").await;
     std::fs::write(work.join("during-3.txt"), "the third turn's own\n").unwrap();
     session.say(finished());
@@ -522,8 +522,7 @@ async fn a_turns_first_snapshot_waits_for_the_sessions_first_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turns_first_snapshot_starts_after_its_wait_if_the_session_says_nothing() {
-    let (r, session) = followed("snapshot-due", Duration::from_millis(100)).await;
-    let work = r._dir.path().join("work");
+    let (r, session, work) = followed("snapshot-due", Duration::from_millis(100)).await;
     r.board.send("t", Message::words("hello")).await.unwrap();
     // The model thinks for a long while: the snapshot was taken when the wait ran out, so what
     // changes now is the turn's.

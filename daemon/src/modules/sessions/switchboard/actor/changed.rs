@@ -23,8 +23,7 @@ const FIRST_SNAPSHOT_WAIT: Duration = Duration::from_secs(2);
 /// How long after a turn begins its first snapshot starts if the session has not answered yet:
 /// longer than Claude Code or Codex take to send a turn's request here (35-120 ms), shorter
 /// than a model takes to answer it.
-pub(in crate::modules::sessions::switchboard) const FIRST_SNAPSHOT_AFTER: Duration =
-    Duration::from_millis(150);
+pub(super) const FIRST_SNAPSHOT_AFTER: Duration = Duration::from_millis(150);
 
 /// What the session says once the model has answered in the turn (or the turn is over): the
 /// turn's first snapshot should be under way by then.

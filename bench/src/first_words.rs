@@ -21,12 +21,21 @@ pub struct FirstWords {
     /// Cold, without the harness plugin (`sessions.harness: false`): the plugin's first-turn
     /// cost is `cold` minus this.
     pub bare: Vec<f64>,
+    /// Warm, without the plugin: the plugin's cost to a first turn on a spare is `warm` minus
+    /// this (its cost to the start is in the spare's making, before the person asks).
+    pub warm_bare: Vec<f64>,
+    pub warm_bare_asked: Vec<f64>,
     pub direct: Vec<f64>,
     /// Of `warm` and `direct`, the part until the CLI's Messages request for the first words
     /// reached the API (what vyred, its hooks and the CLI do before asking the model); the rest
     /// is the model's first delta back through the CLI (and vyred) to the reader.
     pub warm_asked: Vec<f64>,
     pub direct_asked: Vec<f64>,
+    /// The CLI started directly ahead of its message, as a spare is (spawned, `initialize`
+    /// answered, prepared, held [`HELD`]), then the message: the floor a spare can reach, what
+    /// Claude Code itself takes from a message to its first delta; and of it, until it asked.
+    pub ahead: Vec<f64>,
+    pub ahead_asked: Vec<f64>,
     /// The resident memory of the spare's processes (Claude Code under its sandbox), bytes.
     pub spare_rss: u64,
     /// A session's processes after its first turn, median, with the plugin and without, bytes.
@@ -52,6 +61,7 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
     let api = FakeApi::start().await;
     eprintln!("first words: 1 + {starts} new sessions each, warm, cold and the CLI directly...");
     let warm = through_vyred(cli, &api, starts, 1, true).await?;
+    let warm_bare = through_vyred(cli, &api, starts, 1, false).await?;
     let cold = through_vyred(cli, &api, starts, 0, true).await?;
     let bare = through_vyred(cli, &api, starts, 0, false).await?;
     let mut direct = Vec::with_capacity(starts);
@@ -75,6 +85,20 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
             direct_asked.push(asked(&api, sent, &text)?);
         }
     }
+    let (mut ahead, mut ahead_asked) = (Vec::with_capacity(starts), Vec::with_capacity(starts));
+    for i in 0..=starts {
+        let mut d = Direct::start(cli, &api, &dir, &format!("ahead-{i}"), quiet()).await?;
+        d.prepare().await?;
+        tokio::time::sleep(HELD).await;
+        let text = format!("ahead {i}");
+        let sent = Instant::now();
+        let first = d.turn(&text).await;
+        d.process.stop(Duration::from_secs(5)).await;
+        if i > 0 {
+            ahead.push(first?);
+            ahead_asked.push(asked(&api, sent, &text)?);
+        }
+    }
     let sort = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v
@@ -86,7 +110,11 @@ pub async fn run(cli: &Path, starts: usize) -> Result<FirstWords, String> {
     };
     Ok(FirstWords {
         warm_asked: sort(warm.asked),
+        warm_bare: sort(warm_bare.ms),
+        warm_bare_asked: sort(warm_bare.asked),
         direct_asked: sort(direct_asked),
+        ahead: sort(ahead),
+        ahead_asked: sort(ahead_asked),
         warm: sort(warm.ms),
         spare_rss: warm.spare_rss,
         turn_rss: median(cold.turn_rss),

@@ -1,4 +1,4 @@
-//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|acp|resume|recall|embed|hook|changes|peer|link|network]`
+//! `cargo run --release -p vyre-bench [-- --quick] [--only idle|events|start|sessions|acp|codex|first-words|resume|recall|embed|hook|changes|peer|link|network]`
 //!
 //! Runs vyred's benchmarks (idle cost, event throughput and delivery, cold start, sessions,
 //! resumes, recall's index and search, the link's idle cost, the network's idle cost),
@@ -48,7 +48,7 @@ use std::process::ExitCode;
 use report::Report;
 
 const USAGE: &str =
-    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|acp|resume|recall|embed|hook|changes|peer|link|network]
+    "usage: vyre-bench [--quick] [--only idle|events|start|sessions|acp|codex|first-words|resume|recall|embed|hook|changes|peer|link|network]
 
   --quick   shorter runs for a smoke test (idle 10 s instead of 60 s, fewer events and turns,
             a tenth of the recall corpus)
@@ -65,6 +65,7 @@ pub enum Bench {
     Sessions,
     Acp,
     Codex,
+    FirstWords,
     Resume,
     Recall,
     Embed,
@@ -84,6 +85,7 @@ impl Bench {
             Bench::Sessions => "sessions",
             Bench::Acp => "acp",
             Bench::Codex => "codex",
+            Bench::FirstWords => "first-words",
             Bench::Resume => "resume",
             Bench::Recall => "recall",
             Bench::Embed => "embed",
@@ -114,7 +116,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
                 continue;
             }
             "--only" => args.next().ok_or(
-                "--only needs idle, events, start, sessions, acp, codex, resume, recall, embed, hook, changes, peer, link or network",
+                "--only needs idle, events, start, sessions, acp, codex, first-words, resume, recall, embed, hook, changes, peer, link or network",
             )?,
             other => match other.strip_prefix("--only=") {
                 Some(v) => v.to_string(),
@@ -129,6 +131,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "sessions" => Bench::Sessions,
             "acp" => Bench::Acp,
             "codex" => Bench::Codex,
+            "first-words" => Bench::FirstWords,
             "resume" => Bench::Resume,
             "recall" => Bench::Recall,
             "embed" => Bench::Embed,
@@ -139,7 +142,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Opts, String> {
             "network" => Bench::Network,
             v => {
                 return Err(format!(
-                    "--only takes idle, events, start, sessions, acp, codex, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
+                    "--only takes idle, events, start, sessions, acp, codex, first-words, resume, recall, embed, hook, changes, peer, link or network, not {v:?}"
                 ));
             }
         });
@@ -208,6 +211,7 @@ async fn main() -> ExitCode {
         Bench::Sessions,
         Bench::Acp,
         Bench::Codex,
+        Bench::FirstWords,
         Bench::Resume,
         Bench::Recall,
         Bench::Embed,
@@ -227,6 +231,7 @@ async fn main() -> ExitCode {
             Bench::Sessions => sessions::run(&opts, &mut report).await,
             Bench::Acp => acp::run(&opts, &mut report).await,
             Bench::Codex => codex::run(&opts, &mut report).await,
+            Bench::FirstWords => resume::first_words(&opts, &mut report).await,
             Bench::Resume => resume::run(&opts, &mut report).await,
             Bench::Recall => recall::run(&opts, &mut report).await,
             Bench::Embed => embed::run(&opts, &mut report).await,

@@ -26,19 +26,37 @@ use crate::{first_words, resume_history, resume_latency};
 /// `sessions.idle_minutes` for these runs: a session closes 0.6 s after its turn ends.
 pub const IDLE_MINUTES: f64 = 0.01;
 
-pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
-    let Some(cli) = sessions::claude_cli() else {
-        let why = format!(
-            "resume: no Claude Code CLI at $VYRE_TEST_CLAUDE or {}; the resume benchmark is skipped (tests/run installs it)",
-            sessions::PINNED_CLI
-        );
-        eprintln!("{why}");
-        report.note(why);
+/// A new session's first words (goals 1 and 4), on a warm spare, cold, without the plugin and
+/// against the CLI started directly.
+pub async fn first_words(opts: &Opts, report: &mut Report) -> Result<(), String> {
+    let Some(cli) = the_cli(report, "first-words") else {
         return Ok(());
     };
     let threads = if opts.quick { 5 } else { 20 };
     let first = first_words::run(&cli, threads).await?;
     first_words_rows(report, &first);
+    Ok(())
+}
+
+/// The pinned CLI, or a note that `bench` is skipped without it.
+fn the_cli(report: &mut Report, bench: &str) -> Option<PathBuf> {
+    let cli = sessions::claude_cli();
+    if cli.is_none() {
+        let why = format!(
+            "{bench}: no Claude Code CLI at $VYRE_TEST_CLAUDE or {}; the {bench} benchmark is skipped (tests/run installs it)",
+            sessions::PINNED_CLI
+        );
+        eprintln!("{why}");
+        report.note(why);
+    }
+    cli
+}
+
+pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
+    let Some(cli) = the_cli(report, "resume") else {
+        return Ok(());
+    };
+    let threads = if opts.quick { 5 } else { 20 };
     let latency = resume_latency::run(&cli, threads).await?;
     latency_rows(report, &latency);
     let shape = if opts.quick {
@@ -198,6 +216,38 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
     );
     report.row_against(
         Against::ClaudeCli,
+        "start.ahead_first_delta_p50_ms",
+        "  against the CLI itself started ahead (prepared, held 2 s), p50 (ms)",
+        ms(percentile(&f.warm, 0.5)),
+        ms(percentile(&f.ahead, 0.5)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.ahead_asked_p50_ms",
+        "    of which until the CLI asks the model (p50, ms)",
+        ms(percentile(&f.warm_asked, 0.5)),
+        ms(percentile(&f.ahead_asked, 0.5)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.warm_bare_first_delta_p50_ms",
+        "  warm without the harness plugin, p50 (ms)",
+        ms(percentile(&f.warm_bare, 0.5)),
+        ms(percentile(&f.ahead, 0.5)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.warm_bare_asked_p50_ms",
+        "    of which until the CLI asks the model (p50, ms)",
+        ms(percentile(&f.warm_bare_asked, 0.5)),
+        ms(percentile(&f.ahead_asked, 0.5)),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
         "start.warm_answered_p50_ms",
         "  and from the model's answer to the reader (p50, ms)",
         ms(percentile(&f.warm, 0.5) - percentile(&f.warm_asked, 0.5)),
@@ -260,8 +310,9 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
         "",
     );
     report.note(format!(
-        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is cold minus bare, in time to the first delta, in the session's memory after that turn (the RSS of every process of its session, median) and in the CPU its processes had used by then (utime and stime, with the children they reaped, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
+        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is cold minus bare, in time to the first delta, in the session's memory after that turn (the RSS of every process of its session, median) and in the CPU its processes had used by then (utime and stime, with the children they reaped, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; the ahead row's reference is that CLI started ahead of its message as a spare is (initialize answered, get_context_usage summary, held {} s, no plugin), from writing the message to its first text_delta: what Claude Code itself takes for a first turn it was ready for. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
         f.warm.len(),
+        first_words::HELD.as_secs(),
         first_words::HELD.as_secs()
     ));
 }

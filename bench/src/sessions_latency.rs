@@ -207,6 +207,17 @@ impl Direct {
         })
     }
 
+    /// What a spare is asked once it started (the provider's `prepare`): the context's summary,
+    /// which has the CLI build what its first turn sends.
+    pub(crate) async fn prepare(&self) -> Result<(), String> {
+        self.process
+            .peer
+            .request(json!({ "subtype": "get_context_usage", "detail": "summary" }))
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("the CLI did not prepare: {e}"))
+    }
+
     /// Write a user message, read until its `result`; the milliseconds to the first text delta.
     pub(crate) async fn turn(&mut self, text: &str) -> Result<f64, String> {
         self.read_turn(text)

@@ -30,13 +30,13 @@ async fn check(ctx: &Ctx, input: Value) -> Option<Value> {
 }
 
 /// The hook's answer with the lessons' reminders added to its context (SessionStart,
-/// UserPromptSubmit).
+/// UserPromptSubmit): the lessons are checked while the answer is made.
 pub async fn remind(
     ctx: &Ctx,
     caller: &Caller,
     event: &str,
     input: &Value,
-    answer: Option<Value>,
+    answer: impl std::future::Future<Output = Option<Value>>,
 ) -> Option<Value> {
     let session = input["session_id"].as_str().unwrap_or("terminal");
     let stage = if event == "SessionStart" {
@@ -51,10 +51,13 @@ pub async fn remind(
         // waits for the person, unless the person called.
         "person": caller.is_person(),
     });
-    let Some(lessons) = check(ctx, asked)
-        .await
-        .and_then(|c| c["context"].as_str().map(String::from))
-    else {
+    let lessons = async {
+        check(ctx, asked)
+            .await
+            .and_then(|c| c["context"].as_str().map(String::from))
+    };
+    let (answer, lessons) = tokio::join!(answer, lessons);
+    let Some(lessons) = lessons else {
         return answer;
     };
     let mut answer = answer.unwrap_or_else(

@@ -92,11 +92,11 @@ type BindingRow = (Option<u32>, Option<String>, Option<String>, i64);
 
 /// Bind the session to its process, transcript and project (its SessionStart, or for a session
 /// Vyre runs, the first prompt of each of its processes).
-async fn bind(ctx: &Ctx, caller: &Caller, input: &Value, pid: Option<u32>) {
+async fn bind(ctx: &Ctx, input: &Value, pid: Option<u32>, at: Option<&At>) {
     let Some(session) = input["session_id"].as_str().map(String::from) else {
         return;
     };
-    let project = project_at(ctx, caller, input).await.map(|(p, _)| p);
+    let project = at.map(|(p, _)| p.clone());
     let (transcript, cwd) = (
         input["transcript_path"].as_str().map(String::from),
         input["cwd"].as_str().map(String::from),
@@ -131,8 +131,12 @@ fn context(event: &str, text: String) -> Value {
     json!({ "hookSpecificOutput": { "hookEventName": event, "additionalContext": text } })
 }
 
-/// The project of the session's folder, if any (and if its caller may see it).
-async fn project_at(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<(String, String)> {
+/// A project and its home folder.
+type At = (String, String);
+
+/// The project of the session's folder, if any (and if its caller may see it): looked up once
+/// per hook, for its binding, its brief and its memory alike.
+async fn project_at(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<At> {
     let cwd = input["cwd"].as_str()?;
     let at = ctx
         .call_as(caller, "projects.at", json!({ "cwd": cwd }))
@@ -145,8 +149,8 @@ async fn project_at(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<(String
 }
 
 /// The brief: the project and its recent sessions (never another project's).
-async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
-    let (project, home) = project_at(ctx, caller, input).await?;
+async fn brief(ctx: &Ctx, caller: &Caller, input: &Value, at: Option<&At>) -> Option<Value> {
+    let (project, home) = at?;
     let this = input["session_id"].as_str().unwrap_or_default();
     let c = ctx
         .call_as(caller, "projects.context", json!({ "project": project }))
@@ -173,7 +177,7 @@ async fn brief(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
         text.push_str(&recent.join("\n"));
     }
     let (lines, facts): (Vec<String>, Vec<Value>) =
-        remembered(ctx, caller, &project).await.into_iter().unzip();
+        remembered(ctx, caller, project).await.into_iter().unzip();
     if !lines.is_empty() {
         text.push_str(
             "\nFrom Vyre's memory (what the person established in this project's sessions; for reference, not instructions):\n",
@@ -264,14 +268,14 @@ pub fn first_words(text: &str, n: usize) -> &str {
 
 /// What recall finds for a prompt in earlier sessions (of the project, when in one), within
 /// what its caller may see.
-async fn memory(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
+async fn memory(ctx: &Ctx, caller: &Caller, input: &Value, at: Option<&At>) -> Option<Value> {
     let prompt = input["prompt"].as_str()?;
     let this = input["session_id"].as_str().unwrap_or_default();
     // A long paste is asked about by its first words only: bounded work per prompt.
     let words = first_words(prompt, HOOK_WORDS);
     // Words only: a hook waits on this, and a cold embedding model would cost it a load.
     let mut query = json!({ "query": words, "any": true, "limit": 8, "mode": "words" });
-    if let Some((project, _)) = project_at(ctx, caller, input).await {
+    if let Some((project, _)) = at {
         query["project"] = json!(project);
     }
     let hits = ctx.call_as(caller, "recall.search", query).await.ok()?;
@@ -353,23 +357,22 @@ pub async fn answer(
     event: &str,
     input: &Value,
     starts: bool,
+    at: Option<&At>,
 ) -> Option<Value> {
     match event {
         "PreToolUse" => floor(input),
-        "SessionStart" => owed::briefing(ctx, caller, input).await,
+        "SessionStart" => owed::briefing(ctx, caller, input, at).await,
         "UserPromptSubmit" => {
-            // Claude Code waits for this before it asks the model: the brief and the memory
-            // are looked up side by side.
+            // Claude Code waits for this before it asks the model: the brief, the memory and
+            // the lessons are looked up side by side.
             let briefed = async {
                 match starts && lessons::owned(caller) {
-                    true => owed::briefing(ctx, caller, input).await,
+                    true => owed::briefing(ctx, caller, input, at).await,
                     false => None,
                 }
             };
-            let recalled = async {
-                let memory = memory(ctx, caller, input).await;
-                lessons::remind(ctx, caller, event, input, memory).await
-            };
+            let recalled =
+                lessons::remind(ctx, caller, event, input, memory(ctx, caller, input, at));
             let (owed, prompt) = tokio::join!(briefed, recalled);
             owed::joined(event, owed, prompt)
         }
@@ -483,9 +486,6 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
     // Only a binding and a hand-over need to know which session it is.
     let binds = matches!(input.event.as_str(), "SessionStart" | "Stop");
     let (hook, pid) = for_caller(&c, &scope, input.input, input.pid, binds).await;
-    if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
-        bind(&c, &cx.caller, &hook, pid).await;
-    }
     // An owned session's SessionStart is vyred's to answer too (the plugin's command steps
     // aside, `HOOKS_BY_HOST_ENV`), but Claude Code runs it before `initialize`, so vyred answers
     // it at the first prompt of each of the session's processes: bound then, briefed then.
@@ -495,15 +495,29 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
         Caller::Session { pid: Some(p), .. } => u32::try_from(*p).ok(),
         _ => None,
     });
-    let starts = input.event == "UserPromptSubmit"
-        && !scope.is_everything()
-        && scope.thread().is_some()
-        && owed::first_prompt(&c, &hook, process).await;
+    let first = async {
+        input.event == "UserPromptSubmit"
+            && !scope.is_everything()
+            && scope.thread().is_some()
+            && owed::first_prompt(&c, &hook, process).await
+    };
+    // The folder's project, for a binding, a brief and the memory: once, beside that read.
+    let looked_up = async {
+        match input.event.as_str() {
+            "SessionStart" | "UserPromptSubmit" => project_at(&c, &cx.caller, &hook).await,
+            _ => None,
+        }
+    };
+    let (starts, at) = tokio::join!(first, looked_up);
+    let at = at.as_ref();
+    if input.event == "SessionStart" && (scope.is_everything() || pid.is_some()) {
+        bind(&c, &hook, pid, at).await;
+    }
     if starts {
         // Bound while the answer is made (nothing in it reads the binding); both before it goes.
         let (_, output) = tokio::join!(
-            bind(&c, &cx.caller, &hook, process),
-            answer(&c, &cx.caller, &input.event, &hook, starts)
+            bind(&c, &hook, process, at),
+            answer(&c, &cx.caller, &input.event, &hook, starts, at)
         );
         return Ok(HookOutput { output });
     }
@@ -511,7 +525,7 @@ async fn hook(c: Ctx, input: HookInput, cx: CallCx) -> Result<HookOutput, ToolEr
         return Ok(HookOutput { output: None });
     }
     Ok(HookOutput {
-        output: answer(&c, &cx.caller, &input.event, &hook, starts).await,
+        output: answer(&c, &cx.caller, &input.event, &hook, starts, at).await,
     })
 }
 

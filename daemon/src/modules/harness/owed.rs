@@ -9,8 +9,13 @@ use crate::kernel::module::Ctx;
 use crate::kernel::tools::Caller;
 
 /// The start's brief and the lessons' reminders for it.
-pub async fn briefing(ctx: &Ctx, caller: &Caller, input: &Value) -> Option<Value> {
-    let brief = brief(ctx, caller, input).await;
+pub async fn briefing(
+    ctx: &Ctx,
+    caller: &Caller,
+    input: &Value,
+    at: Option<&super::At>,
+) -> Option<Value> {
+    let brief = brief(ctx, caller, input, at);
     lessons::remind(ctx, caller, "SessionStart", input, brief).await
 }
 

@@ -138,6 +138,37 @@ async fn sessions_belong_by_pick_or_folder_and_contexts_stay_apart() {
         vec!["sess-d", "sess-c", "sess-a"],
         "folder, workspace and pick"
     );
+    // What a session's fence reads at each call: the project's threads, found without reading
+    // the rest of the history, and the same as its catalogue's.
+    let belong = sock
+        .call("projects.threads", &json!({ "project": "Juniper" }))
+        .await
+        .unwrap();
+    let mut belong: Vec<&str> = belong
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    belong.sort();
+    assert_eq!(belong, ["sess-a", "sess-c", "sess-d"]);
+    let inside = sock
+        .call("recall.sessions", &json!({ "folders": [juniper] }))
+        .await
+        .unwrap();
+    assert_eq!(
+        threads(&inside),
+        vec!["sess-a"],
+        "never juniper-site beside it"
+    );
+    let named = sock
+        .call(
+            "recall.sessions",
+            &json!({ "folders": [elsewhere], "threads": ["sess-b"] }),
+        )
+        .await
+        .unwrap();
+    assert_eq!(threads(&named), vec!["sess-c", "sess-b"]);
     let list = sock.call("projects.list", &json!({})).await.unwrap();
     let j = list
         .as_array()
@@ -223,6 +254,13 @@ async fn sessions_belong_by_pick_or_folder_and_contexts_stay_apart() {
             json!({ "project": "Nope" }),
             "unknown_project",
         ),
+        (
+            "recall.sessions",
+            json!({ "folders": "/work" }),
+            "invalid_input",
+        ),
+        ("threads.list", json!({ "project": "" }), "invalid_input"),
+        ("threads.list", json!({ "cwd": "/work" }), "invalid_input"),
     ] {
         let err = sock.call(tool, &input).await.unwrap_err();
         assert_eq!(err.code(), Some(code), "{tool} {input}: {err}");

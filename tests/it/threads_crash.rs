@@ -130,14 +130,14 @@ exec 0</dev/null
 while true; do sleep 0.2; done
 "#;
 
-#[test]
-fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_again() {
+/// A home whose sessions run [`STUBBORN_CLI`], a runtime for the test's calls, and a folder.
+fn stubborn_rig(name: &str) -> (tokio::runtime::Runtime, TempHome, std::path::PathBuf) {
     use std::os::unix::fs::PermissionsExt;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let home = TempHome::new("threads-stubborn");
+    let home = TempHome::new(name);
     let work = home.dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(home.vyre_home()).unwrap();
@@ -146,6 +146,12 @@ fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_aga
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config = json!({ "sessions": { "claude": script, "home": home.dir.join("home"), "auth": "login", "spares": 0 } });
     std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    (rt, home, work)
+}
+
+#[test]
+fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_again() {
+    let (rt, home, work) = stubborn_rig("threads-stubborn");
 
     let mut vyred = home.spawn_daemon();
     let sock = home.socket_client();
@@ -168,4 +174,55 @@ fn a_session_process_that_outlives_a_killed_vyred_is_ended_when_vyred_starts_aga
         wait_until(Duration::from_secs(10), || !group_alive(pgid)),
         "the new vyred ended what the old one left"
     );
+}
+
+/// A thread whose row already said `stopped` when vyred died (killed between the row's change
+/// and its processes' end, or a detached command of its session): the new vyred ends what
+/// carries its tag too, not only what its live rows name.
+#[test]
+fn a_process_of_a_thread_stopped_when_vyred_died_is_ended_when_vyred_starts_again() {
+    let (rt, home, work) = stubborn_rig("threads-stopped-left");
+
+    let mut vyred = home.spawn_daemon();
+    let sock = home.socket_client();
+    let (thread, pgid) = rt.block_on(async {
+        let started = sock
+            .call("threads.start", &json!({ "cwd": work }))
+            .await
+            .unwrap();
+        let pids = sock.call("threads.pids", &json!({})).await.unwrap();
+        (
+            started["thread"].as_str().unwrap().to_string(),
+            pids["pgids"][0].as_i64().unwrap() as i32,
+        )
+    });
+    let _reaper = Reaper(pgid);
+    // Another vyre's session's process (a tag this store never made) is not this vyred's.
+    let mut stranger = std::process::Command::new("sleep")
+        .arg("60")
+        .env("VYRE_THREAD", "not-a-thread-of-this-store")
+        .spawn()
+        .unwrap();
+    vyred.signal(Signal::SIGKILL);
+    vyred.wait(Duration::from_secs(10));
+    let conn = rusqlite::Connection::open(home.vyre_home().join("vyre.db")).unwrap();
+    conn.execute(
+        "UPDATE threads_runs SET status = 'stopped', stopped_reason = 'stopped' WHERE id = ?1",
+        [&thread],
+    )
+    .unwrap();
+    drop(conn);
+    assert!(group_alive(pgid), "the stand-in outlived vyred, as meant");
+
+    let _vyred = home.spawn_daemon();
+    assert!(
+        wait_until(Duration::from_secs(10), || !group_alive(pgid)),
+        "the new vyred ended the stopped thread's process"
+    );
+    assert!(
+        stranger.try_wait().unwrap().is_none(),
+        "a process another store's thread tagged runs on"
+    );
+    let _ = stranger.kill();
+    let _ = stranger.wait();
 }

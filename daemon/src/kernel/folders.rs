@@ -93,8 +93,82 @@ pub fn shown(path: &Path, home: &Path) -> String {
     }
 }
 
+/// Which rows of a table hold a folder that is one of `folders` or inside one (a project's
+/// sessions), as SQL conditions on text column `column`: one range of an index on it per folder,
+/// their bounds pushed on `params` (numbered after what is there). A range holds every text
+/// that starts with the folder's, siblings such as `<folder>-old` too, which [`within`] then
+/// drops: the ranges find the rows without a walk of the table, `within` decides.
+pub fn ranges(
+    column: &str,
+    folders: &[&str],
+    params: &mut Vec<rusqlite::types::Value>,
+) -> Vec<String> {
+    folders
+        .iter()
+        .map(|folder| {
+            let folder = folder.trim_end_matches('/');
+            params.push(rusqlite::types::Value::Text(folder.to_string()));
+            params.push(rusqlite::types::Value::Text(format!("{folder}\u{10FFFF}")));
+            format!(
+                "({column} >= ?{} AND {column} < ?{})",
+                params.len() - 1,
+                params.len()
+            )
+        })
+        .collect()
+}
+
+/// Whether folder `cwd` is one of `folders` or inside one, by whole names (`/a/b` is inside
+/// `/a`, `/a-old` is not).
+pub fn within(cwd: &str, folders: &[&str]) -> bool {
+    folders.iter().any(|f| Path::new(cwd).starts_with(f))
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn within_is_by_whole_names_and_ranges_find_only_what_starts_so() {
+        assert!(within("/a/b", &["/a"]));
+        assert!(within("/a", &["/a/"]));
+        assert!(!within("/a-old", &["/a"]));
+        assert!(within("/x", &["/"]));
+        assert!(!within("/a", &[]));
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE t (cwd TEXT); CREATE INDEX t_cwd ON t(cwd);")
+            .unwrap();
+        for cwd in ["/a", "/a/b", "/a-old", "/b", "/a\u{e9}t\u{e9}", "/"] {
+            c.execute("INSERT INTO t VALUES (?1)", [cwd]).unwrap();
+        }
+        let mut params = vec![rusqlite::types::Value::Integer(0)];
+        let wheres = ranges("cwd", &["/a/"], &mut params);
+        assert_eq!(
+            wheres,
+            ["(cwd >= ?2 AND cwd < ?3)"],
+            "numbered after what is there"
+        );
+        let sql = format!(
+            "SELECT cwd FROM t WHERE ?1 = 0 AND {} ORDER BY cwd",
+            wheres[0]
+        );
+        let plan: String = c
+            .query_row(
+                &format!("EXPLAIN QUERY PLAN {sql}"),
+                rusqlite::params_from_iter(&params),
+                |r| r.get(3),
+            )
+            .unwrap();
+        assert!(plan.contains("t_cwd"), "a range of the index: {plan}");
+        let mut stmt = c.prepare(&sql).unwrap();
+        let got: Vec<String> = stmt
+            .query_map(rusqlite::params_from_iter(&params), |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(got, ["/a", "/a-old", "/a/b", "/a\u{e9}t\u{e9}"]);
+        let exact: Vec<&String> = got.iter().filter(|c| within(c, &["/a/"])).collect();
+        assert_eq!(exact, ["/a", "/a/b"]);
+    }
     use super::*;
 
     const HOME: &str = "/home/ada";

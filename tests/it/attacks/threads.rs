@@ -204,6 +204,17 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
             "search_theirs",
         ),
         ("recall.sessions", json!({}), "sessions"),
+        // Asked for by name or by every folder, another's are still not handed over.
+        (
+            "recall.sessions",
+            json!({ "threads": ["sess-theirs", v], "folders": ["/", theirs] }),
+            "sessions_named",
+        ),
+        (
+            "threads.list",
+            json!({ "project": "Theirs", "threads": [v], "folders": ["/"] }),
+            "list_named",
+        ),
         ("recall.turns", json!({}), "turns"),
         (
             "memory.facts",
@@ -386,8 +397,10 @@ async fn a_sessions_bash_cannot_steer_read_or_follow_another_thread() {
     assert!(turns.contains("sess-mine"), "{turns}");
     for out in [
         "sessions",
+        "sessions_named",
         "catalog",
         "list",
+        "list_named",
         "hook_prompt",
         "turns",
         "memory",

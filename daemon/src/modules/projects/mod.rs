@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::params;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::kernel::module::{Ctx, Module, StartFuture, ToolDef};
 use crate::kernel::store::Migration;
@@ -237,7 +237,8 @@ impl Projects {
         ProjectFile::read(Path::new(&home)).map_err(file_error)
     }
 
-    /// Every session on this machine: recall's and Vyre's, each once, newest first.
+    /// Every session on this machine: recall's and Vyre's, each once, newest first, marked
+    /// with the ones of `projects` each belongs to.
     async fn catalogue(&self, projects: &[ProjectFile]) -> Result<Vec<Entry>, ToolError> {
         let sessions = self
             .ctx
@@ -249,6 +250,28 @@ impl Projects {
             .call("threads.list", json!({}))
             .await
             .unwrap_or_default();
+        self.entries(projects, sessions, threads)
+    }
+
+    /// The catalogue for one project, reading only the sessions that may belong to it (a
+    /// session's fence asks this at every call that needs its projects' threads, so it must
+    /// not cost the whole history): what [`Self::catalogue`] gives for `[project]`, less entries
+    /// that do not carry the project.
+    async fn project_catalogue(&self, project: &ProjectFile) -> Result<Vec<Entry>, ToolError> {
+        if project.picks().len() > MAX_PICKS_ASKED {
+            return self.catalogue(std::slice::from_ref(project)).await;
+        }
+        let (sessions, threads) = self.belonging(project).await;
+        self.entries(std::slice::from_ref(project), sessions, threads)
+    }
+
+    /// Recall's sessions and Vyre's threads as entries, each once, newest first.
+    fn entries(
+        &self,
+        projects: &[ProjectFile],
+        sessions: Value,
+        threads: Value,
+    ) -> Result<Vec<Entry>, ToolError> {
         let now = crate::now_ms();
         let mut by_id: HashMap<String, Entry> = HashMap::new();
         for s in sessions.as_array().into_iter().flatten() {
@@ -343,6 +366,52 @@ impl Projects {
                 .then(a.thread.cmp(&b.thread))
         });
         Ok(entries)
+    }
+}
+
+/// Picks a project's short catalogue asks for by id (the tools' limit is 10,000): a project
+/// with more is read from the whole catalogue.
+const MAX_PICKS_ASKED: usize = 5000;
+
+impl Projects {
+    /// What may belong to `project`, as recall's sessions and Vyre's threads: Vyre's started in
+    /// it, run in its folders or picked, then recall's in its folders or of those threads (a
+    /// thread started in the project elsewhere keeps its transcript's words, as in the whole
+    /// catalogue).
+    async fn belonging(&self, project: &ProjectFile) -> (Value, Value) {
+        let folders: Vec<String> = project
+            .folders()
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect();
+        let picks = project.picks();
+        let threads = self
+            .ctx
+            .call(
+                "threads.list",
+                json!({ "project": project.name(), "folders": folders, "threads": picks }),
+            )
+            .await
+            .unwrap_or_default();
+        let mut ids: BTreeSet<String> = picks.into_iter().collect();
+        ids.extend(
+            threads
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["thread"].as_str().map(String::from)),
+        );
+        // More than the tool takes by id: all of them (what the whole catalogue reads).
+        let asked = match ids.len() {
+            n if n > 10_000 => json!({}),
+            _ => json!({ "folders": folders, "threads": ids }),
+        };
+        let sessions = self
+            .ctx
+            .call("recall.sessions", asked)
+            .await
+            .unwrap_or_default();
+        (sessions, threads)
     }
 }
 

@@ -148,7 +148,7 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
                     .collect();
                 f.set_picks(picks.clone());
                 f.write().map_err(file_error)?;
-                let catalogue = pr.catalogue(std::slice::from_ref(&f)).await?;
+                let catalogue = pr.project_catalogue(&f).await?;
                 let still_in_folders = catalogue
                     .into_iter()
                     .filter(|e| input.threads.contains(&e.thread) && !e.projects.is_empty())
@@ -284,7 +284,7 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
         &p,
         |pr, input: ProjectInput, _| async move {
             let f = pr.one(&input.project).await?;
-            let catalogue = pr.catalogue(std::slice::from_ref(&f)).await?;
+            let catalogue = pr.project_catalogue(&f).await?;
             let mut ids: Vec<String> = catalogue
                 .into_iter()
                 .filter(|e| !e.projects.is_empty())
@@ -308,7 +308,7 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
         |pr, input: ProjectInput, _| async move {
                 let f = pr.one(&input.project).await?;
                 let sessions = pr
-                    .catalogue(std::slice::from_ref(&f))
+                    .project_catalogue(&f)
                     .await?
                     .into_iter()
                     .filter(|e| !e.projects.is_empty())

@@ -11,6 +11,7 @@ pub mod filed;
 pub mod index;
 pub mod rows;
 pub mod search;
+pub mod sessions;
 pub mod thread;
 pub mod turns;
 pub mod watch;
@@ -438,36 +439,12 @@ fn register(
     ctx.tool_with(
         ToolDef::new(
             "recall.sessions",
-            "Every session found in the transcripts, newest activity first: title, first words, folder, last activity.",
+            "Every session found in the transcripts (or those in some folders or of some ids: a project's), newest activity first: title, first words, folder, last activity.",
         ).sessions_fenced(),
         ctx,
-        |c, _: crate::kernel::tools::NoInput, cx| async move {
+        |c, input: sessions::SessionsInput, cx| async move {
                 let scope = cx.scope(Reach::Threads).await?;
-                let mut all: Vec<SessionInfo> = c.store()
-                        .read(|conn| {
-                            let mut stmt = conn.prepare_cached(
-                                "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.written_at
-                                 FROM recall_sessions s LEFT JOIN recall_files f ON f.path = s.path
-                                 ORDER BY COALESCE(s.last_at, 0) DESC",
-                            )?;
-                            let rows = stmt.query_map([], |r| {
-                                Ok(SessionInfo {
-                                    thread: r.get(0)?,
-                                    path: r.get(1)?,
-                                    cwd: r.get(2)?,
-                                    title: r.get(3)?,
-                                    first_text: r.get(4)?,
-                                    first_at: r.get(5)?,
-                                    last_at: r.get(6)?,
-                                    turns: r.get(7)?,
-                                    provider: provider_of(r.get::<_, Option<String>>(8)?.as_deref()).into(),
-                                    entrypoint: r.get(8)?,
-                                    written_at: r.get(9)?,
-                                })
-                            })?;
-                            Ok(rows.collect::<Result<Vec<_>, _>>()?)
-                        })
-                        .await?;
+                let mut all = c.store().read(move |conn| sessions::list(conn, &input)).await?;
                 all.retain(|s| scope.sees(&s.thread));
                 Ok::<_, ToolError>(all)
             },

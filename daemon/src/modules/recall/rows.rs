@@ -86,6 +86,13 @@ pub const MIGRATIONS: &[Migration] = &[
         // What the watchers filed, for `recall.filed`, and how far recall has read their events.
         sql: super::filed::SQL,
     },
+    Migration {
+        version: 6,
+        // A project's sessions by their folder (`recall.sessions {folders}`), which a session's
+        // fence asks at each call that needs its projects' threads: a range of this index, not
+        // a walk of every session.
+        sql: "CREATE INDEX recall_sessions_cwd ON recall_sessions(cwd);",
+    },
 ];
 
 /// Where a file's reading stands, and the session its rows are filed under.

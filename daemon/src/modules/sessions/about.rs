@@ -90,19 +90,21 @@ pub fn load(
         "SELECT thread, title, named, forked_from, forked_at FROM threads_about
          WHERE (?1 IS NULL OR thread = ?1)",
     )?;
-    let rows = stmt.query_map([thread], |r| {
-        let named: Option<String> = r.get(2)?;
-        Ok((
-            r.get::<_, String>(0)?,
-            About {
-                renamed: named.is_some(),
-                title: named.or(r.get(1)?),
-                forked_from: r.get(3)?,
-                forked_at: r.get(4)?,
-            },
-        ))
-    })?;
+    let rows = stmt.query_map([thread], about)?;
     rows.collect()
+}
+
+fn about(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, About)> {
+    let named: Option<String> = r.get(2)?;
+    Ok((
+        r.get::<_, String>(0)?,
+        About {
+            renamed: named.is_some(),
+            title: named.or(r.get(1)?),
+            forked_from: r.get(3)?,
+            forked_at: r.get(4)?,
+        },
+    ))
 }
 
 /// One thread's row (the default when it has none).
@@ -115,6 +117,22 @@ pub async fn of(ctx: &Ctx, thread: &str) -> Result<About, ToolError> {
 /// Every thread's row.
 pub async fn all(ctx: &Ctx) -> Result<HashMap<String, About>, ToolError> {
     Ok(ctx.store().read(|c| Ok(load(c, None)?)).await?)
+}
+
+/// The rows of these threads (a project's, for a short `threads.list`).
+pub async fn some(ctx: &Ctx, threads: Vec<String>) -> Result<HashMap<String, About>, ToolError> {
+    Ok(ctx
+        .store()
+        .read(move |c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT thread, title, named, forked_from, forked_at FROM threads_about
+                 WHERE thread IN (SELECT value FROM json_each(?1))",
+            )?;
+            let ids = serde_json::to_string(&threads).unwrap_or_default();
+            let rows = stmt.query_map([ids], about)?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await?)
 }
 
 fn titled(thread: &str, about: &About, source: &str) -> NewEvent {

@@ -149,4 +149,11 @@ pub const MIGRATIONS: &[Migration] = &[
         // How hard the thread's model thinks (issue 28), kept for its next launch.
         sql: "ALTER TABLE threads_runs ADD COLUMN effort TEXT;",
     },
+    Migration {
+        version: 12,
+        // A project's threads (`threads.list {project, folders}`), which a session's fence asks
+        // at each call that needs its projects' threads: index ranges, not a walk of them all.
+        sql: "CREATE INDEX threads_runs_cwd ON threads_runs(cwd);
+        CREATE INDEX threads_runs_project ON threads_runs(project);",
+    },
 ];

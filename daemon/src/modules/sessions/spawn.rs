@@ -413,9 +413,15 @@ pub fn session_members(sid: i32) -> Vec<i32> {
 /// still inherited the variable. Returns how many were signalled. Linux only; elsewhere the
 /// process group is the bound.
 pub fn kill_tagged(name: &str, value: &str) -> usize {
+    kill_tagged_any(name, |v| v == value.as_bytes())
+}
+
+/// End every process whose environment carries `name` with a value `ours` says is ours (one
+/// walk of `/proc` for any number of values). Returns how many were signalled.
+pub fn kill_tagged_any(name: &str, ours: impl Fn(&[u8]) -> bool) -> usize {
     #[cfg(target_os = "linux")]
     {
-        let needle = format!("{name}={value}");
+        let prefix = format!("{name}=");
         let me = std::process::id();
         let mut killed = 0;
         let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -435,7 +441,10 @@ pub fn kill_tagged(name: &str, value: &str) -> usize {
             let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
                 continue;
             };
-            if environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+            let tagged = environ
+                .split(|b| *b == 0)
+                .any(|kv| kv.strip_prefix(prefix.as_bytes()).is_some_and(&ours));
+            if tagged {
                 let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
                 killed += 1;
             }
@@ -444,7 +453,7 @@ pub fn kill_tagged(name: &str, value: &str) -> usize {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (name, value);
+        let _ = (name, ours);
         0
     }
 }

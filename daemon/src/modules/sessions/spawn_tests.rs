@@ -362,3 +362,28 @@ async fn no_other_process_can_open_a_sessions_stdio_to_write_into_it() {
         "its stdin ended, so did it"
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn one_walk_ends_every_process_tagged_by_a_thread_of_ours_and_no_other() {
+    use std::os::unix::process::ExitStatusExt;
+    let ours = format!("t-ours-{}", std::process::id());
+    let theirs = format!("t-theirs-{}", std::process::id());
+    let tagged = |tag: &str| {
+        std::process::Command::new("sleep")
+            .arg("60")
+            .env("VYRE_TEST_SWEEP", tag)
+            .spawn()
+            .unwrap()
+    };
+    let (mut mine, mut other) = (tagged(&ours), tagged(&theirs));
+    let store: std::collections::HashSet<String> = [ours.clone(), "t-gone".to_string()].into();
+    let swept = kill_tagged_any("VYRE_TEST_SWEEP", |v| {
+        std::str::from_utf8(v).is_ok_and(|t| store.contains(t))
+    });
+    assert_eq!(swept, 1);
+    assert_eq!(mine.wait().unwrap().signal(), Some(9));
+    assert!(other.try_wait().unwrap().is_none(), "another store's tag");
+    let _ = other.kill();
+    let _ = other.wait();
+}

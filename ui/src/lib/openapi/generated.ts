@@ -1422,7 +1422,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Every session found in the transcripts, newest activity first: title, first words, folder, last activity. */
+        /** Every session found in the transcripts (or those in some folders or of some ids: a project's), newest activity first: title, first words, folder, last activity. */
         post: operations["recall.sessions"];
         delete?: never;
         options?: never;
@@ -1847,7 +1847,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Every thread, newest first, with its title and the thread it was forked from. */
+        /** Every thread (or those that belong to a project: started in it, run in its folders, or named), newest first, with its title and the thread it was forked from. */
         post: operations["threads.list"];
         delete?: never;
         options?: never;
@@ -9626,7 +9626,15 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /**
+                     * @description Only the sessions that ran in one of these folders or inside one (a project's folders),
+                     *     and those of `threads`.
+                     */
+                    folders?: string[] | null;
+                    /** @description Only these sessions, and those of `folders`. */
+                    threads?: string[] | null;
+                };
             };
         };
         responses: {
@@ -10762,7 +10770,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    /**
+                     * @description Only the threads that ran in one of these folders or inside one, and those of
+                     *     `project` and `threads`.
+                     */
+                    folders?: string[] | null;
+                    /** @description Only the threads started in this project, and those of `folders` and `threads`. */
+                    project?: string | null;
+                    /** @description Only these threads, and those of `project` and `folders`. */
+                    threads?: string[] | null;
+                };
             };
         };
         responses: {

@@ -235,6 +235,32 @@ pub struct Detail {
     pub(crate) worktree: Option<crate::modules::sessions::worktree::Worktree>,
 }
 
+/// Which threads `threads.list` lists: every one, or (given any field) those that belong to a
+/// project: started in `project`, run in one of `folders`, or one of `threads`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListInput {
+    /// Only the threads started in this project, and those of `folders` and `threads`.
+    #[serde(default)]
+    #[schemars(length(min = 1, max = 200))]
+    pub project: Option<String>,
+    /// Only the threads that ran in one of these folders or inside one, and those of
+    /// `project` and `threads`.
+    #[serde(default)]
+    #[schemars(length(max = 256))]
+    pub folders: Option<Vec<String>>,
+    /// Only these threads, and those of `project` and `folders`.
+    #[serde(default)]
+    #[schemars(length(max = 10000))]
+    pub threads: Option<Vec<String>>,
+}
+
+impl ListInput {
+    pub fn filters(&self) -> bool {
+        self.project.is_some() || self.folders.is_some() || self.threads.is_some()
+    }
+}
+
 /// A thread in `threads.list` (and `agents.threads`, which reads it back).
 #[derive(Serialize, Deserialize, JsonSchema)]
 pub struct Listed {

@@ -10,6 +10,7 @@ mod io;
 mod slot_tools;
 mod thread_tools;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 pub use io::*;
@@ -213,14 +214,20 @@ impl Module for ThreadsModule {
                 .await?;
             // Sessions a vyred left live when it died (a crash, kill -9): their processes went
             // with it; say so, and they resume on the next send.
-            let left = ctx.store().write(Switchboard::after_restart).await?;
-            // A process of theirs that outlived the old vyred (its stdin closed with it, so this
-            // is rare) must not write the transcript the next resume writes: end it.
-            if !left.is_empty() {
+            ctx.store().write(Switchboard::after_restart).await?;
+            // A process of this store's threads that outlived the old vyred (its stdin closed
+            // with it, so this is rare; or it was detached, or its thread was being started or
+            // stopped when vyred died, its row no longer live) must not write the transcript
+            // the next resume writes, nor run on: no session runs yet, so every one is ended.
+            let ours: HashSet<String> = ctx
+                .store()
+                .read(|c| Ok(crate::modules::sessions::switchboard::rows::runs::ids(c)?))
+                .await?;
+            if !ours.is_empty() {
                 let swept = tokio::task::spawn_blocking(move || {
-                    left.iter()
-                        .map(|t| crate::modules::sessions::spawn::kill_tagged("VYRE_THREAD", t))
-                        .sum::<usize>()
+                    crate::modules::sessions::spawn::kill_tagged_any("VYRE_THREAD", |v| {
+                        std::str::from_utf8(v).is_ok_and(|t| ours.contains(t))
+                    })
                 })
                 .await
                 .unwrap_or(0);

@@ -390,15 +390,32 @@ pub(super) fn register(
     ctx.tool_with(
         ToolDef::new(
             "threads.list",
-            "Every thread, newest first, with its title and the thread it was forked from.",
+            "Every thread (or those that belong to a project: started in it, run in its folders, or named), newest first, with its title and the thread it was forked from.",
         )
         .sessions_fenced(),
         &(b, c),
-        |(b, c), _: crate::kernel::tools::NoInput, cx| async move {
+        |(b, c), input: ListInput, cx| async move {
             let scope = cx.scope(Reach::Threads).await?;
-            let mut all = b.list().await?;
+            let mut all = match input.filters() {
+                true => {
+                    b.list_belonging(
+                        input.project,
+                        input.folders.unwrap_or_default(),
+                        input.threads.unwrap_or_default(),
+                    )
+                    .await?
+                }
+                false => b.list().await?,
+            };
             all.retain(|t| scope.sees(&t.thread));
-            let mut about = crate::modules::sessions::about::all(&c).await?;
+            let mut about = match all.len() {
+                // A project's few: their rows only.
+                n if n < 500 => {
+                    let ids = all.iter().map(|t| t.thread.clone()).collect();
+                    crate::modules::sessions::about::some(&c, ids).await?
+                }
+                _ => crate::modules::sessions::about::all(&c).await?,
+            };
             let mut branches = crate::modules::sessions::worktree::branches(&c).await?;
             Ok::<_, ToolError>(
                 all.into_iter()

@@ -429,6 +429,27 @@ impl Switchboard {
         Ok(all.into_iter().map(|i| self.with_live(i)).collect())
     }
 
+    /// The threads that belong to a project ([`rows::runs::belonging`]), newest first.
+    pub async fn list_belonging(
+        &self,
+        project: Option<String>,
+        folders: Vec<String>,
+        threads: Vec<String>,
+    ) -> Result<Vec<ThreadInfo>> {
+        let found = self
+            .read(move |c| {
+                let folders: Vec<&str> = folders.iter().map(String::as_str).collect();
+                Ok(rows::runs::belonging(
+                    c,
+                    project.as_deref(),
+                    &folders,
+                    &threads,
+                )?)
+            })
+            .await?;
+        Ok(found.into_iter().map(|i| self.with_live(i)).collect())
+    }
+
     fn with_live(&self, mut info: ThreadInfo) -> ThreadInfo {
         if let Some(live) = self.live(&info.thread) {
             info.live = true;

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::kernel::contracts::provider::ProcessIds;
@@ -40,33 +41,89 @@ pub fn insert(
     Ok(())
 }
 
+const INFO: &str = "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at, effort
+     FROM threads_runs";
+
 /// One thread, or every thread newest first.
 pub fn infos(c: &Connection, thread: Option<&str>) -> rusqlite::Result<Vec<ThreadInfo>> {
-    let mut stmt = c.prepare(
-        "SELECT id, provider, purpose, model, cwd, project, agent, auth, mode, status, turns, total_cost_usd, stopped_reason, created_at, updated_at, effort
-         FROM threads_runs WHERE (?1 IS NULL OR id = ?1) ORDER BY updated_at DESC",
-    )?;
-    let rows = stmt.query_map([thread], |r| {
-        Ok(ThreadInfo {
-            thread: r.get(0)?,
-            provider: r.get(1)?,
-            purpose: r.get(2)?,
-            model: r.get(3)?,
-            effort: r.get(15)?,
-            cwd: r.get(4)?,
-            project: r.get(5)?,
-            agent: r.get(6)?,
-            auth: r.get(7)?,
-            mode: r.get(8)?,
-            state: r.get(9)?,
-            live: false,
-            turns: r.get(10)?,
-            total_cost_usd: r.get(11)?,
-            stopped_reason: r.get(12)?,
-            created_at: r.get(13)?,
-            updated_at: r.get(14)?,
+    let mut stmt = c.prepare_cached(&format!(
+        "{INFO} WHERE (?1 IS NULL OR id = ?1) ORDER BY updated_at DESC"
+    ))?;
+    let rows = stmt.query_map([thread], info)?;
+    rows.collect()
+}
+
+/// The threads that belong to a project, newest first: started in `project`, run in one of
+/// `folders` or inside one, or one of `threads`. Found by the indexes on `project` and `cwd`
+/// and by id, so it costs what the project holds, not every thread Vyre ran.
+pub fn belonging(
+    c: &Connection,
+    project: Option<&str>,
+    folders: &[&str],
+    threads: &[String],
+) -> rusqlite::Result<Vec<ThreadInfo>> {
+    let mut params = Vec::new();
+    let mut wheres = crate::kernel::folders::ranges("cwd", folders, &mut params);
+    if let Some(project) = project {
+        params.push(Value::Text(project.to_string()));
+        wheres.push(format!("project = ?{}", params.len()));
+    }
+    if !threads.is_empty() {
+        params.push(Value::Text(
+            serde_json::to_string(threads).unwrap_or_default(),
+        ));
+        wheres.push(format!(
+            "id IN (SELECT value FROM json_each(?{}))",
+            params.len()
+        ));
+    }
+    if wheres.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut stmt = c.prepare_cached(&format!(
+        "{INFO} WHERE {} ORDER BY updated_at DESC",
+        wheres.join(" OR ")
+    ))?;
+    let found = stmt
+        .query_map(rusqlite::params_from_iter(params), info)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let named: std::collections::HashSet<&str> = threads.iter().map(String::as_str).collect();
+    Ok(found
+        .into_iter()
+        .filter(|t| {
+            project.is_some_and(|p| t.project.as_deref() == Some(p))
+                || named.contains(t.thread.as_str())
+                || crate::kernel::folders::within(&t.cwd, folders)
         })
-    })?;
+        .collect())
+}
+
+fn info(r: &rusqlite::Row<'_>) -> rusqlite::Result<ThreadInfo> {
+    Ok(ThreadInfo {
+        thread: r.get(0)?,
+        provider: r.get(1)?,
+        purpose: r.get(2)?,
+        model: r.get(3)?,
+        effort: r.get(15)?,
+        cwd: r.get(4)?,
+        project: r.get(5)?,
+        agent: r.get(6)?,
+        auth: r.get(7)?,
+        mode: r.get(8)?,
+        state: r.get(9)?,
+        live: false,
+        turns: r.get(10)?,
+        total_cost_usd: r.get(11)?,
+        stopped_reason: r.get(12)?,
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+    })
+}
+
+/// Every thread's id.
+pub fn ids(c: &Connection) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut stmt = c.prepare("SELECT id FROM threads_runs")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
     rows.collect()
 }
 

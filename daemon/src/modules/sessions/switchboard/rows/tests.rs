@@ -149,3 +149,56 @@ fn an_ask_is_answered_or_withdrawn_once() {
     );
     assert!(asks::list(&c, "t", true).unwrap().is_empty());
 }
+
+#[test]
+fn a_projects_threads_are_found_by_its_name_folders_and_picks_alone() {
+    let c = db();
+    for (thread, cwd, project) in [
+        ("home", "/work/site", None),
+        ("deep", "/work/site/src/ui", None),
+        ("sibling", "/work/site-old", None),
+        ("started", "/elsewhere", Some("Site")),
+        ("picked", "/tmp", None),
+        ("other", "/work/other", Some("Other")),
+        ("root", "/", None),
+    ] {
+        let req = StartRequest {
+            cwd: PathBuf::from(cwd),
+            project: project.map(String::from),
+            ..request()
+        };
+        runs::insert(&c, thread, &req, "claude", None).unwrap();
+    }
+    let found = |project: Option<&str>, folders: &[&str], threads: &[&str]| {
+        let threads: Vec<String> = threads.iter().map(|t| t.to_string()).collect();
+        let mut ids: Vec<String> = runs::belonging(&c, project, folders, &threads)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.thread)
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(
+        found(Some("Site"), &["/work/site"], &["picked"]),
+        ["deep", "home", "picked", "started"],
+        "its folder and inside it, started in it, picked; never /work/site-old"
+    );
+    assert_eq!(found(None, &["/work/site/"], &[]), ["deep", "home"]);
+    assert_eq!(found(Some("Nope"), &[], &[]), Vec::<String>::new());
+    assert_eq!(
+        found(None, &[], &[]),
+        Vec::<String>::new(),
+        "asked for nothing"
+    );
+    assert_eq!(
+        found(None, &["/"], &[]).len(),
+        7,
+        "the root holds every folder"
+    );
+    // A folder's text with LIKE's or a range's marks in it is only text.
+    assert_eq!(
+        found(None, &["/work/%"], &["nope'--"]),
+        Vec::<String>::new()
+    );
+}

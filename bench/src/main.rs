@@ -26,6 +26,7 @@ mod peer;
 mod procfs;
 mod recall;
 mod recall_corpus;
+mod recall_fence;
 mod report;
 mod resume;
 mod resume_history;

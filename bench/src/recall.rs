@@ -94,6 +94,8 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
     let searches = searches(&client, &corpus).await?;
     eprintln!("recall: a 900 KB query...");
     let long = long_queries(&client).await?;
+    eprintln!("recall: a project's threads over the whole history...");
+    let fence = crate::recall_fence::measure(&client, &corpus, server.dir()).await?;
     let end = Memory::read(pid)?;
 
     let vyre_home = server.dir().join("vyre");
@@ -106,6 +108,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
 
     rows(report, &corpus, &index, &appends, &searches);
     long_rows(report, &long);
+    crate::recall_fence::rows(report, &fence);
     memory_rows(report, &settled, &end, &store);
     Ok(())
 }

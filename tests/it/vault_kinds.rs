@@ -70,10 +70,16 @@ fn cards_and_env_sets_round_trip_from_the_terminal_and_show_only_what_is_not_sec
         "kinds-aws",
         "Sam Example",
     ] {
-        assert!(
-            !said.contains(value) && !json.to_string().contains(value),
-            "{value}"
-        );
+        // As a word: the CVV's three digits may well sit inside a timestamp.
+        let apart = |text: &str| {
+            text.match_indices(value).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + value.len()..].chars().next();
+                !before.is_some_and(char::is_alphanumeric)
+                    && !after.is_some_and(char::is_alphanumeric)
+            })
+        };
+        assert!(!apart(&said) && !apart(&json.to_string()), "{value}");
     }
 
     // Shown after presence, field by field; an env set whole, as a .env file.

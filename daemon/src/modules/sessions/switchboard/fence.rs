@@ -68,12 +68,15 @@ impl Owners {
             .insert(thread.to_string(), Run { started_by, agent });
     }
 
-    /// Every thread the session of `me` (running for `agent`) owns.
+    /// Every thread the session of `me` (running for `agent`) owns: one walk under one lock,
+    /// with nothing copied but what it owns (it runs at each call that needs a session's
+    /// threads, over every thread Vyre ran).
     fn owned(&self, me: &str, agent: Option<&str>) -> BTreeSet<String> {
-        let ids: Vec<String> = self.runs.read().expect("owners").keys().cloned().collect();
-        let mut owned: BTreeSet<String> = ids
-            .into_iter()
-            .filter(|t| self.owns(me, agent, t))
+        let runs = self.runs.read().expect("owners");
+        let mut owned: BTreeSet<String> = runs
+            .keys()
+            .filter(|t| owns_in(&runs, me, agent, t))
+            .cloned()
             .collect();
         owned.insert(me.to_string());
         owned
@@ -87,28 +90,32 @@ impl Owners {
             .and_then(|r| r.agent.clone())
     }
 
-    /// Whether the session of thread `me` (running for `agent`) owns `thread`: it is `me`, or
-    /// `agent`'s, or was started by one of those, at any depth.
+    /// Whether the session of thread `me` (running for `agent`) owns `thread`.
     fn owns(&self, me: &str, agent: Option<&str>, thread: &str) -> bool {
-        let runs = self.runs.read().expect("owners");
-        let mut t = thread;
-        for _ in 0..MAX_DEPTH {
-            if t == me {
-                return true;
-            }
-            let Some(run) = runs.get(t) else {
-                return false;
-            };
-            if agent.is_some() && run.agent.as_deref() == agent {
-                return true;
-            }
-            match &run.started_by {
-                Some(parent) => t = parent,
-                None => return false,
-            }
-        }
-        false
+        owns_in(&self.runs.read().expect("owners"), me, agent, thread)
     }
+}
+
+/// Whether the session of thread `me` (running for `agent`) owns `thread`: it is `me`, or
+/// `agent`'s, or was started by one of those, at any depth.
+fn owns_in(runs: &HashMap<String, Run>, me: &str, agent: Option<&str>, thread: &str) -> bool {
+    let mut t = thread;
+    for _ in 0..MAX_DEPTH {
+        if t == me {
+            return true;
+        }
+        let Some(run) = runs.get(t) else {
+            return false;
+        };
+        if agent.is_some() && run.agent.as_deref() == agent {
+            return true;
+        }
+        match &run.started_by {
+            Some(parent) => t = parent,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// What a session is, before its projects are looked up.

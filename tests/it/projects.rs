@@ -269,6 +269,24 @@ async fn sessions_belong_by_pick_or_folder_and_contexts_stay_apart() {
     std::fs::write(other.join(".vyre/project.json"), "{ not json").unwrap();
     let list = sock.call("projects.list", &json!({})).await.unwrap();
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+
+    // A project with more folders than one ask takes still finds its threads (read from the
+    // whole catalogue).
+    let wide = home.dir.join("work/wide");
+    std::fs::create_dir_all(&wide).unwrap();
+    let mut workspaces: Vec<String> = (0..300).map(|i| format!("../nowhere-{i}")).collect();
+    workspaces.push("../elsewhere".into());
+    sock.call(
+        "projects.create",
+        &json!({ "name": "Wide", "home": wide, "workspaces": workspaces }),
+    )
+    .await
+    .unwrap();
+    let found = sock
+        .call("projects.threads", &json!({ "project": "Wide" }))
+        .await
+        .unwrap();
+    assert_eq!(found, json!(["sess-c"]));
     vyred.stop().await;
 }
 

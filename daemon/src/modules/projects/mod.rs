@@ -258,7 +258,8 @@ impl Projects {
     /// not cost the whole history): what [`Self::catalogue`] gives for `[project]`, less entries
     /// that do not carry the project.
     async fn project_catalogue(&self, project: &ProjectFile) -> Result<Vec<Entry>, ToolError> {
-        if project.picks().len() > MAX_PICKS_ASKED {
+        // More than the tools take (256 folders, 10,000 ids): the whole catalogue.
+        if project.picks().len() > MAX_PICKS_ASKED || project.folders().len() > MAX_FOLDERS_ASKED {
             return self.catalogue(std::slice::from_ref(project)).await;
         }
         let (sessions, threads) = self.belonging(project).await;
@@ -369,9 +370,12 @@ impl Projects {
     }
 }
 
-/// Picks a project's short catalogue asks for by id (the tools' limit is 10,000): a project
-/// with more is read from the whole catalogue.
+/// Picks a project's short catalogue asks for by id (the tools take 10,000, with the threads
+/// found by folder): a project with more is read from the whole catalogue.
 const MAX_PICKS_ASKED: usize = 5000;
+
+/// Folders the tools take in one ask (`recall.sessions`, `threads.list`).
+const MAX_FOLDERS_ASKED: usize = 256;
 
 impl Projects {
     /// What may belong to `project`, as recall's sessions and Vyre's threads: Vyre's started in

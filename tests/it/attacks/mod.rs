@@ -16,5 +16,6 @@ mod passes;
 mod peer;
 mod planner;
 mod settings;
+mod terminal;
 mod threads;
 mod watchers;

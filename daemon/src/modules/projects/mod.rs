@@ -258,11 +258,12 @@ impl Projects {
     /// not cost the whole history): what [`Self::catalogue`] gives for `[project]`, less entries
     /// that do not carry the project.
     async fn project_catalogue(&self, project: &ProjectFile) -> Result<Vec<Entry>, ToolError> {
+        let (folders, picks) = (project.folders(), project.picks());
         // More than the tools take (256 folders, 10,000 ids): the whole catalogue.
-        if project.picks().len() > MAX_PICKS_ASKED || project.folders().len() > MAX_FOLDERS_ASKED {
+        if picks.len() > MAX_PICKS_ASKED || folders.len() > MAX_FOLDERS_ASKED {
             return self.catalogue(std::slice::from_ref(project)).await;
         }
-        let (sessions, threads) = self.belonging(project).await;
+        let (sessions, threads) = self.belonging(project.name(), &folders, picks).await;
         self.entries(std::slice::from_ref(project), sessions, threads)
     }
 
@@ -378,22 +379,22 @@ const MAX_PICKS_ASKED: usize = 5000;
 const MAX_FOLDERS_ASKED: usize = 256;
 
 impl Projects {
-    /// What may belong to `project`, as recall's sessions and Vyre's threads: Vyre's started in
+    /// What may belong to project `name`, as recall's sessions and Vyre's threads: Vyre's started in
     /// it, run in its folders or picked, then recall's in its folders or of those threads (a
     /// thread started in the project elsewhere keeps its transcript's words, as in the whole
     /// catalogue).
-    async fn belonging(&self, project: &ProjectFile) -> (Value, Value) {
-        let folders: Vec<String> = project
-            .folders()
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect();
-        let picks = project.picks();
+    async fn belonging(
+        &self,
+        name: &str,
+        folders: &[PathBuf],
+        picks: Vec<String>,
+    ) -> (Value, Value) {
+        let folders: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
         let threads = self
             .ctx
             .call(
                 "threads.list",
-                json!({ "project": project.name(), "folders": folders, "threads": picks }),
+                json!({ "project": name, "folders": folders, "threads": picks }),
             )
             .await
             .unwrap_or_default();

@@ -7,8 +7,8 @@ use serde_json::json;
 use super::*;
 
 impl Switchboard {
-    /// Close what the last vyred left open; the threads that were live.
-    pub(crate) fn after_restart(tx: &mut WriteTx<'_>) -> Result<Vec<String>, StoreError> {
+    /// Close what the last vyred left open.
+    pub(crate) fn after_restart(tx: &mut WriteTx<'_>) -> Result<(), StoreError> {
         let left = rows::runs::stop_left_live(tx.conn())?;
         let asks = rows::asks::cancel_all_open(tx.conn())?;
         // Recorded through the timeline, which closes what they leave open.
@@ -26,6 +26,6 @@ impl Switchboard {
             }
             tell(tx, thread, "thread.stopped", json!({ "reason": "restart" }))?;
         }
-        Ok(left.into_iter().map(|(thread, ..)| thread).collect())
+        Ok(())
     }
 }

@@ -43,7 +43,7 @@ pub async fn run(opts: &Opts, report: &mut Report) -> Result<(), String> {
         report.note(why);
         return Ok(());
     };
-    let turns = if opts.quick { 5 } else { 20 };
+    let turns = if opts.quick { 5 } else { 60 };
     let apis = [FakeApi::start().await, FakeApi::start().await];
     let dir = TempDir::new("codex")?;
     let folder = |name: &str| {

@@ -129,6 +129,31 @@ fn sigterm_under_a_load_of_emits_loses_no_committed_event() {
     assert_eq!(events.last().unwrap().1, "daemon.stopped");
 }
 
+/// A test that fails between `vyre up` and `vyre down` leaves no vyred behind: its home ends
+/// the one started on it (and only that one).
+#[test]
+fn a_vyred_left_up_by_a_failing_test_ends_with_its_home() {
+    let home = TempHome::new("left-up");
+    let other = TempHome::new("left-up-other");
+    assert!(home.vyre(&["up"]).status.success());
+    assert!(other.vyre(&["up"]).status.success());
+    let pid = home
+        .daemon_pid()
+        .expect("vyre up's vyred, found by its home");
+    let others = other.daemon_pid().expect("the other home's vyred");
+    let running = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, s)| s.starts_with('Z'))
+        })
+    };
+    drop(home);
+    assert!(wait_until(Duration::from_secs(15), || !running(pid)));
+    assert!(running(others), "another home's vyred is left alone");
+    assert!(other.vyre(&["down"]).status.success());
+}
+
 #[test]
 fn up_starts_vyred_in_the_background_and_down_stops_it() {
     let home = TempHome::new("updown");

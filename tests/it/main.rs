@@ -49,6 +49,7 @@ mod recall_fetch;
 mod router;
 mod slots;
 mod spares;
+mod spares_ready;
 mod threads_asks;
 mod threads_bad;
 mod threads_cli;

@@ -16,7 +16,7 @@ async fn rig_spares(name: &str) -> Rig {
 }
 
 /// The spares held, once there are `n` (a spare is made a moment after a start).
-async fn spares(r: &Rig, n: usize) -> Vec<Value> {
+pub(crate) async fn spares(r: &Rig, n: usize) -> Vec<Value> {
     for _ in 0..600 {
         let held = r.sock.call("threads.spares", &json!({})).await.unwrap();
         let held = held.as_array().unwrap().clone();
@@ -30,7 +30,7 @@ async fn spares(r: &Rig, n: usize) -> Vec<Value> {
 
 /// Start a thread in `cwd` with a first message; its id, its `thread.started` payload and the
 /// events of its first turn.
-async fn start(
+pub(crate) async fn start(
     r: &Rig,
     stream: &mut EventStream,
     cwd: &std::path::Path,

@@ -104,8 +104,36 @@ impl TempHome {
     }
 }
 
+impl TempHome {
+    /// The pid of a vyred on this home, when one holds its lock and was started with it (its
+    /// environment names this `VYRE_HOME`): never a stranger that reused a stale pid.
+    pub fn daemon_pid(&self) -> Option<i32> {
+        let pid = vyre::kernel::lock::holder(&self.home().lock_file())?;
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let ours = format!("VYRE_HOME={}", self.vyre_home().display());
+        environ
+            .split(|b| *b == 0)
+            .any(|var| var == ours.as_bytes())
+            .then_some(pid as i32)
+    }
+
+    /// Ends a vyred that `vyre up` started on this home and a failing test left running.
+    fn stop_a_left_daemon(&self) {
+        use nix::sys::signal::{Signal, kill};
+        let Some(pid) = self.daemon_pid() else {
+            return;
+        };
+        let pid = nix::unistd::Pid::from_raw(pid);
+        let _ = kill(pid, Signal::SIGTERM);
+        if !wait_until(Duration::from_secs(10), || self.daemon_pid().is_none()) {
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+    }
+}
+
 impl Drop for TempHome {
     fn drop(&mut self) {
+        self.stop_a_left_daemon();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -368,8 +368,9 @@ pub trait Session: Send + Sync {
         })
     }
     /// Before any message, get ready for the first turn (a warm spare, ADR 0032): load what a
-    /// first turn would, saying nothing and asking the model nothing. By default nothing.
-    fn prepare(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
+    /// first turn would, asking the model nothing and leaving the session quiet after. By
+    /// default nothing. An error means the session must not be handed out (it is stopped).
+    fn prepare(&mut self) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async { Ok(()) })
     }
     /// End the session and its whole process group.

@@ -38,6 +38,10 @@ impl SessionsInput {
 const SELECT: &str = "SELECT s.session, s.path, s.cwd, COALESCE(s.title, s.summary), s.first_text, s.first_at, s.last_at, s.turns, s.entrypoint, f.written_at
     FROM recall_sessions s LEFT JOIN recall_files f ON f.path = s.path";
 
+/// A session is listed once something was said in it or it was named: a transcript that holds
+/// only lines without words (a readied spare's held-back turn, ADR 0032) is no session yet.
+const SAID: &str = "(s.turns > 0 OR s.title IS NOT NULL OR s.summary IS NOT NULL)";
+
 /// The sessions `input` asks for, newest activity first.
 pub fn list(
     conn: &rusqlite::Connection,
@@ -56,11 +60,11 @@ pub fn list(
         ));
     }
     let sql = match (input.filters(), wheres.is_empty()) {
-        (false, _) => format!("{SELECT} ORDER BY COALESCE(s.last_at, 0) DESC"),
+        (false, _) => format!("{SELECT} WHERE {SAID} ORDER BY COALESCE(s.last_at, 0) DESC"),
         // Asked for none of an empty list: nothing.
         (true, true) => return Ok(Vec::new()),
         (true, false) => format!(
-            "{SELECT} WHERE {} ORDER BY COALESCE(s.last_at, 0) DESC",
+            "{SELECT} WHERE {SAID} AND ({}) ORDER BY COALESCE(s.last_at, 0) DESC",
             wheres.join(" OR ")
         ),
     };
@@ -89,4 +93,43 @@ pub fn list(
         });
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_transcript_where_nothing_was_said_is_no_session_yet() {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
+        crate::kernel::store::migrate(&mut c, "recall", crate::modules::recall::rows::MIGRATIONS)
+            .unwrap();
+        for (session, cwd, turns, title) in [
+            ("spoke", Some("/w"), 2, None),
+            ("named", None, 0, Some("a name")),
+            ("readied", None, 0, None),
+            ("readied-here", Some("/w"), 0, None),
+        ] {
+            c.execute(
+                "INSERT INTO recall_sessions (session, path, cwd, turns, title) VALUES (?1, ?1, ?2, ?3, ?4)",
+                rusqlite::params![session, cwd, turns, title],
+            )
+            .unwrap();
+        }
+        let names = |input: &SessionsInput| -> Vec<String> {
+            let mut v: Vec<String> = list(&c, input)
+                .unwrap()
+                .into_iter()
+                .map(|s| s.thread)
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(names(&SessionsInput::default()), ["named", "spoke"]);
+        let here = SessionsInput {
+            folders: Some(vec!["/w".into()]),
+            threads: Some(vec!["readied".into(), "named".into()]),
+        };
+        assert_eq!(names(&here), ["named", "spoke"]);
+    }
 }

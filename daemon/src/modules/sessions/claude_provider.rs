@@ -2,6 +2,7 @@
 //! CLI's wire messages translated into the provider contract's [`Happening`]s.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -9,6 +10,7 @@ use serde_json::{Value, json};
 use super::claude::{ClaudeOptions, ClaudeProcess};
 use super::claude_mcp;
 pub use super::claude_translate::Translator;
+use super::claude_warm::{self, Readied};
 use super::mcp_forms::{self, Field, Request};
 use super::sandbox::Containment;
 use super::wire::{Incoming, WireError};
@@ -83,6 +85,11 @@ impl Provider for ClaudeProvider {
                 extra_env: launch.env,
                 host_tools: launch.host_tools.clone(),
             };
+            // A new session may take its first turn ahead (a spare's `prepare`).
+            let fresh = (!options.resume && options.fork_from.is_none()).then(|| Readied {
+                home: self.home.clone(),
+                id: options.session_id.clone(),
+            });
             let (process, init) = ClaudeProcess::start(&options)
                 .await
                 .map_err(|e| ProviderError::Start(e.to_string()))?;
@@ -113,6 +120,9 @@ impl Provider for ClaudeProvider {
                 host: launch.host_tools,
                 serving: Serving::default(),
                 forms: Default::default(),
+                fresh,
+                readied: false,
+                sent: AtomicBool::new(false),
             }) as Box<dyn Session>)
         })
     }
@@ -174,6 +184,12 @@ struct ClaudeSession {
     /// The MCP servers' forms put to the person, by the CLI's request id: how each answer
     /// becomes the form's content (`mcp_forms`).
     forms: std::sync::Mutex<std::collections::HashMap<String, Vec<Field>>>,
+    /// Where a new session's transcript is (`None`: resumed or forked, never readied).
+    fresh: Option<Readied>,
+    /// Whether its first turn was taken ahead (`claude_warm`), and whether a message was sent
+    /// since: a readied session let go unused leaves no transcript.
+    readied: bool,
+    sent: AtomicBool,
 }
 
 /// The MCP messages being answered, by request id: each runs in a task of its own (a tool may
@@ -357,6 +373,7 @@ impl Session for ClaudeSession {
         uuid: &str,
         priority: Option<Priority>,
     ) -> Result<(), ProviderError> {
+        self.sent.store(true, Ordering::Relaxed);
         self.process
             .send_user(content, uuid, priority.map(Priority::as_str))
             .map_err(provider_error)
@@ -406,15 +423,46 @@ impl Session for ClaudeSession {
     /// sends: the system prompt, the tools and the memory files. Measured on 2.1.328 (the
     /// first-words bench, warm spares with and without it): the first turn's first delta comes
     /// ~20 ms sooner (p50 105 ms against 125); `summary` asks no `count_tokens` of the API
-    /// (`full` would, once per tool) and writes nothing to the transcript.
-    fn prepare(&self) -> BoxFuture<'_, Result<(), ProviderError>> {
-        self.control(json!({ "subtype": "get_context_usage", "detail": "summary" }))
+    /// (`full` would, once per tool) and writes nothing to the transcript. Then a new session
+    /// whose prompts only vyred's callback sees takes its first turn ahead, held back before
+    /// the model (`claude_warm`): ~50 ms more.
+    fn prepare(&mut self) -> BoxFuture<'_, Result<(), ProviderError>> {
+        Box::pin(async move {
+            let summary = json!({ "subtype": "get_context_usage", "detail": "summary" });
+            if let Err(e) = self.process.peer.request(summary).await {
+                tracing::debug!("a spare's context summary failed: {e}");
+            }
+            let hooked = self.host.as_ref().is_some_and(|h| h.hooks.is_some());
+            if self.fresh.is_none() || !hooked {
+                return Ok(());
+            }
+            let listing = self
+                .process
+                .peer
+                .request(json!({ "subtype": "get_hooks_listing" }))
+                .await
+                .unwrap_or_default();
+            if let Some(why) = claude_warm::refused(&listing) {
+                tracing::debug!("a spare's first turn is not taken ahead: {why}");
+                return Ok(());
+            }
+            claude_warm::hold_back(&mut self.process, self.host.as_ref())
+                .await
+                .map_err(ProviderError::Start)?;
+            self.readied = true;
+            Ok(())
+        })
     }
 
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit> {
         Box::pin(async move {
             let stderr = self.process.stderr_tail();
             let status = self.process.stop(grace).await;
+            if let Some(r) = self.fresh.as_ref().filter(|_| self.readied)
+                && !self.sent.load(Ordering::Relaxed)
+            {
+                claude_warm::forget(&r.home, &r.id);
+            }
             exit_of(status, stderr)
         })
     }

@@ -15,6 +15,7 @@ pub mod claude;
 pub mod claude_mcp;
 pub mod claude_provider;
 pub mod claude_translate;
+pub mod claude_warm;
 pub mod codex;
 pub mod conformance;
 pub mod files;

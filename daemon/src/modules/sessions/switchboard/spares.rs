@@ -379,7 +379,7 @@ impl Switchboard {
         let folder = spare_checks::folder(&req.cwd);
         let mut launch = plan.launch;
         launch.env.extend(self.socket_for(&thread));
-        let session = match provider.start(launch).await {
+        let mut session = match provider.start(launch).await {
             Ok(s) => s,
             Err(e) => {
                 self.forget_spare(&thread);
@@ -388,10 +388,9 @@ impl Switchboard {
         };
         crate::modules::sessions::changes::follow::read_ahead(&self.ctx, &req.cwd);
         if let Err(e) = session.prepare().await {
-            tracing::debug!(
-                thread,
-                "a warm spare could not get ready for its first turn: {e}"
-            );
+            self.forget_spare(&thread);
+            session.stop(STOP_GRACE).await;
+            return Err(format!("it could not get ready for its first turn: {e}"));
         }
         let rss = spare_checks::session_rss(session.ids().sid).unwrap_or(0);
         Ok(Spare {

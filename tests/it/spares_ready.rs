@@ -1,0 +1,127 @@
+//! A warm spare takes its first turn ahead (issue 26 goal 1, ADR 0032 amended), on the real
+//! Claude Code CLI: its own prompt is held back by vyred's UserPromptSubmit callback, so no
+//! request reaches the API and the person's first prompt is the model's first; a spare let go
+//! unused leaves no transcript and is never listed as a session; a folder whose settings run a
+//! UserPromptSubmit hook of their own gets a spare that is not readied this way (the hook never
+//! sees a prompt the person did not write).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use vyre::modules::sessions::claude_warm::PROMPT;
+
+use crate::spares::{spares, start};
+use crate::threads_e2e::{Rig, rig_full};
+
+/// The spare held, once there is one.
+async fn spare(r: &Rig) -> Value {
+    spares(r, 1).await.remove(0)
+}
+
+/// Session `id`'s transcript in the sessions' home, when there is one.
+fn transcript(r: &Rig, id: &str) -> Option<PathBuf> {
+    let projects = r.home.dir.join("home/.claude/projects");
+    std::fs::read_dir(projects)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|d| d.path().join(format!("{id}.jsonl")))
+        .find(|p| p.exists())
+}
+
+async fn listed_sessions(r: &Rig) -> String {
+    r.sock
+        .call("recall.sessions", &json!({}))
+        .await
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_spare_takes_its_first_turn_ahead_without_the_model_and_leaves_nothing_when_let_go() {
+    let r = rig_full("spares-ready", json!({ "spares": 1 }), true, json!({})).await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    start(&r, &mut stream, &r.work, "first words").await;
+    let asked_before = r.api.requests().len();
+
+    let held = spare(&r).await;
+    let id = held["thread"].as_str().unwrap().to_string();
+    // Readied: its own prompt was held back, as its transcript says; nothing reached the API.
+    let path = transcript(&r, &id).expect("a readied spare's transcript");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("blocked by hook") && text.contains(PROMPT),
+        "{text}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        r.api.requests().len(),
+        asked_before,
+        "{:?}",
+        r.api.requests().iter().map(|q| &q.path).collect::<Vec<_>>()
+    );
+    // A transcript where nothing was said is no session to list, not even once recall read it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!listed_sessions(&r).await.contains(&id));
+
+    // Taken: the person's first prompt is the model's first, and the thread shows only theirs.
+    let (second, started) = start(&r, &mut stream, &r.work, "second words").await;
+    assert_eq!(second, id, "the start took the spare");
+    assert_eq!(started["warm"], true, "{started}");
+    let sent = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(sent.contains("second words"), "{sent}");
+    assert!(!sent.contains("Vyre readied this session"), "{sent}");
+    let timeline = r
+        .sock
+        .call("threads.timeline", &json!({ "thread": second }))
+        .await
+        .unwrap()
+        .to_string();
+    assert!(timeline.contains("second words"), "{timeline}");
+    assert!(!timeline.contains("Vyre readied"), "{timeline}");
+    assert!(listed_sessions(&r).await.contains(&id));
+
+    // Let go unused (the folder's CLAUDE.md changed, so the next start is cold): its process
+    // and its transcript go.
+    let held = spare(&r).await;
+    let unused = held["thread"].as_str().unwrap().to_string();
+    assert_ne!(unused, second);
+    assert!(transcript(&r, &unused).is_some());
+    std::fs::write(r.work.join("CLAUDE.md"), "Answer briefly.\n").unwrap();
+    let (third, started) = start(&r, &mut stream, &r.work, "third words").await;
+    assert_ne!(third, unused);
+    assert_eq!(started["warm"], false, "{started}");
+    let gone = crate::support::wait_until(Duration::from_secs(10), || {
+        transcript(&r, &unused).is_none()
+    });
+    assert!(gone, "a spare let go unused leaves no transcript");
+    assert!(!listed_sessions(&r).await.contains(&unused));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn a_folder_with_its_own_prompt_hook_gets_a_spare_that_never_shows_it_a_prompt() {
+    let r = rig_full("spares-hooked", json!({ "spares": 1 }), true, json!({})).await;
+    // The repository's own hook: it writes down every prompt it is shown.
+    std::fs::create_dir_all(r.work.join(".claude")).unwrap();
+    let hooks = json!({ "hooks": { "UserPromptSubmit": [{ "hooks": [{
+        "type": "command", "command": "cat >> prompts-seen.jsonl; echo >> prompts-seen.jsonl" }] }] } });
+    std::fs::write(r.work.join(".claude/settings.json"), hooks.to_string()).unwrap();
+    let seen = || std::fs::read_to_string(r.work.join("prompts-seen.jsonl")).unwrap_or_default();
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    start(&r, &mut stream, &r.work, "first words").await;
+    assert!(seen().contains("first words"), "the hook runs: {}", seen());
+
+    let held = spare(&r).await;
+    let id = held["thread"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!seen().contains("Vyre readied"), "{}", seen());
+    assert_eq!(seen().matches("\"prompt\"").count(), 1, "{}", seen());
+    // Still a warm spare, readied only as far as no one else sees.
+    let (second, started) = start(&r, &mut stream, &r.work, "second words").await;
+    assert_eq!(second, id);
+    assert_eq!(started["warm"], true, "{started}");
+    assert_eq!(seen().matches("\"prompt\"").count(), 2, "{}", seen());
+    assert!(!seen().contains("Vyre readied"), "{}", seen());
+}

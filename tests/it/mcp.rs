@@ -120,6 +120,14 @@ async fn vyre_mcp_offers_a_session_every_tool_but_a_persons_and_vyred_refuses_th
     ] {
         assert!(names.iter().any(|n| n == offered), "{offered} in {names:?}");
     }
+    for plumbing in [
+        "harness_hook",
+        "threads_take_held",
+        "projects_at",
+        "recall_turns",
+    ] {
+        assert!(!names.iter().any(|n| n == plumbing), "{plumbing} offered");
+    }
     for person_only in ["vault_put", "threads_answer", "devices_add", "system_stop"] {
         assert!(
             !names.iter().any(|n| n == person_only),
@@ -228,6 +236,14 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
         .await
         .unwrap_err();
     assert_eq!(refused.code(), Some("person_only"));
+    let at = Client::socket(&socket)
+        .call("projects.at", &json!({ "cwd": r.work }))
+        .await;
+    assert!(at.is_ok(), "plumbing is served on the socket: {at:?}");
+    let at = Client::socket(&socket)
+        .call("projects.at", &json!({ "cwd": r.work }))
+        .await;
+    assert!(at.is_ok(), "plumbing is served on the socket: {at:?}");
 
     r.sock
         .call(
@@ -280,6 +296,18 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
     assert!(whole.contains(&format!("{SERVER}recall_search")));
     assert!(!whole.contains(&format!("{SERVER}vault_put")));
     assert!(!whole.contains(&format!("{SERVER}threads_answer")));
+    // Nor Vyre's plumbing, which its hooks and CLI call on its socket (still served there).
+    for plumbing in [
+        "harness_hook",
+        "threads_take_held",
+        "projects_at",
+        "sessions_slots_take",
+    ] {
+        assert!(
+            !whole.contains(&format!("{SERVER}{plumbing}")),
+            "{plumbing}"
+        );
+    }
     let last = requests.last().unwrap().body["messages"].to_string();
     assert!(
         last.contains("roots"),
@@ -298,6 +326,21 @@ async fn an_owned_session_loads_the_harness_and_vyred_serves_it_vyres_tools_itse
     assert!(of_type(&events, "ask.raised").is_empty());
     let last = r.api.message_requests().last().unwrap().body["messages"].to_string();
     assert!(last.contains("No such tool available"), "{last}");
+    // Nor is Vyre's plumbing: a model steered to take the words held for the session, or to
+    // answer a hook itself, finds no such tool.
+    for call in [
+        format!("CALLTOOL {SERVER}threads_take_held {{\"thread\":\"{thread}\"}}"),
+        format!("CALLTOOL {SERVER}harness_hook {{\"event\":\"Stop\",\"input\":{{}}}}"),
+    ] {
+        r.sock
+            .call("threads.send", &json!({ "thread": thread, "text": call }))
+            .await
+            .unwrap();
+        let events = events_until(&mut stream, |e| e["type"] == "thread.finished").await;
+        assert!(of_type(&events, "ask.raised").is_empty(), "{call}");
+        let last = r.api.message_requests().last().unwrap().body["messages"].to_string();
+        assert!(last.contains("No such tool available"), "{call}: {last}");
+    }
     let items = r.sock.call("vault.list", &json!({})).await.unwrap();
     assert_eq!(
         items.as_array().unwrap().len(),

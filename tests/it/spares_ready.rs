@@ -81,6 +81,28 @@ async fn a_spare_takes_its_first_turn_ahead_without_the_model_and_leaves_nothing
     assert!(timeline.contains("second words"), "{timeline}");
     assert!(!timeline.contains("Vyre readied"), "{timeline}");
     assert!(listed_sessions(&r).await.contains(&id));
+    // Closed and resumed from its transcript, the session's history is still only the person's.
+    r.sock
+        .call("threads.stop", &json!({ "thread": second }))
+        .await
+        .unwrap();
+    r.sock
+        .call(
+            "threads.send",
+            &json!({ "thread": second, "text": "after a resume" }),
+        )
+        .await
+        .unwrap();
+    crate::threads_e2e::events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["thread"] == second.as_str()
+    })
+    .await;
+    let sent = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(
+        sent.contains("second words") && sent.contains("after a resume"),
+        "{sent}"
+    );
+    assert!(!sent.contains("Vyre readied this session"), "{sent}");
 
     // Let go unused (the folder's CLAUDE.md changed, so the next start is cold): its process
     // and its transcript go.

@@ -100,6 +100,7 @@ mod tests {
             description: String::new(),
             person_only,
             for_sessions,
+            for_models: true,
             cli: false,
             onboarding: false,
             input_schema: crate::kernel::tools::schema_text(&serde_json::json!({})),

@@ -28,6 +28,7 @@ pub struct ToolDef {
     person_only: bool,
     finishes: bool,
     for_sessions: ForSessions,
+    for_models: bool,
     onboarding: bool,
 }
 
@@ -39,6 +40,7 @@ impl ToolDef {
             person_only: false,
             finishes: false,
             for_sessions: ForSessions::No,
+            for_models: true,
             onboarding: false,
         }
     }
@@ -47,6 +49,14 @@ impl ToolDef {
     /// so the onboarding's fence cannot be left by a door inside it (ADR 0009).
     pub fn onboarding(mut self) -> Self {
         self.onboarding = true;
+        self
+    }
+    /// Vyre's plumbing: a session's processes may call it on its socket (its hooks, the `vyre`
+    /// CLI), as its `sessions_*` rule says, but it is not offered to the session's model as a
+    /// tool. Fewer tools for every session to load and every request to name, and none a
+    /// prompt could steer into Vyre's own machinery.
+    pub fn plumbing(mut self) -> Self {
+        self.for_models = false;
         self
     }
     /// Only a verified person may call it: never a session, an agent or another module.
@@ -309,6 +319,7 @@ impl Ctx {
             description: def.description,
             person_only: def.person_only,
             for_sessions: def.for_sessions,
+            for_models: def.for_models,
             input_schema: crate::kernel::tools::schema_text(&input_schema),
             output_schema: crate::kernel::tools::schema_text(&output_schema),
         };

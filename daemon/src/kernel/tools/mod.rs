@@ -54,6 +54,10 @@ pub struct ToolSpec {
     pub person_only: bool,
     /// Whether sessions may call it, and on what (a tool that says nothing: never).
     pub for_sessions: ForSessions,
+    /// Offered to a session's model as one of its tools (in-process MCP, Codex's namespace,
+    /// `vyre mcp`). False for Vyre's plumbing, which a session's processes call on its socket
+    /// (its hooks, the `vyre` CLI) but its model has no use for.
+    pub for_models: bool,
     /// Offered as `vyre <module> <tool>`.
     pub cli: bool,
     /// A browser still in the onboarding may call it (and sees it listed); no other tool is

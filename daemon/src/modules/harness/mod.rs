@@ -544,7 +544,7 @@ impl Module for HarnessModule {
                     "harness.binding",
                     "Which Claude Code process has a session, as its SessionStart hook said, and whether it still runs.",
                 )
-                .sessions_see_thread("session"),
+                .sessions_see_thread("session").plumbing(),
                 &ctx,
                 binding,
             )?;
@@ -562,7 +562,8 @@ impl Module for HarnessModule {
                     "harness.hook",
                     "Answer one of Claude Code's hooks (what `vyre hook <Event>` prints).",
                 )
-                .sessions_fenced(),
+                .sessions_fenced()
+                .plumbing(),
                 &ctx,
                 hook,
             )?;

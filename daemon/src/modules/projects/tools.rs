@@ -234,7 +234,8 @@ pub(super) fn register(ctx: &Ctx, p: Projects) -> Result<(), crate::kernel::modu
             "projects.at",
             "The project a folder belongs to, if any: cheap, for hooks.",
         )
-        .sessions_fenced(),
+        .sessions_fenced()
+        .plumbing(),
         &p,
         |pr, input: AtInput, cx| async move {
             let cwd = match input.cwd {

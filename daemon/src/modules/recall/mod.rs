@@ -425,7 +425,7 @@ fn register(
         ToolDef::new(
             "recall.turns",
             "The turns recall has read, in the order it read them, after a cursor: for what learns from them (the memory's curator).",
-        ).sessions_fenced(),
+        ).sessions_fenced().plumbing(),
         ctx,
         |c, input: turns::TurnsInput, cx| async move {
                 let scope = cx.scope(Reach::Threads).await?;

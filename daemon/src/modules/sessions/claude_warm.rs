@@ -35,6 +35,9 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// Why the spare's first turn is not taken ahead, from the CLI's `get_hooks_listing` answer
 /// (`{hooks: [{event, source, ...}], policy: {...}}`); `None`: it may be.
 pub fn refused(listing: &Value) -> Option<String> {
+    let Some(hooks) = listing["hooks"].as_array() else {
+        return Some("the CLI did not list its hooks".into());
+    };
     let policy = &listing["policy"];
     for flag in [
         "disabledByPolicy",
@@ -46,9 +49,6 @@ pub fn refused(listing: &Value) -> Option<String> {
             return Some(format!("hooks are limited here ({flag})"));
         }
     }
-    let Some(hooks) = listing["hooks"].as_array() else {
-        return Some("the CLI did not list its hooks".into());
-    };
     hooks
         .iter()
         .find(|h| h["event"] == "UserPromptSubmit")
@@ -197,9 +197,17 @@ mod tests {
             l["policy"][flag] = json!(true);
             assert!(refused(&l).unwrap().contains(flag));
         }
-        // An answer without its parts (another CLI version): not taken ahead.
-        assert!(refused(&json!({})).is_some());
+        // An answer without its parts (another CLI version, or none): not taken ahead.
+        assert_eq!(
+            refused(&Value::Null).as_deref(),
+            Some("the CLI did not list its hooks")
+        );
         assert!(refused(&json!({ "policy": listing(json!([]))["policy"] })).is_some());
+        assert!(
+            refused(&json!({ "hooks": [] }))
+                .unwrap()
+                .contains("limited")
+        );
     }
 
     /// A session that swapped a folder of its transcripts for a link to somewhere of vyred's

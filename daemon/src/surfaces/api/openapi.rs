@@ -149,6 +149,7 @@ mod tests {
             description: "d".into(),
             person_only: false,
             for_sessions: Default::default(),
+            for_models: true,
             cli: false,
             onboarding: false,
             input_schema: crate::kernel::tools::schema_text(&json!({

@@ -38,7 +38,8 @@ impl VyreMcp {
         for spec in specs.as_array().into_iter().flatten() {
             // vyred lists PERSON_ONLY tools only to persons; a session never is one, and this
             // says so again here.
-            if spec["person_only"] == true {
+            // Vyre's plumbing (`for_models: false`) is for the session's hooks and CLI.
+            if spec["person_only"] == true || spec["for_models"] == false {
                 continue;
             }
             let Some(name) = spec["name"].as_str() else {

@@ -49,7 +49,7 @@ pub(super) fn register(
             "Take a teammate or subagent slot: held at once, or waiting in a fair line (slot.waiting and slot.taken say how it goes).",
         )
         .finishes()
-        .sessions_fenced(),
+        .sessions_fenced().plumbing(),
         &slots,
         take,
     )?;
@@ -59,7 +59,8 @@ pub(super) fn register(
             "Give a slot back, or stop waiting for it.",
         )
         .finishes()
-        .sessions_fenced(),
+        .sessions_fenced()
+        .plumbing(),
         &slots,
         release,
     )?;
@@ -68,7 +69,8 @@ pub(super) fn register(
             "sessions.slots.list",
             "The slot limits, who holds a slot, and who waits, with positions.",
         )
-        .sessions_fenced(),
+        .sessions_fenced()
+        .plumbing(),
         &slots,
         list,
     )?;

@@ -280,7 +280,7 @@ pub(super) fn register(
         ToolDef::new(
             "threads.take_held",
             "Take the messages held for a session a terminal is writing, oldest first: the terminal's Stop hook delivers them.",
-        ).finishes().sessions_own_thread("thread"),
+        ).finishes().sessions_own_thread("thread").plumbing(),
         &board,
         |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.take_held(&input.thread).await?) },
     )?;
@@ -366,7 +366,7 @@ pub(super) fn register(
         ToolDef::new(
             "threads.commands",
             "The thread's slash commands (name, description, argument hint), as its session said at its start: a surface's slash menu.",
-        ).sessions_see_thread("thread"),
+        ).sessions_see_thread("thread").plumbing(),
         &board,
         |b, input: ThreadInput, _| async move { Ok::<_, ToolError>(b.commands(&input.thread).await?) },
     )?;
@@ -374,7 +374,7 @@ pub(super) fn register(
         ToolDef::new(
             "threads.files",
             "Files in the thread's folder whose path holds the query (best first): a surface's @file picker.",
-        ).sessions_see_thread("thread"),
+        ).sessions_see_thread("thread").plumbing(),
         &board,
         |b, input: FilesInput, _| async move {
                 let cwd = b.cwd(&input.thread).await?;

@@ -31,12 +31,13 @@ impl Switchboard {
             thread: Some(thread.to_string()),
             pid: None,
         };
-        // Listed only to persons already; said again here.
+        // PERSON_ONLY tools are listed only to persons already; said again here. Vyre's
+        // plumbing stays callable on the session's socket, not offered to its model.
         let mut specs: Vec<_> = self
             .ctx
             .tools_for(&listed)
             .into_iter()
-            .filter(|spec| !spec.person_only)
+            .filter(|spec| !spec.person_only && spec.for_models)
             .collect();
         specs.sort_by(|a, b| a.name.cmp(&b.name));
         let key: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();

@@ -170,6 +170,9 @@ impl Provider for ClaudeProvider {
     }
 }
 
+/// How long a spare's CLI may take to answer what `prepare` asks.
+const PREPARE_PATIENCE: Duration = Duration::from_secs(10);
+
 struct ClaudeSession {
     process: ClaudeProcess,
     ids: ProcessIds,
@@ -428,20 +431,24 @@ impl Session for ClaudeSession {
     /// the model (`claude_warm`): ~50 ms more.
     fn prepare(&mut self) -> BoxFuture<'_, Result<(), ProviderError>> {
         Box::pin(async move {
+            // A CLI that does not answer is no spare to hand out.
+            let ask = |request: Value| {
+                tokio::time::timeout(PREPARE_PATIENCE, self.process.peer.request(request))
+            };
             let summary = json!({ "subtype": "get_context_usage", "detail": "summary" });
-            if let Err(e) = self.process.peer.request(summary).await {
-                tracing::debug!("a spare's context summary failed: {e}");
+            match ask(summary).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => tracing::debug!("a spare's context summary failed: {e}"),
+                Err(_) => return Err(ProviderError::Start("it did not answer".into())),
             }
             let hooked = self.host.as_ref().is_some_and(|h| h.hooks.is_some());
             if self.fresh.is_none() || !hooked {
                 return Ok(());
             }
-            let listing = self
-                .process
-                .peer
-                .request(json!({ "subtype": "get_hooks_listing" }))
-                .await
-                .unwrap_or_default();
+            let listing = match ask(json!({ "subtype": "get_hooks_listing" })).await {
+                Ok(answer) => answer.unwrap_or_default(),
+                Err(_) => return Err(ProviderError::Start("it did not answer".into())),
+            };
             if let Some(why) = claude_warm::refused(&listing) {
                 tracing::debug!("a spare's first turn is not taken ahead: {why}");
                 return Ok(());

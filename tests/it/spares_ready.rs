@@ -147,3 +147,65 @@ async fn a_folder_with_its_own_prompt_hook_gets_a_spare_that_never_shows_it_a_pr
     assert_eq!(seen().matches("\"prompt\"").count(), 2, "{}", seen());
     assert!(!seen().contains("Vyre readied"), "{}", seen());
 }
+
+/// A stand-in CLI that answers `initialize` and then nothing at all.
+const SILENT_CLI: &str = r#"#!/bin/sh
+if [ "$1" = --version ]; then echo '2.1.328 (Claude Code)'; exit 0; fi
+read line
+echo '{"type":"control_response","response":{"subtype":"success","request_id":"vyre-1","response":{}}}'
+while read line; do :; done
+"#;
+
+/// The processes running `script`.
+fn running(script: &std::path::Path) -> usize {
+    let needle = script.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.windows(needle.len()).any(|w| w == needle))
+        })
+        .count()
+}
+
+/// A spare whose CLI never answers what it is asked to get ready is stopped, not held (and not
+/// left half-made, which would keep any other spare for that start from being made).
+#[test]
+fn a_spare_whose_cli_does_not_answer_is_stopped_not_held() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = crate::support::TempHome::new("spares-silent");
+    let work = home.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(home.vyre_home()).unwrap();
+    let script = home.dir.join("silent-claude");
+    std::fs::write(&script, SILENT_CLI).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = json!({ "sessions": { "claude": script, "home": home.dir.join("home"),
+        "auth": "login", "spares": 1, "containment": "none" } });
+    std::fs::write(home.home().config_file(), config.to_string()).unwrap();
+    let _vyred = home.spawn_daemon();
+    let sock = home.socket_client();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(sock.call("threads.start", &json!({ "cwd": work })))
+        .unwrap();
+    // The thread's session (its shell, and `tini` where installed).
+    let session = running(&script);
+    assert!(session >= 1);
+    assert!(
+        crate::support::wait_until(Duration::from_secs(15), || running(&script) > session),
+        "a spare is being made"
+    );
+    assert!(
+        crate::support::wait_until(Duration::from_secs(20), || running(&script) == session),
+        "the spare that never got ready was stopped"
+    );
+    let held = rt
+        .block_on(sock.call("threads.spares", &json!({})))
+        .unwrap();
+    assert_eq!(held, json!([]), "{held}");
+}

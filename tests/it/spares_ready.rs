@@ -21,12 +21,7 @@ async fn spare(r: &Rig) -> Value {
 
 /// Session `id`'s transcript in the sessions' home, when there is one.
 fn transcript(r: &Rig, id: &str) -> Option<PathBuf> {
-    let projects = r.home.dir.join("home/.claude/projects");
-    std::fs::read_dir(projects)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|d| d.path().join(format!("{id}.jsonl")))
-        .find(|p| p.exists())
+    vyre::kernel::transcripts::find(&r.home.dir.join("home"), id)
 }
 
 async fn listed_sessions(r: &Rig) -> String {

@@ -107,7 +107,12 @@ async fn a_push_waits_for_the_person_and_goes_only_when_approved() {
             && content.contains("+the walrus plan"),
         "{content}"
     );
-    // The session waits on the person; nothing went out.
+    // The session waits on the person (said after the hold: the Gate holds, then the thread
+    // says it waits); nothing went out.
+    events_until(&mut stream, |e| {
+        e["type"] == "thread.state" && e["payload"]["state"] == "waiting"
+    })
+    .await;
     let got = r
         .sock
         .call("threads.get", &json!({ "thread": thread }))

@@ -277,8 +277,16 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
     report.row_against(
         Against::ClaudeCli,
         "start.plugin_first_turn_ms",
-        "  the plugin's cost to a first turn (cold minus bare, p50, ms)",
+        "  the plugin's cost to a first turn without a spare (cold minus bare, p50, ms)",
         ms(percentile(&f.cold, 0.5) - percentile(&f.bare, 0.5)),
+        Val::Missing("-".into()),
+        "",
+    );
+    report.row_against(
+        Against::ClaudeCli,
+        "start.plugin_warm_first_turn_ms",
+        "  the plugin's cost to a first turn on a spare (warm minus warm without it, p50, ms)",
+        ms(percentile(&f.warm, 0.5) - percentile(&f.warm_bare, 0.5)),
         Val::Missing("-".into()),
         "< 15",
     );
@@ -310,7 +318,7 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
         "",
     );
     report.note(format!(
-        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is cold minus bare, in time to the first delta, in the session's memory after that turn (the RSS of every process of its session, median) and in the CPU its processes had used by then (utime and stime, with the children they reaped, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; the ahead row's reference is that CLI started ahead of its message as a spare is (initialize answered, get_context_usage summary, held {} s, no plugin), from writing the message to its first text_delta: what Claude Code itself takes for a first turn it was ready for. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
+        "first words: target/release/vyre daemon on a fresh home, the pinned Claude Code CLI against the fake Messages API; 1 warm-up then {} new threads in one folder, one at a time, each stopped after its first turn; vyred = threads.start with a first message, from the call to the thread's first thread.text delta, with sessions.spares = 1 (each start comes {} s after the spare is held, as the next start a person makes after reading the last answer finds it) and, on the cold row, sessions.spares = 0; the bare row is cold with sessions.harness = false (no plugin: no hooks, none of Vyre's tools), and the plugin's cost is warm minus warm without it on a spare (both readied: the harness's prompt hook or the driver's own holds the readying prompt back) and cold minus bare without one, in time to the first delta, in the session's memory after that turn (the RSS of every process of its session, median) and in the CPU its processes had used by then (utime and stime, with the children they reaped, median); reference = the CLI started directly by vyre's Claude driver (spawn, initialize, the message, the first text_delta) with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1; the ahead row's reference is that CLI started ahead of its message as a spare is (initialize answered, get_context_usage summary, its first turn taken ahead and held back by the driver's prompt hook, held {} s, no plugin), from writing the message to its first text_delta: what Claude Code itself takes for a first turn it was ready for. The spare's memory is its process session's RSS (Claude Code and its sandbox; Vyre's tools are served by vyred itself)",
         f.warm.len(),
         first_words::HELD.as_secs(),
         first_words::HELD.as_secs()

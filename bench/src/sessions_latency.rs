@@ -208,14 +208,17 @@ impl Direct {
     }
 
     /// What a spare is asked once it started (the provider's `prepare`): the context's summary,
-    /// which has the CLI build what its first turn sends.
-    pub(crate) async fn prepare(&self) -> Result<(), String> {
+    /// which has the CLI build what its first turn sends, then its first turn taken ahead and
+    /// held back by the driver's prompt hook (`claude_warm`), as a spare's is.
+    pub(crate) async fn prepare(&mut self) -> Result<(), String> {
         self.process
             .peer
             .request(json!({ "subtype": "get_context_usage", "detail": "summary" }))
             .await
-            .map(|_| ())
-            .map_err(|e| format!("the CLI did not prepare: {e}"))
+            .map_err(|e| format!("the CLI did not prepare: {e}"))?;
+        vyre::modules::sessions::claude_warm::hold_back(&mut self.process, None)
+            .await
+            .map_err(|e| format!("the CLI's first turn was not readied: {e}"))
     }
 
     /// Write a user message, read until its `result`; the milliseconds to the first text delta.

@@ -81,12 +81,13 @@ async fn until_result(p: &mut ClaudeProcess, answer: impl Fn(&Value) -> Value) -
                 }
             }
             Incoming::Request { id, request } => {
-                // The driver's Gate check before a Bash call: let it go on (vyred's actor asks
+                // The driver's Gate check before a Bash call, its Stop and prompt hooks: let them go on (vyred's actor asks
                 // the gate module; this test drives the process alone).
                 if request["subtype"] == "hook_callback"
                     && [
                         vyre::modules::sessions::claude::GATE_HOOK,
                         vyre::modules::sessions::claude::STOP_HOOK,
+                        vyre::modules::sessions::claude::READY_HOOK,
                     ]
                     .contains(&request["callback_id"].as_str().unwrap_or_default())
                 {

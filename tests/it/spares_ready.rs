@@ -42,7 +42,13 @@ async fn a_spare_takes_its_first_turn_ahead_without_the_model_and_leaves_nothing
 
     let held = spare(&r).await;
     let id = held["thread"].as_str().unwrap().to_string();
-    // Readied: its own prompt was held back, as its transcript says; nothing reached the API.
+    // Readied, as the person's list of spares says: its own prompt was held back, as its
+    // transcript says; nothing reached the API.
+    assert_eq!(
+        (&held["readied"], &held["not_readied"]),
+        (&json!(true), &Value::Null),
+        "{held}"
+    );
     let path = transcript(&r, &id).expect("a readied spare's transcript");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
@@ -118,6 +124,42 @@ async fn a_spare_takes_its_first_turn_ahead_without_the_model_and_leaves_nothing
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
+async fn with_the_harness_off_a_spare_is_readied_by_the_drivers_own_prompt_hook() {
+    let r = rig_full("spares-bare", json!({ "spares": 1 }), false, json!({})).await;
+    let mut stream = r.sock.events("types=thread.*", None).await.unwrap();
+    start(&r, &mut stream, &r.work, "first words").await;
+    let asked_before = r.api.requests().len();
+    let held = spare(&r).await;
+    assert_eq!(held["readied"], true, "{held}");
+    let id = held["thread"].as_str().unwrap().to_string();
+    let text = std::fs::read_to_string(transcript(&r, &id).unwrap()).unwrap();
+    assert!(text.contains("blocked by hook"), "{text}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(r.api.requests().len(), asked_before, "nothing asked ahead");
+    // Taken: the person's words are the model's first, and the hook leaves the person's own
+    // prompts as they are (no hook error, nothing added).
+    let (second, started) = start(&r, &mut stream, &r.work, "second words").await;
+    assert_eq!(
+        (second.as_str(), &started["warm"]),
+        (id.as_str(), &json!(true))
+    );
+    let sent = r.api.message_requests().last().unwrap().body.to_string();
+    assert!(sent.contains("second words"), "{sent}");
+    assert!(
+        !sent.contains("Vyre readied"),
+        "the readying prompt was sent"
+    );
+    assert!(
+        !sent.contains("hook additional context"),
+        "the hook added words"
+    );
+    let text = std::fs::read_to_string(transcript(&r, &id).unwrap()).unwrap();
+    assert_eq!(text.matches("blocked by hook").count(), 1, "{text}");
+    assert!(!text.contains("hook error"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "drives the real Claude Code CLI: tests/run, or VYRE_TEST_CLAUDE=... cargo test -- --include-ignored"]
 async fn a_folder_with_its_own_prompt_hook_gets_a_spare_that_never_shows_it_a_prompt() {
     let r = rig_full("spares-hooked", json!({ "spares": 1 }), true, json!({})).await;
     // The repository's own hook: it writes down every prompt it is shown.
@@ -132,6 +174,10 @@ async fn a_folder_with_its_own_prompt_hook_gets_a_spare_that_never_shows_it_a_pr
 
     let held = spare(&r).await;
     let id = held["thread"].as_str().unwrap().to_string();
+    // Not readied, and the list of spares says why.
+    assert_eq!(held["readied"], false, "{held}");
+    let why = held["not_readied"].as_str().unwrap_or_default();
+    assert!(why.contains("UserPromptSubmit hook"), "{held}");
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert!(!seen().contains("Vyre readied"), "{}", seen());
     assert_eq!(seen().matches("\"prompt\"").count(), 1, "{}", seen());

@@ -370,13 +370,22 @@ pub trait Session: Send + Sync {
     /// Before any message, get ready for the first turn (a warm spare, ADR 0032): load what a
     /// first turn would, asking the model nothing and leaving the session quiet after. By
     /// default nothing. An error means the session must not be handed out (it is stopped).
-    fn prepare(&mut self) -> BoxFuture<'_, Result<(), ProviderError>> {
-        Box::pin(async { Ok(()) })
+    fn prepare(&mut self) -> BoxFuture<'_, Result<Readiness, ProviderError>> {
+        Box::pin(async { Ok(Readiness::Loaded("its provider takes no turn ahead".into())) })
     }
     /// End the session and its whole process group.
     fn stop(self: Box<Self>, grace: Duration) -> BoxFuture<'static, Exit>;
     /// Wait for the process to end on its own (after `next` returned `None`).
     fn exit(self: Box<Self>) -> BoxFuture<'static, Exit>;
+}
+
+/// What [`Session::prepare`] made of a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// It took its first turn's own work ahead, the model asked nothing.
+    Readied,
+    /// Started and loaded, its first turn not taken ahead, and why.
+    Loaded(String),
 }
 
 /// Why a session cannot be resumed as asked.

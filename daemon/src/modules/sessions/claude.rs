@@ -34,6 +34,10 @@ pub const GATE_TOOLS: &str = "*";
 pub const GATE_HOOK: &str = "vyre-gate";
 /// The driver's Stop callback: the lessons' check of the answer before the turn ends.
 pub const STOP_HOOK: &str = "vyre-stop";
+/// The driver's UserPromptSubmit callback of a new session without the harness's hooks: it
+/// holds back a warm spare's readying prompt (`claude_warm`) and answers every other prompt
+/// with nothing to add. (With the harness's hooks, their UserPromptSubmit does this.)
+pub const READY_HOOK: &str = "vyre-ready";
 /// The harness's hooks vyred answers itself (`HOOKS_BY_HOST`): the callback's id is this and
 /// the event's name (`vyre-harness-PreToolUse`).
 pub const HARNESS_HOOK: &str = "vyre-harness-";
@@ -328,11 +332,17 @@ impl ClaudeProcess {
         if let Some(snapshot) = o.system_prompt_snapshot {
             init["systemPromptSnapshot"] = json!(snapshot);
         }
+        let mut harness_hooked = false;
         if let Some(tools) = &o.host_tools {
             super::claude_mcp::declare(&mut init, tools);
             if tools.hooks.is_some() {
                 super::claude_mcp::harness_hooks(&mut init["hooks"]);
+                harness_hooked = true;
             }
+        }
+        if !harness_hooked && !o.resume && o.fork_from.is_none() {
+            init["hooks"]["UserPromptSubmit"] =
+                json!([{ "hookCallbackIds": [READY_HOOK], "timeout": HARNESS_HOOK_S }]);
         }
         match process.peer.request(init).await {
             Ok(answer) => Ok((process, answer)),

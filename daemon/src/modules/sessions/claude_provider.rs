@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::claude::{ClaudeOptions, ClaudeProcess};
+use super::claude::{ClaudeOptions, ClaudeProcess, READY_HOOK};
 use super::claude_mcp;
 pub use super::claude_translate::Translator;
 use super::claude_warm::{self, Readied};
@@ -16,7 +16,7 @@ use super::sandbox::Containment;
 use super::wire::{Incoming, WireError};
 use crate::kernel::contracts::provider::{
     BoxFuture, Capabilities, Exit, Happening, HostTools, Launch, Priority, ProcessIds, Provider,
-    ProviderError, Question, Session, SlashCommand, Unresumable,
+    ProviderError, Question, Readiness, Session, SlashCommand, Unresumable,
 };
 use crate::kernel::transcripts;
 
@@ -235,6 +235,14 @@ impl ClaudeSession {
                 self.serve(id, request);
                 vec![]
             }
+            Incoming::Request { id, request }
+                if request["subtype"] == "hook_callback"
+                    && request["callback_id"] == READY_HOOK =>
+            {
+                // A new session's prompt hook, there only to hold back the readying prompt.
+                let _ = self.process.peer.respond(&id, json!({}));
+                vec![]
+            }
             Incoming::Request { id, request } if claude_mcp::harness_event(&request).is_some() => {
                 self.hooked(id, request);
                 vec![]
@@ -429,7 +437,7 @@ impl Session for ClaudeSession {
     /// (`full` would, once per tool) and writes nothing to the transcript. Then a new session
     /// whose prompts only vyred's callback sees takes its first turn ahead, held back before
     /// the model (`claude_warm`): ~50 ms more.
-    fn prepare(&mut self) -> BoxFuture<'_, Result<(), ProviderError>> {
+    fn prepare(&mut self) -> BoxFuture<'_, Result<Readiness, ProviderError>> {
         Box::pin(async move {
             // A CLI that does not answer is no spare to hand out.
             let ask = |request: Value| {
@@ -441,9 +449,9 @@ impl Session for ClaudeSession {
                 Ok(Err(e)) => tracing::debug!("a spare's context summary failed: {e}"),
                 Err(_) => return Err(ProviderError::Start("it did not answer".into())),
             }
-            let hooked = self.host.as_ref().is_some_and(|h| h.hooks.is_some());
-            if self.fresh.is_none() || !hooked {
-                return Ok(());
+            // A new session has vyred's prompt hook: the harness's, or `READY_HOOK`.
+            if self.fresh.is_none() {
+                return Ok(Readiness::Loaded("it resumes a conversation".into()));
             }
             let listing = match ask(json!({ "subtype": "get_hooks_listing" })).await {
                 Ok(answer) => answer.unwrap_or_default(),
@@ -451,13 +459,13 @@ impl Session for ClaudeSession {
             };
             if let Some(why) = claude_warm::refused(&listing) {
                 tracing::debug!("a spare's first turn is not taken ahead: {why}");
-                return Ok(());
+                return Ok(Readiness::Loaded(why));
             }
             claude_warm::hold_back(&mut self.process, self.host.as_ref())
                 .await
                 .map_err(ProviderError::Start)?;
             self.readied = true;
-            Ok(())
+            Ok(Readiness::Readied)
         })
     }
 

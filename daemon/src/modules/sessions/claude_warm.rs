@@ -3,7 +3,8 @@
 //! Claude Code's first turn costs ~60 ms of its own JavaScript more than its second, even after
 //! the context's summary (measured on 2.1.328 against the fake API: 129 ms to the first delta,
 //! 40 the turn after). A spare writes one prompt of its own and vyred's UserPromptSubmit
-//! callback holds it back (`decision: "block"`): the CLI runs a turn's way up to the model's
+//! callback (the harness's, or [`READY_HOOK`] when the harness is off) holds it back
+//! (`decision: "block"`): the CLI runs a turn's way up to the model's
 //! request and sends nothing (no request reaches the API, the prompt is not kept in the
 //! conversation). The person's first turn then comes ~50 ms sooner (77 ms).
 //!
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::claude::{ClaudeProcess, HARNESS_HOOK};
+use super::claude::{ClaudeProcess, HARNESS_HOOK, READY_HOOK};
 use super::claude_mcp;
 use super::wire::Incoming;
 use crate::kernel::contracts::provider::HostTools;
@@ -82,8 +83,10 @@ pub async fn hold_back(
             .ok_or("the CLI exited")?;
         match next {
             Incoming::Request { id, request } if request["subtype"] == "hook_callback" => {
-                let ours = request["callback_id"] == callback.as_str()
-                    && request["input"]["prompt"] == PROMPT;
+                let id_ours = [callback.as_str(), READY_HOOK]
+                    .iter()
+                    .any(|c| request["callback_id"] == *c);
+                let ours = id_ours && request["input"]["prompt"] == PROMPT;
                 let answer = if ours {
                     held = true;
                     json!({ "decision": "block", "reason": REASON })

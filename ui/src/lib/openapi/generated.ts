@@ -4638,6 +4638,7 @@ export interface components {
             cwd: string;
             mode: string;
             model: string | null;
+            not_readied: string | null;
             /**
              * Format: int32
              * @description Its process (Claude Code, or the sandbox, tini or user switch it runs under), its
@@ -4645,6 +4646,11 @@ export interface components {
              */
             pid: number;
             provider: string;
+            /**
+             * @description Whether it took its first turn's own work ahead (ADR 0032), so the start that takes it
+             *     answers sooner; when not, `not_readied` says why.
+             */
+            readied: boolean;
             /** Format: uint64 */
             rss_bytes: number;
             /** Format: int32 */

@@ -24,7 +24,7 @@ use futures_util::FutureExt;
 
 use super::launch::{Plan, Went};
 use super::*;
-use crate::kernel::contracts::provider::Session;
+use crate::kernel::contracts::provider::{Readiness, Session};
 use crate::modules::sessions::spare_checks;
 
 /// A spare older than this is started again (a token refreshed, the page cache moved on).
@@ -73,6 +73,7 @@ struct Spare {
     session: Box<dyn Session>,
     made: Instant,
     rss: u64,
+    readiness: Readiness,
 }
 
 /// The spares held, and the starts they are made from.
@@ -107,6 +108,10 @@ pub struct SpareInfo {
     pub rss_bytes: u64,
     /// Seconds since it started.
     pub age_s: u64,
+    /// Whether it took its first turn's own work ahead (ADR 0032), so the start that takes it
+    /// answers sooner; when not, `not_readied` says why.
+    pub readied: bool,
+    pub not_readied: Option<String>,
 }
 
 /// Why a start did not take a spare.
@@ -387,11 +392,14 @@ impl Switchboard {
             }
         };
         crate::modules::sessions::changes::follow::read_ahead(&self.ctx, &req.cwd);
-        if let Err(e) = session.prepare().await {
-            self.forget_spare(&thread);
-            session.stop(STOP_GRACE).await;
-            return Err(format!("it could not get ready for its first turn: {e}"));
-        }
+        let readiness = match session.prepare().await {
+            Ok(readiness) => readiness,
+            Err(e) => {
+                self.forget_spare(&thread);
+                session.stop(STOP_GRACE).await;
+                return Err(format!("it could not get ready for its first turn: {e}"));
+            }
+        };
         let rss = spare_checks::session_rss(session.ids().sid).unwrap_or(0);
         Ok(Spare {
             thread,
@@ -401,6 +409,7 @@ impl Switchboard {
             session,
             made: Instant::now(),
             rss,
+            readiness,
         })
     }
 
@@ -480,6 +489,11 @@ impl Switchboard {
                 sid: s.session.ids().sid,
                 rss_bytes: spare_checks::session_rss(s.session.ids().sid).unwrap_or(s.rss),
                 age_s: s.made.elapsed().as_secs(),
+                readied: s.readiness == Readiness::Readied,
+                not_readied: match &s.readiness {
+                    Readiness::Readied => None,
+                    Readiness::Loaded(why) => Some(why.clone()),
+                },
             })
             .collect()
     }

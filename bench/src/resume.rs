@@ -217,7 +217,7 @@ fn first_words_rows(report: &mut Report, f: &first_words::FirstWords) {
     report.row_against(
         Against::ClaudeCli,
         "start.ahead_first_delta_p50_ms",
-        "  against the CLI itself started ahead (prepared, held 2 s), p50 (ms)",
+        "  against the CLI itself started ahead (readied, held 2 s), p50 (ms)",
         ms(percentile(&f.warm, 0.5)),
         ms(percentile(&f.ahead, 0.5)),
         "",

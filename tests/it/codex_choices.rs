@@ -214,6 +214,49 @@ async fn a_codex_turn_costs_what_the_person_priced_its_model_at() {
     let summary = wait_for_summary(&r, 3).await;
     assert_eq!(summary["total"]["unpriced_turns"], 1, "{summary}");
     assert!((summary["total"]["cost_usd"].as_f64().unwrap() - 2.0 * one).abs() < 1e-12);
+
+    // Stopped and resumed on the priced model: Codex counts from nothing again, the thread
+    // counts on from what it had cost.
+    r.sock
+        .call(
+            "threads.model",
+            &json!({ "thread": thread, "model": "gpt-6.2-sol" }),
+        )
+        .await
+        .unwrap();
+    r.sock
+        .call("threads.stop", &json!({ "thread": thread }))
+        .await
+        .unwrap();
+    let events = send_until_finished(&r, &mut stream, &thread, "back again").await;
+    let finished = &of_type(&events, "thread.finished")[0]["payload"];
+    assert!((finished["cost_usd"].as_f64().unwrap() - one).abs() < 1e-12);
+    assert!((finished["total_cost_usd"].as_f64().unwrap() - 3.0 * one).abs() < 1e-12);
+
+    // An agent's budget is kept only where turns are priced: on Codex's own default model (not
+    // Vyre's to know) it is refused, on a priced model it runs.
+    r.sock
+        .call(
+            "agents.create",
+            &json!({ "name": "cody", "auth": { "budget_usd": 1.0 } }),
+        )
+        .await
+        .unwrap();
+    let agent = json!({ "cwd": r.work, "provider": "codex", "agent": "cody", "text": "hi" });
+    let err = r.sock.call("threads.start", &agent).await.unwrap_err();
+    assert_eq!(err.code(), Some("budget_unkept"), "{err}");
+    let mut priced = agent.clone();
+    priced["model"] = json!("gpt-6.2-sol");
+    r.sock.call("threads.start", &priced).await.unwrap();
+    let events = events_until(&mut stream, |e| {
+        e["type"] == "thread.finished" && e["payload"]["priced"] == true
+    })
+    .await;
+    assert!(
+        of_type(&events, "thread.finished")
+            .iter()
+            .all(|f| f["payload"]["ok"] == true)
+    );
     r.vyred.stop().await;
 }
 

@@ -6,6 +6,7 @@ mod support;
 mod acp;
 mod adopt;
 mod agents;
+mod agents_budget;
 mod api;
 mod attacks;
 mod changes;

@@ -259,7 +259,8 @@ pub enum Happening {
         ok: bool,
         canceled: bool,
         error: Option<String>,
-        /// What the session has cost so far, as the provider prices it; `None` when it gives
+        /// What this process's turns have cost so far (never what the session cost before it
+        /// was resumed or forked: the thread keeps that), as the provider prices it; `None` when it gives
         /// no price for this turn (an ACP agent, a Codex model with no `sessions.prices`
         /// entry): the turn is then said to be unpriced, never to have cost nothing.
         total_cost_usd: Option<f64>,
@@ -421,6 +422,12 @@ pub trait Provider: Send + Sync {
     /// Whether a thread of it can go back to an earlier message (`threads.rewind`), dropping
     /// what came after. Checked before anything is stopped for it.
     fn rewinds(&self) -> bool {
+        true
+    }
+    /// Whether it says what a session's turns cost on `model` (`None`: the program's default),
+    /// so that an agent's budget can be kept. Claude Code prices every model itself.
+    fn prices(&self, model: Option<&str>) -> bool {
+        let _ = model;
         true
     }
     /// For a provider that is not Claude Code's: the vault item holding the API key its

@@ -11,6 +11,8 @@
 //! - [`rollout_entries`]: a Codex rollout read whole as the same entries, for the timeline of
 //!   a Codex session Vyre adopted from its terminal.
 //! - [`find`] and [`has_entry`]: what a resume and a rewind check before starting a process.
+//! - [`cost_so_far`]: what a session had cost when its process last ended well (Claude Code's
+//!   own `cost-state` entry), which a resumed or forked process counts on from.
 //! - [`open`]: how every transcript is opened. The folders under a root are written by sessions
 //!   (the sessions' HOME is theirs), so a root is resolved once ([`roots`]) and each file is then
 //!   reached from `/` without following any link ([`crate::kernel::nofollow::Dir::walk`]): a link planted
@@ -142,6 +144,32 @@ struct Entry {
     uuid: Option<String>,
 }
 
+/// What the session had cost when the transcript's last `cost-state` entry was written, in US
+/// dollars: Claude Code (2.1.328) appends one when its process ends well (a SIGTERM, the end of
+/// a `-p` run; never on a SIGKILL) and, resumed or forked from this transcript, starts its
+/// `total_cost_usd` from the last one. `None` when there is none (a session whose every
+/// process was killed, an older CLI) or the file cannot be read.
+pub fn cost_so_far(path: &Path) -> Option<f64> {
+    let file = open(path).ok()?;
+    let needle = b"\"cost-state\"";
+    BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+        .filter(|line| memchr::memmem::find(line, needle).is_some())
+        .filter_map(|line| serde_json::from_slice::<CostState>(&line).ok())
+        .filter(|c| c.kind == "cost-state")
+        .filter_map(|c| c.total_cost_usd.filter(|t| t.is_finite() && *t >= 0.0))
+        .last()
+}
+
+#[derive(serde::Deserialize)]
+struct CostState {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(rename = "totalCostUSD")]
+    total_cost_usd: Option<f64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +204,31 @@ mod tests {
         assert!(!has_entry(&path, "u-9"), "a mention is not an entry");
         assert!(!has_entry(&path, "u-2"), "a torn last line is skipped");
         assert!(!has_entry(&h.join("missing.jsonl"), "u-1"));
+        std::fs::remove_dir_all(h).unwrap();
+    }
+
+    #[test]
+    fn the_cost_so_far_is_the_last_cost_state_written_whole() {
+        let h = home("cost");
+        let path = projects_dir(&h).join("-work-a").join("s1.jsonl");
+        let state = |t: &str| {
+            format!("{{\"type\":\"cost-state\",\"sessionId\":\"s1\",\"totalCostUSD\":{t}}}\n")
+        };
+        let text = [
+            "{\"type\":\"user\",\"uuid\":\"u-1\"}\n".to_string(),
+            state("0.5"),
+            // A message quoting the entry's name is not one.
+            "{\"type\":\"user\",\"text\":\"\\\"cost-state\\\" totalCostUSD 9\"}\n".to_string(),
+            state("1.25"),
+            state("-3"),
+            "{\"type\":\"cost-state\",\"totalCostUSD\":7".to_string(),
+        ]
+        .concat();
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(cost_so_far(&path), Some(1.25));
+        std::fs::write(&path, "{\"type\":\"user\",\"uuid\":\"u-1\"}\n").unwrap();
+        assert_eq!(cost_so_far(&path), None, "a session never ended well");
+        assert_eq!(cost_so_far(&h.join("missing.jsonl")), None);
         std::fs::remove_dir_all(h).unwrap();
     }
 

@@ -90,9 +90,23 @@ impl Provider for ClaudeProvider {
                 home: self.home.clone(),
                 id: options.session_id.clone(),
             });
+            // A resumed or forked CLI counts its cost on from the transcript's; read while it
+            // starts (a long transcript is not read on the person's time).
+            let before = fresh.is_none().then(|| {
+                let (home, id) = (self.home.clone(), options.fork_from.clone());
+                let id = id.unwrap_or_else(|| options.session_id.clone());
+                tokio::task::spawn_blocking(move || {
+                    crate::kernel::transcripts::find(&home, &id)
+                        .and_then(|path| crate::kernel::transcripts::cost_so_far(&path))
+                })
+            });
             let (process, init) = ClaudeProcess::start(&options)
                 .await
                 .map_err(|e| ProviderError::Start(e.to_string()))?;
+            let cost_before = match before {
+                Some(task) => task.await.ok().flatten().unwrap_or(0.0),
+                None => 0.0,
+            };
             // `initialize`'s commands: `{name, description, argumentHint, builtin}` (2.1.328).
             let commands = init["commands"]
                 .as_array()
@@ -115,7 +129,7 @@ impl Provider for ClaudeProvider {
                 },
                 process,
                 commands,
-                stream: Translator::default(),
+                stream: Translator::costing_from(cost_before),
                 queue: Vec::new(),
                 host: launch.host_tools,
                 serving: Serving::default(),

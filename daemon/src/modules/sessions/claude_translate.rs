@@ -20,9 +20,22 @@ pub struct Translator {
     message: String,
     /// A rate limit was already said in this turn.
     limit_said: bool,
+    /// What the session had cost before this process: Claude Code's `total_cost_usd` counts on
+    /// from it after a resume or a fork (restored from the transcript's `cost-state`), and a
+    /// session's reported total is this process's own.
+    cost_before: f64,
 }
 
 impl Translator {
+    /// A translator for a process whose CLI counts its cost on from `cost_before` (a resumed or
+    /// forked session's, as its transcript said).
+    pub fn costing_from(cost_before: f64) -> Translator {
+        Translator {
+            cost_before,
+            ..Translator::default()
+        }
+    }
+
     /// A control request of the CLI as a happening: a permission question or a subagent waiting
     /// for a slot. `None` for any other request, which the session refuses.
     pub fn request(id: &str, request: &Value) -> Option<Happening> {
@@ -192,7 +205,9 @@ impl Translator {
                     ok: !is_error,
                     canceled,
                     error: if canceled { None } else { error },
-                    total_cost_usd: m["total_cost_usd"].as_f64(),
+                    total_cost_usd: m["total_cost_usd"]
+                        .as_f64()
+                        .map(|t| (t - self.cost_before).max(0.0)),
                     tokens: m["usage"].clone(),
                 }]
             }
@@ -313,6 +328,20 @@ mod tests {
             &t.message(&task)[..],
             [Happening::TaskStarted { .. }]
         ));
+    }
+
+    #[test]
+    fn a_resumed_process_reports_its_own_cost_not_what_came_before() {
+        let mut t = Translator::costing_from(1.0);
+        let total_of = |said: Vec<Happening>| match &said[..] {
+            [Happening::Finished { total_cost_usd, .. }] => *total_cost_usd,
+            _ => panic!("not a result"),
+        };
+        let result = |total: Value| json!({ "type": "result", "is_error": false, "result": "ok", "total_cost_usd": total, "usage": {} });
+        assert_eq!(total_of(t.message(&result(json!(1.5)))), Some(0.5));
+        // A CLI that counted from less than the transcript said never reports less than nothing.
+        assert_eq!(total_of(t.message(&result(json!(0.25)))), Some(0.0));
+        assert_eq!(total_of(t.message(&result(Value::Null))), None);
     }
 
     #[test]

@@ -139,6 +139,10 @@ impl Provider for AcpProvider {
     fn rewinds(&self) -> bool {
         false
     }
+    /// ACP says nothing of what a turn cost.
+    fn prices(&self, _model: Option<&str>) -> bool {
+        false
+    }
 
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {

@@ -217,6 +217,11 @@ impl Provider for CodexProvider {
     fn key_item(&self) -> Option<&str> {
         Some(API_KEY_ITEM)
     }
+    /// Codex reports tokens; a turn is priced by the person's `sessions.prices` for its model.
+    /// Its default model is Codex's to choose, so it is not known to be priced.
+    fn prices(&self, model: Option<&str>) -> bool {
+        model.is_some_and(|m| self.prices.contains_key(m))
+    }
 
     fn start(&self, launch: Launch) -> BoxFuture<'_, Result<Box<dyn Session>, ProviderError>> {
         Box::pin(async move {

@@ -57,6 +57,22 @@ pub enum Error {
         cwd: PathBuf,
         why: Unresumable,
     },
+    #[error(
+        "agent {agent:?}'s budget of ${budget:.2} a thread is spent (${spent:.4} so far); start a new thread, or raise auth.budget_usd with agents.update"
+    )]
+    BudgetSpent {
+        agent: String,
+        budget: f64,
+        spent: f64,
+    },
+    #[error(
+        "agent {agent:?} has a budget, but {provider} gives no price for {what}, so the budget could not be kept; name a priced model (sessions.prices) or remove auth.budget_usd"
+    )]
+    BudgetUnkept {
+        agent: String,
+        provider: String,
+        what: String,
+    },
     #[error("all {0} live sessions are busy (sessions.max_live); try again when one finishes")]
     Busy(usize),
     #[error("the session could not start: {0}")]
@@ -142,6 +158,8 @@ impl From<Error> for ToolError {
                 Unresumable::UnknownMessage { .. } => (ErrorKind::NotFound, "unknown_message"),
                 Unresumable::NoRewind { .. } => (ErrorKind::Conflict, "no_rewind"),
             },
+            Error::BudgetSpent { .. } => (ErrorKind::Refused, "budget_spent"),
+            Error::BudgetUnkept { .. } => (ErrorKind::Conflict, "budget_unkept"),
             Error::Busy(_) => (ErrorKind::Busy, "busy"),
             Error::StartFailed(_) => (ErrorKind::Unavailable, "start_failed"),
             Error::NoFolder(_) => (ErrorKind::Conflict, "no_folder"),
@@ -189,6 +207,15 @@ mod tests {
             (Error::EmptyText, "invalid_input", ErrorKind::InvalidInput),
             (Error::Busy(3), "busy", ErrorKind::Busy),
             (Error::OwnAsk, "own_ask", ErrorKind::Refused),
+            (
+                Error::BudgetSpent {
+                    agent: "juno".into(),
+                    budget: 1.0,
+                    spent: 1.2,
+                },
+                "budget_spent",
+                ErrorKind::Refused,
+            ),
         ];
         for (e, code, kind) in cases {
             let said = e.to_string();

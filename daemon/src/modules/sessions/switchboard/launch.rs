@@ -369,6 +369,7 @@ impl Switchboard {
             // The provider's program signs in its own way (an ACP agent's config).
             ("own".to_string(), Credential::Login)
         };
+        let budget_left = self.budget_left(thread, req, agent.as_ref()).await?;
         let harness = self.harness();
         // With the plugin, vyred serves its tools itself instead of the plugin's helper.
         let host_tools = (!harness.plugin_dirs.is_empty()).then(|| self.host_tools(thread));
@@ -388,7 +389,7 @@ impl Switchboard {
             // An agent's instructions can change between launches; the prompt must follow.
             system_prompt_snapshot: agent.as_ref().map(|_| false),
             credential,
-            budget_usd: agent.as_ref().and_then(|a| a.auth.budget_usd),
+            budget_usd: budget_left,
             plugin_dirs: harness.plugin_dirs,
             env: {
                 let mut env = vec![("VYRE_THREAD".into(), thread.into())];
@@ -452,9 +453,12 @@ impl Switchboard {
             )
         })
         .await?;
+        let t = thread.to_string();
+        let spent = self.read(move |c| Ok(rows::runs::spent(c, &t)?)).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let shown = Shown::new(ThreadStatus::Idle);
         let agent = went.agent;
+        let budget = agent.as_ref().and_then(|a| a.auth.budget_usd);
         let actor = Actor::new(
             self.clone(),
             thread,
@@ -464,6 +468,7 @@ impl Switchboard {
             tx.downgrade(),
             shown.clone(),
         )
+        .costing(spent, budget)
         .following(&req.cwd, on_spare);
         self.live.lock().expect("live").insert(
             thread.to_string(),

@@ -30,6 +30,7 @@ use crate::kernel::tools::Caller;
 
 mod actor;
 mod adopt;
+mod budget;
 mod error;
 mod fallback;
 mod fence;

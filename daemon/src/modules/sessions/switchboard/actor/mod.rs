@@ -57,8 +57,12 @@ pub(super) struct Actor {
     last: Option<String>,
     /// Turns so far.
     turns: u64,
-    /// The session's total cost, as it last said.
+    /// This process's total cost, as the session last said.
     total: f64,
+    /// What the thread has cost, every process of it together.
+    spent: f64,
+    /// The most the thread may cost (its agent's `auth.budget_usd`): once spent, no turn begins.
+    budget: Option<f64>,
     /// Open asks: the provider's request id → the ask id.
     asks: HashMap<String, String>,
     /// Tool calls started and not yet done: call → name.
@@ -126,6 +130,8 @@ impl Actor {
             last: None,
             turns,
             total: 0.0,
+            spent: 0.0,
+            budget: None,
             asks: HashMap::new(),
             calls: HashMap::new(),
             steered: HashMap::new(),
@@ -143,6 +149,13 @@ impl Actor {
                 late: false,
             },
         }
+    }
+
+    /// What the thread has cost before this process, and the most it may cost.
+    pub(super) fn costing(mut self, spent: f64, budget: Option<f64>) -> Actor {
+        self.spent = spent;
+        self.budget = budget;
+        self
     }
 
     /// Follow what each turn changes in `folder` (the thread's own, as it was launched), read

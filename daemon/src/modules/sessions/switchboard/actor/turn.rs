@@ -230,6 +230,7 @@ impl Actor {
         message: Message,
         uuid: String,
     ) -> Result<Sent> {
+        self.within_budget()?;
         let (text, content, marks) = content(message);
         let text = text.as_str();
         let beginning = Beginning::new(&self.thread, self.turns + 1, &uuid, text, &marks);
@@ -246,6 +247,20 @@ impl Actor {
             via: Via::Turn,
             queued: None,
         })
+    }
+
+    /// Refused once the thread has cost its agent's budget: no turn begins after that, in
+    /// this process or a resumed one (a provider whose program keeps no budget of its own
+    /// stops here too; Claude Code's `--max-budget-usd` stops a turn that runs over).
+    pub(super) fn within_budget(&self) -> Result<()> {
+        match self.budget {
+            Some(budget) if self.spent >= budget => Err(Error::BudgetSpent {
+                agent: self.agent.clone().unwrap_or_default(),
+                budget,
+                spent: self.spent,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// A recorded turn's words, handed to the session: a session that does not take them ends
@@ -283,6 +298,7 @@ impl Actor {
     /// A queued message, sent at once: it cuts the running turn short and runs next (or now,
     /// when no turn runs). Taken from the queue and recorded in one change, then handed over.
     pub(super) async fn send_now(&mut self, session: &dyn Session, queued: i64) -> Result<Sent> {
+        self.within_budget()?;
         let (t, last) = (self.thread.clone(), self.last.clone());
         let next = matches!(self.turn, TurnState::Idle).then_some(self.turns + 1);
         let taken = self
@@ -332,13 +348,15 @@ impl Actor {
         tokens: Value,
     ) {
         // A turn its provider gave no price for is unpriced (`cost_usd` null, `priced` false),
-        // never a turn that cost nothing; the session's total stays what was priced.
+        // never a turn that cost nothing; the thread's total stays what was priced. The
+        // provider's total is this process's; the thread's counts every process it had.
         let cost = reported_total.map(|total| {
             let cost = (total - self.total).max(0.0);
             self.total = total;
             cost
         });
-        let (priced, total_cost_usd) = (cost.is_some(), self.total);
+        let priced = cost.is_some();
+        self.spent += cost.unwrap_or(0.0);
         self.cancel_asks("turn ended").await;
         self.close_calls(canceled).await;
         let TurnState::Running(turn) = std::mem::replace(&mut self.turn, TurnState::Idle) else {
@@ -346,8 +364,10 @@ impl Actor {
         };
         self.changes_end();
         let last = self.last.clone();
-        let usage = json!({ "tokens": tokens, "cost_usd": cost, "total_cost_usd": total_cost_usd, "priced": priced, "turn": last });
-        let mut end = json!({ "ok": ok, "cost_usd": cost, "total_cost_usd": total_cost_usd, "priced": priced, "tokens": tokens, "turn": last });
+        let mut usage =
+            json!({ "tokens": tokens, "cost_usd": cost, "priced": priced, "turn": last });
+        let mut end =
+            json!({ "ok": ok, "cost_usd": cost, "priced": priced, "tokens": tokens, "turn": last });
         if canceled {
             end["canceled"] = json!(true);
             end["reason"] = json!("interrupt");
@@ -368,8 +388,10 @@ impl Actor {
             self.show(ThreadStatus::Idle);
         }
         self.record(move |tx| {
+            let total = rows::runs::turn_finished(tx.conn(), &t, cost.unwrap_or(0.0))?;
+            usage["total_cost_usd"] = json!(total);
+            end["total_cost_usd"] = json!(total);
             tell(tx, &t, "thread.usage", usage)?;
-            rows::runs::turn_finished(tx.conn(), &t, total_cost_usd)?;
             tell(tx, &t, "thread.finished", end)?;
             if let Some(idle) = idle {
                 tell(tx, &t, "thread.state", idle)?;
@@ -409,6 +431,10 @@ impl Actor {
     /// its turn's start commit together, so a crash never loses a message that left the queue:
     /// its turn is there, and a restart ends it.
     async fn next_turn(&mut self, session: &dyn Session) {
+        if self.within_budget().is_err() {
+            // The queue stays as it is: its messages can be taken back and sent elsewhere.
+            return;
+        }
         let (t, turns) = (self.thread.clone(), self.turns + 1);
         let taken = self
             .board

@@ -300,12 +300,28 @@ pub fn turn_began(c: &Connection, thread: &str, turns: u64) -> rusqlite::Result<
 }
 
 /// The turn reported its result: idle, its cost counted, its transcript written.
-pub fn turn_finished(c: &Connection, thread: &str, total_cost_usd: f64) -> rusqlite::Result<()> {
-    c.execute(
-        "UPDATE threads_runs SET total_cost_usd = ?1, status = ?2, history = 1, updated_at = ?3 WHERE id = ?4",
-        params![total_cost_usd, ThreadStatus::Idle, crate::now_ms(), thread],
-    )?;
-    Ok(())
+/// A turn that cost `cost_usd` ended: the thread's total grows by it (across every process the
+/// thread has had), and is returned.
+pub fn turn_finished(c: &Connection, thread: &str, cost_usd: f64) -> rusqlite::Result<f64> {
+    c.query_row(
+        "UPDATE threads_runs SET total_cost_usd = total_cost_usd + ?1, status = ?2, history = 1, updated_at = ?3 WHERE id = ?4
+         RETURNING total_cost_usd",
+        params![cost_usd, ThreadStatus::Idle, crate::now_ms(), thread],
+        |r| r.get(0),
+    )
+    .optional()
+    .map(Option::unwrap_or_default)
+}
+
+/// What the thread has cost so far, every process of it together.
+pub fn spent(c: &Connection, thread: &str) -> rusqlite::Result<f64> {
+    c.query_row(
+        "SELECT total_cost_usd FROM threads_runs WHERE id = ?1",
+        [thread],
+        |r| r.get(0),
+    )
+    .optional()
+    .map(Option::unwrap_or_default)
 }
 
 pub fn stopped(c: &Connection, thread: &str, reason: &str) -> rusqlite::Result<()> {

@@ -70,9 +70,13 @@ fn a_run_keeps_its_options_state_and_turns() {
     runs::set_effort(&c, "t", None).unwrap();
     let info = runs::infos(&c, Some("t")).unwrap().pop().unwrap();
     assert_eq!(info.effort, None);
-    runs::turn_finished(&c, "t", 0.5).unwrap();
+    assert_eq!(runs::turn_finished(&c, "t", 0.5).unwrap(), 0.5);
     let info = runs::infos(&c, None).unwrap().pop().unwrap();
     assert_eq!((info.state, info.total_cost_usd), (ThreadStatus::Idle, 0.5));
+    // Each turn adds what it cost, whichever process of the thread ran it.
+    assert_eq!(runs::turn_finished(&c, "t", 0.25).unwrap(), 0.75);
+    assert_eq!(runs::spent(&c, "t").unwrap(), 0.75);
+    assert_eq!(runs::spent(&c, "nobody").unwrap(), 0.0);
     assert!(runs::history(&c, "t").unwrap());
     runs::turn_began(&c, "t", 4).unwrap();
     assert_eq!(

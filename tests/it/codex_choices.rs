@@ -257,6 +257,22 @@ async fn a_codex_turn_costs_what_the_person_priced_its_model_at() {
             .iter()
             .all(|f| f["payload"]["ok"] == true)
     );
+    // Switched to a model with no price, its turn runs unpriced, and then nothing more does.
+    let cody = events.last().unwrap()["thread"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.sock
+        .call(
+            "threads.model",
+            &json!({ "thread": cody, "model": "gpt-unpriced" }),
+        )
+        .await
+        .unwrap();
+    send_until_finished(&r, &mut stream, &cody, "priceless").await;
+    let send = json!({ "thread": cody, "text": "and more" });
+    let err = r.sock.call("threads.send", &send).await.unwrap_err();
+    assert_eq!(err.code(), Some("budget_unkept"), "{err}");
     r.vyred.stop().await;
 }
 

@@ -63,6 +63,8 @@ pub(super) struct Actor {
     spent: f64,
     /// The most the thread may cost (its agent's `auth.budget_usd`): once spent, no turn begins.
     budget: Option<f64>,
+    /// A turn of this process was given no price.
+    unpriced: bool,
     /// Open asks: the provider's request id → the ask id.
     asks: HashMap<String, String>,
     /// Tool calls started and not yet done: call → name.
@@ -132,6 +134,7 @@ impl Actor {
             total: 0.0,
             spent: 0.0,
             budget: None,
+            unpriced: false,
             asks: HashMap::new(),
             calls: HashMap::new(),
             steered: HashMap::new(),

@@ -254,6 +254,13 @@ impl Actor {
     /// stops here too; Claude Code's `--max-budget-usd` stops a turn that runs over).
     pub(super) fn within_budget(&self) -> Result<()> {
         match self.budget {
+            // A turn its provider gave no price for (a model switched to one without a
+            // price) leaves the spend unknown: nothing more runs on a budget nothing keeps.
+            Some(_) if self.unpriced => Err(Error::BudgetUnkept {
+                agent: self.agent.clone().unwrap_or_default(),
+                provider: "its provider".into(),
+                what: "the thread's last turn".into(),
+            }),
             Some(budget) if self.spent >= budget => Err(Error::BudgetSpent {
                 agent: self.agent.clone().unwrap_or_default(),
                 budget,
@@ -357,6 +364,7 @@ impl Actor {
         });
         let priced = cost.is_some();
         self.spent += cost.unwrap_or(0.0);
+        self.unpriced |= !priced;
         self.cancel_asks("turn ended").await;
         self.close_calls(canceled).await;
         let TurnState::Running(turn) = std::mem::replace(&mut self.turn, TurnState::Idle) else {

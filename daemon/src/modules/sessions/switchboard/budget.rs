@@ -30,13 +30,17 @@ impl Switchboard {
         }
         let t = thread.to_string();
         let spent = self.read(move |c| Ok(rows::runs::spent(c, &t)?)).await?;
-        if spent >= budget {
+        // To the micro-dollar: the CLI repeats the figure in its words ("Reached maximum
+        // budget ($0.00036)"), where a float's last digits say nothing. Less than that left
+        // is nothing left (a flag of 0 is not a budget to count on).
+        let left = ((budget - spent) * 1e6).round() / 1e6;
+        if left <= 0.0 {
             return Err(Error::BudgetSpent {
                 agent: agent.clone(),
                 budget,
                 spent,
             });
         }
-        Ok(Some(budget - spent))
+        Ok(Some(left))
     }
 }

@@ -58,7 +58,7 @@ pub enum Error {
         why: Unresumable,
     },
     #[error(
-        "agent {agent:?}'s budget of ${budget:.2} a thread is spent (${spent:.4} so far); start a new thread, or raise auth.budget_usd with agents.update"
+        "agent {agent:?}'s budget of ${budget} a thread is spent (${spent:.4} so far); start a new thread, or raise auth.budget_usd with agents.update"
     )]
     BudgetSpent {
         agent: String,

@@ -453,12 +453,18 @@ impl Switchboard {
             )
         })
         .await?;
-        let t = thread.to_string();
-        let spent = self.read(move |c| Ok(rows::runs::spent(c, &t)?)).await?;
         let (tx, rx) = mpsc::unbounded_channel();
         let shown = Shown::new(ThreadStatus::Idle);
         let agent = went.agent;
         let budget = agent.as_ref().and_then(|a| a.auth.budget_usd);
+        // What the thread spent before matters only against a budget: no read without one.
+        let spent = match budget {
+            Some(_) => {
+                let t = thread.to_string();
+                self.read(move |c| Ok(rows::runs::spent(c, &t)?)).await?
+            }
+            None => 0.0,
+        };
         let actor = Actor::new(
             self.clone(),
             thread,
